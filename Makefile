@@ -1,0 +1,51 @@
+# The two commands of the quickstart: `make up` and `make test`.
+# Both install what they need on a fresh machine (virtualenv, CPU torch first,
+# the project, npm packages, the frontend build).
+
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+FRONTEND_STAMP := frontend/dist/.built
+
+.PHONY: up test install frontend lint typecheck importlint pytest frontend-test clean-var help
+
+help:
+	@echo "make up    - install, build, migrate, seed a demo and start the whole studio"
+	@echo "make test  - ruff, mypy, import contracts, pytest and the frontend tests"
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# torch==2.13.0 first on machines without CUDA, so the range in pyproject is
+# already satisfied and pip never pulls the multi-GB CUDA wheels.
+$(STAMP): pyproject.toml | $(PY)
+	@if ! command -v nvidia-smi >/dev/null 2>&1; then \
+		$(PIP) install -q "torch==2.13.0" 2>&1 | grep -v "is ignored" || true; \
+	fi
+	$(PIP) install -q -e ".[dev]" 2>&1 | grep -vE "is ignored|BuildBackendWarning|^\s*$$" || true
+	$(PY) -c "import torch, django, trainer.config" 
+	touch $(STAMP)
+
+install: $(STAMP)
+
+frontend/node_modules/.package-lock.json: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+
+# Rebuilt only when a source file is newer than the last build.
+$(FRONTEND_STAMP): frontend/node_modules/.package-lock.json $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
+	cd frontend && npm run build --silent
+	touch $(FRONTEND_STAMP)
+
+frontend: $(FRONTEND_STAMP)
+
+up: install frontend
+	$(VENV)/bin/rlstudio up
+
+test: install frontend/node_modules/.package-lock.json
+	bash scripts/test.sh
+
+clean-var:
+	rm -rf var

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# `make test`: static checks, then the Python and frontend suites.
+# Uses DATABASE_URL / REDIS_URL when set; otherwise the machine's local
+# Postgres and Redis, starting them (or embedded ones) when they are not up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+export PATH="$PWD/$VENV/bin:$PATH"
+started=$(date +%s)
+
+eval "$(python -m studio.cli.test_services)"
+
+echo "== ruff";          ruff check .
+echo "== ruff format";   ruff format --check .
+echo "== mypy";          mypy studio trainer workers
+echo "== import-linter"; lint-imports --no-cache
+echo "== frontend";      (cd frontend && npm test --silent)
+echo "== pytest";        python -m pytest "$@"
+echo "make test finished in $(( $(date +%s) - started )) s"

@@ -1,0 +1,184 @@
+"""Django settings, read from the environment (12-factor).
+
+Two modes, chosen by ``RLSTUDIO_ENV``:
+- ``development`` (default): a secret key is generated once and kept in ``var/``;
+  the database and broker default to the embedded stack that ``rlstudio up`` starts.
+- ``production``: ``SECRET_KEY``, ``DATABASE_URL``, ``REDIS_URL`` and ``ALLOWED_HOSTS``
+  must be set, and every ``check --deploy`` hardening setting is on.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from studio.paths import REPO_ROOT, var_dir
+
+ENV = os.environ.get("RLSTUDIO_ENV", "development")
+if ENV not in ("development", "production"):
+    raise ImproperlyConfigured(
+        f"RLSTUDIO_ENV={ENV!r} is not a mode; use 'development' or 'production'."
+    )
+PRODUCTION = ENV == "production"
+
+# Ports of the embedded stack, also used by `rlstudio up` (see studio/cli/services.py).
+EMBEDDED_POSTGRES_PORT = int(os.environ.get("RLSTUDIO_POSTGRES_PORT", "54329"))
+EMBEDDED_REDIS_PORT = int(os.environ.get("RLSTUDIO_REDIS_PORT", "63799"))
+EMBEDDED_RAY_DASHBOARD_PORT = int(os.environ.get("RLSTUDIO_RAY_DASHBOARD_PORT", "8265"))
+
+
+def _required(name: str) -> str:
+    value = os.environ.get(name, "")
+    if not value:
+        raise ImproperlyConfigured(f"{name} must be set when RLSTUDIO_ENV=production.")
+    return value
+
+
+def _development_secret_key() -> str:
+    """A per-checkout key generated once, so sessions survive restarts."""
+    path = var_dir() / "secret_key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+if PRODUCTION:
+    SECRET_KEY = _required("SECRET_KEY")
+    DATABASE_URL = _required("DATABASE_URL")
+    REDIS_URL = _required("REDIS_URL")
+    ALLOWED_HOSTS = [h.strip() for h in _required("ALLOWED_HOSTS").split(",") if h.strip()]
+    DEBUG = False
+else:
+    SECRET_KEY = os.environ.get("SECRET_KEY") or _development_secret_key()
+    DATABASE_URL = os.environ.get(
+        "DATABASE_URL", f"postgresql://postgres@127.0.0.1:{EMBEDDED_POSTGRES_PORT}/rlstudio"
+    )
+    REDIS_URL = os.environ.get("REDIS_URL", f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0")
+    ALLOWED_HOSTS = os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(
+        ","
+    )
+    DEBUG = os.environ.get("DEBUG", "0") == "1"
+
+# Ray: the Jobs API / dashboard address. Empty means "not configured".
+RAY_ADDRESS = os.environ.get(
+    "RAY_ADDRESS", "" if PRODUCTION else f"http://127.0.0.1:{EMBEDDED_RAY_DASHBOARD_PORT}"
+)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_filters",
+    "studio.core.apps.CoreConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "studio.urls"
+ASGI_APPLICATION = "studio.asgi.application"
+WSGI_APPLICATION = "studio.wsgi.application"
+
+FRONTEND_DIST = REPO_ROOT / "frontend" / "dist"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [FRONTEND_DIST],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+DATABASES["default"]["OPTIONS"] = {"connect_timeout": 5}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", var_dir() / "staticfiles"))
+STATICFILES_DIRS = [d for d in [FRONTEND_DIST / "assets"] if d.exists()]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+# The built frontend is served from its dist folder at the site root (index.html, assets/).
+WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.exists() else None
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "RL Studio API",
+    "DESCRIPTION": "Projects, datasets, reward functions, runs, metrics and rollout samples.",
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+if PRODUCTION:
+    SECURE_SSL_REDIRECT = os.environ.get("SECURE_SSL_REDIRECT", "1") == "1"
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    CSRF_TRUSTED_ORIGINS = [
+        o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+    ]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True

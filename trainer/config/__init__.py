@@ -1,0 +1,94 @@
+"""The run config: schema, loading from YAML + overrides, verl translation, presets."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from trainer.config.overrides import (
+    ConfigError,
+    build_config,
+    load_yaml,
+    parse_value,
+    set_dotted,
+    split_override,
+)
+from trainer.config.presets import PRESETS, preset_names
+from trainer.config.schema import RunConfig
+from trainer.config.verl import VERL_KEY_MAP, translate_verl_overrides
+
+__all__ = [
+    "PRESETS",
+    "VERL_KEY_MAP",
+    "ConfigError",
+    "RunConfig",
+    "load_config",
+    "preset_names",
+    "schema_paths",
+]
+
+
+def schema_paths(model: type = RunConfig, prefix: str = "") -> set[str]:
+    """Every dotted leaf path of the schema, e.g. 'actor.optim.lr'."""
+    from pydantic import BaseModel
+
+    paths: set[str] = set()
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            paths |= schema_paths(annotation, f"{prefix}{name}.")
+        else:
+            paths.add(f"{prefix}{name}")
+    return paths
+
+
+def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | None = None,
+    preset: str | None = None,
+    base: dict[str, Any] | None = None,
+) -> RunConfig:
+    """Defaults <- preset <- base tree <- YAML file <- dotted overrides (ours or verl's)."""
+    tree: dict[str, Any] = {}
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; choose one of {preset_names()}")
+        tree = _deep_merge(tree, PRESETS[preset])
+    if base:
+        tree = _deep_merge(tree, base)
+    if path is not None:
+        tree = _deep_merge(tree, load_yaml(path))
+    ours = schema_paths()
+    verl_pairs: list[tuple[str, Any]] = []
+    for item in overrides or []:
+        key, raw = split_override(item)
+        if key in ours:
+            set_dotted(tree, key, parse_value(raw))
+        elif key in VERL_KEY_MAP or key.startswith(("actor_rollout_ref.", "custom_reward")):
+            verl_pairs.append((key, parse_value(raw)))
+        else:
+            raise ConfigError(
+                f"unknown config key {key!r}; see docs/config.md for the fields "
+                "(verl-style keys are translated, see docs/from-verl.md)"
+            )
+    translated, untranslatable = translate_verl_overrides(verl_pairs)
+    if untranslatable:
+        raise ConfigError(
+            "these verl overrides have no RL Studio equivalent: "
+            + ", ".join(untranslatable)
+            + " (see docs/from-verl.md)"
+        )
+    for key, value in translated:
+        set_dotted(tree, key, value)
+    return build_config(tree)

@@ -1,0 +1,65 @@
+"""YAML files plus dotted `key=value` overrides, turned into a validated RunConfig."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from trainer.config.schema import RunConfig
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the field and the fix."""
+
+
+def parse_value(text: str) -> Any:
+    """`lr=1e-5` -> 1e-05, `stop=[a,b]` -> ['a','b'], `x=null` -> None, as YAML reads them."""
+    try:
+        return yaml.safe_load(text) if text != "" else ""
+    except yaml.YAMLError:
+        return text
+
+
+def set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = tree
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"cannot set {dotted!r}: {part!r} is a value, not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def split_override(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    key = key.strip().lstrip("+")  # accept Hydra's `+key=value` form
+    if not sep or not key:
+        raise ConfigError(f"override {item!r} is not of the form key=value")
+    return key, value
+
+
+def format_validation_error(error: ValidationError) -> str:
+    lines = []
+    for issue in error.errors():
+        where = ".".join(str(p) for p in issue["loc"]) or "config"
+        lines.append(f"{where}: {issue['msg']}")
+    return "; ".join(lines)
+
+
+def build_config(tree: dict[str, Any]) -> RunConfig:
+    try:
+        return RunConfig.model_validate(tree)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc)) from exc
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    text = Path(path).read_text()
+    data = yaml.safe_load(text) or {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections")
+    return data

@@ -1,0 +1,50 @@
+"""Named configs. A preset is just a partial config tree applied over the defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "grpo-tiny-arith": {
+        "data": {"train_batch_size": 16},
+        "rollout": {"n": 8, "max_new_tokens": 16, "temperature": 1.0},
+        "actor": {"optim": {"lr": 5e-5}, "ppo_mini_batch_size": 16, "micro_batch_size": 64},
+        "trainer": {"total_steps": 30, "val_every": 10},
+    },
+    "dr-grpo": {
+        "algorithm": {"norm_adv_by_std_in_grpo": False},
+        "actor": {"loss_agg_mode": "seq-mean-token-sum-norm"},
+    },
+    "dapo": {
+        "algorithm": {
+            "dynamic_sampling": {"enabled": True},
+            "overlong": {"enabled": True, "buffer_len": 4},
+        },
+        "actor": {"clip_ratio_low": 0.2, "clip_ratio_high": 0.28, "loss_agg_mode": "token-mean"},
+    },
+    "gspo": {
+        "actor": {
+            "policy_loss": "gspo",
+            "clip_ratio_low": 3e-4,
+            "clip_ratio_high": 4e-4,
+            "loss_agg_mode": "seq-mean-token-mean",
+        },
+    },
+    "rloo": {"algorithm": {"adv_estimator": "rloo"}},
+    "reinforce-pp": {
+        "algorithm": {"adv_estimator": "reinforce_plus_plus"},
+        "actor": {"use_kl_loss": True, "kl_loss_type": "k2"},
+    },
+    "ppo-gae": {
+        "algorithm": {"adv_estimator": "gae", "gamma": 1.0, "lam": 0.95},
+        "rollout": {"n": 1},
+        "critic": {"optim": {"lr": 1e-4}},
+    },
+    "grpo-kl": {
+        "actor": {"use_kl_loss": True, "kl_loss_coef": 0.001, "kl_loss_type": "low_var_kl"},
+    },
+}
+
+
+def preset_names() -> list[str]:
+    return sorted(PRESETS)

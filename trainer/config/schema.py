@@ -1,0 +1,301 @@
+"""`RunConfig`: the one schema of a training run.
+
+It drives the CLI (YAML + dotted overrides), API validation, the browser's run
+form (via `model_json_schema()`) and the presets. Every field is documented
+where it is declared and has its default here, nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+AdvantageEstimator = Literal[
+    "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
+]
+PolicyLoss = Literal["ppo", "gspo"]
+LossAggMode = Literal[
+    "token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
+]
+KLEstimator = Literal["k1", "k2", "k3", "low_var_kl", "abs"]
+Dtype = Literal["float32", "bfloat16", "float16"]
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(Section):
+    path: str = Field(
+        "var/demo-model",
+        description="Folder of a Hugging Face causal LM and its tokenizer (local path; "
+        "nothing is downloaded). `rlstudio make-demo-model` builds the default.",
+    )
+    dtype: Dtype = Field("float32", description="Parameter dtype for training and rollout.")
+    gradient_checkpointing: bool = Field(
+        False, description="Recompute activations in backward to save memory."
+    )
+
+
+class DataConfig(Section):
+    train_files: list[str] = Field(
+        default_factory=lambda: ["var/demo-data/arith/train.parquet"],
+        description="Training files: verl parquet, JSONL, or prompt/answer tables.",
+    )
+    val_files: list[str] = Field(
+        default_factory=lambda: ["var/demo-data/arith/test.parquet"],
+        description="Validation files, same formats. Empty disables validation.",
+    )
+    format: Literal["auto", "verl", "prompt_answer"] = Field(
+        "auto",
+        description="`verl`: columns data_source, prompt (chat messages), reward_model."
+        "ground_truth, extra_info. `prompt_answer`: a prompt string and an answer column "
+        "named by `prompt_key`/`answer_key`. `auto` picks by the columns present.",
+    )
+    prompt_key: str = Field("prompt", description="Column holding the prompt.")
+    answer_key: str = Field("answer", description="Answer column for `prompt_answer` data.")
+    data_source: str = Field(
+        "default", description="data_source given to rows that have none (prompt_answer data)."
+    )
+    max_prompt_length: int = Field(
+        128, ge=1, description="Prompts longer than this (in tokens) are filtered out and counted."
+    )
+    train_batch_size: int = Field(
+        8, ge=1, description="Prompts per training step (each sampled `rollout.n` times)."
+    )
+    val_batch_size: int = Field(64, ge=1, description="Prompts per validation generation batch.")
+    max_val_samples: int = Field(
+        256, ge=1, description="Cap on validation prompts evaluated at each validation."
+    )
+    shuffle: bool = Field(True, description="Shuffle training prompts each epoch (seeded).")
+    apply_chat_template: bool = Field(
+        True, description="Render chat-message prompts with the tokenizer's chat template."
+    )
+
+
+class RolloutConfig(Section):
+    engine: Literal["hf", "vllm"] = Field(
+        "hf", description="Generation engine: `hf` (transformers) or `vllm` (optional extra)."
+    )
+    n: int = Field(8, ge=1, description="Responses sampled per prompt (the GRPO group size).")
+    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 is greedy.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    top_k: int = Field(0, ge=0, description="Top-k sampling; 0 disables it.")
+    max_new_tokens: int = Field(32, ge=1, description="Maximum response length in tokens.")
+    stop: list[str] = Field(
+        default_factory=list, description="Strings that end a response (kept in the text)."
+    )
+    micro_batch_size: int = Field(
+        64, ge=1, description="Sequences generated together in one engine call."
+    )
+    val_temperature: float = Field(
+        0.0, ge=0.0, description="Temperature for validation generations (0 = greedy)."
+    )
+    val_n: int = Field(1, ge=1, description="Samples per validation prompt (mean@N).")
+
+
+class KLControlConfig(Section):
+    type: Literal["fixed", "adaptive"] = Field(
+        "fixed", description="Fixed beta, or adaptive towards `target_kl` (Ziegler et al.)."
+    )
+    kl_coef: float = Field(0.001, ge=0.0, description="Initial beta of the KL-in-reward penalty.")
+    target_kl: float = Field(0.1, gt=0.0, description="Adaptive controller's KL target.")
+    horizon: int = Field(10000, ge=1, description="Adaptive controller's horizon.")
+
+
+class DynamicSamplingConfig(Section):
+    enabled: bool = Field(
+        False, description="DAPO: drop prompt groups whose rewards are all equal and "
+        "keep generating until the batch holds `data.train_batch_size` prompts."
+    )
+    max_gen_batches: int = Field(
+        4, ge=1, description="Give up filling the batch after this many generation rounds."
+    )
+
+
+class OverlongConfig(Section):
+    enabled: bool = Field(False, description="DAPO overlong reward shaping.")
+    buffer_len: int = Field(
+        8, ge=1, description="Soft zone before `rollout.max_new_tokens` where penalty ramps."
+    )
+    penalty_factor: float = Field(1.0, ge=0.0, description="Penalty at the hard length limit.")
+
+
+class AlgorithmConfig(Section):
+    adv_estimator: AdvantageEstimator = Field("grpo", description="Advantage estimator.")
+    norm_adv_by_std_in_grpo: bool = Field(
+        True, description="GRPO: divide by the group's std (False gives Dr.GRPO)."
+    )
+    gamma: float = Field(1.0, ge=0.0, le=1.0, description="Discount (GAE, REINFORCE++).")
+    lam: float = Field(1.0, ge=0.0, le=1.0, description="GAE lambda.")
+    use_kl_in_reward: bool = Field(
+        False, description="Subtract beta * KL(old || ref) from token rewards."
+    )
+    kl_penalty: KLEstimator = Field("k1", description="KL estimator used in the reward.")
+    kl_ctrl: KLControlConfig = Field(default_factory=KLControlConfig)
+    dynamic_sampling: DynamicSamplingConfig = Field(default_factory=DynamicSamplingConfig)
+    overlong: OverlongConfig = Field(default_factory=OverlongConfig)
+
+
+class OptimConfig(Section):
+    lr: float = Field(1e-5, gt=0.0, description="Peak learning rate (AdamW).")
+    weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
+    warmup_steps: int = Field(0, ge=0, description="Linear warmup steps.")
+    schedule: Literal["constant", "cosine", "linear"] = Field(
+        "constant", description="LR schedule after warmup."
+    )
+    min_lr_ratio: float = Field(
+        0.0, ge=0.0, le=1.0, description="Floor of cosine/linear decay as a fraction of `lr`."
+    )
+    grad_clip: float = Field(1.0, gt=0.0, description="Max global gradient norm.")
+
+
+class ActorConfig(Section):
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    ppo_epochs: int = Field(1, ge=1, description="Passes over each rollout batch.")
+    ppo_mini_batch_size: int = Field(
+        8, ge=1, description="Prompts per optimizer step (times `rollout.n` responses), as verl."
+    )
+    micro_batch_size: int = Field(
+        16, ge=1, description="Responses per forward/backward; gradients accumulate."
+    )
+    policy_loss: PolicyLoss = Field(
+        "ppo", description="`ppo`: token-level clipped ratio; `gspo`: sequence-level ratio."
+    )
+    clip_ratio_low: float = Field(0.2, ge=0.0, description="PPO clip below 1 (epsilon_low).")
+    clip_ratio_high: float = Field(
+        0.2, ge=0.0, description="PPO clip above 1 (epsilon_high; DAPO clip-higher uses 0.28)."
+    )
+    clip_ratio_c: float = Field(
+        3.0, gt=1.0, description="Dual-clip bound for negative advantages."
+    )
+    loss_agg_mode: LossAggMode = Field("token-mean", description="How token losses aggregate.")
+    entropy_coeff: float = Field(0.0, ge=0.0, description="Entropy bonus coefficient.")
+    use_kl_loss: bool = Field(False, description="Add coef * KL(policy || ref) to the loss.")
+    kl_loss_coef: float = Field(0.001, ge=0.0, description="Coefficient of the KL loss.")
+    kl_loss_type: KLEstimator = Field("low_var_kl", description="KL estimator of the KL loss.")
+
+
+class CriticConfig(Section):
+    optim: OptimConfig = Field(default_factory=lambda: OptimConfig(lr=1e-5))
+    ppo_epochs: int = Field(1, ge=1, description="Passes of critic updates per batch.")
+    cliprange_value: float = Field(0.5, gt=0.0, description="Value clipping range.")
+    loss_agg_mode: LossAggMode = Field("token-mean", description="Value-loss aggregation.")
+
+
+class RewardConfig(Section):
+    function: str = Field(
+        "arith",
+        description="A built-in reward (`arith`, `exact_match`, `numeric`, `gsm8k`, "
+        "`countdown`, ...) or `custom` to load `custom_path`.",
+    )
+    custom_path: str | None = Field(
+        None, description="Python file defining the reward function (verl signature)."
+    )
+    custom_name: str = Field("compute_score", description="Function name in `custom_path`.")
+    executor: Literal["inprocess", "sandbox"] = Field(
+        "inprocess", description="Run rewards in-process (trusted code) or in the sandbox pool."
+    )
+    max_error_rate: float = Field(
+        0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
+    )
+
+
+class ResourcesConfig(Section):
+    num_workers: int = Field(1, ge=1, description="Data-parallel trainer workers (FSDP2 ranks).")
+    cpus_per_worker: float = Field(1.0, gt=0.0, description="CPUs requested per worker.")
+    gpus_per_worker: float = Field(0.0, ge=0.0, description="GPUs requested per worker.")
+    memory_gb: float = Field(4.0, gt=0.0, description="Memory requested per worker, GiB.")
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="`auto` uses CUDA when available."
+    )
+
+
+class CheckpointConfig(Section):
+    dir: str = Field("var/checkpoints/demo", description="Where checkpoints are written.")
+    save_every: int = Field(0, ge=0, description="Save every N steps; 0 saves only at the end.")
+    keep_last: int = Field(2, ge=1, description="Checkpoints kept; older ones are deleted.")
+    resume: Literal["auto", "never"] = Field(
+        "auto", description="`auto` resumes from the latest checkpoint in `dir` if present."
+    )
+    save_hf: bool = Field(True, description="Also export the final model as a HF folder.")
+
+
+class LoggingConfig(Section):
+    console: bool = Field(True, description="Progress bar and a line of key metrics.")
+    jsonl_path: str | None = Field(
+        None, description="Append-only JSONL of every record; empty disables it."
+    )
+    samples_per_step: int = Field(
+        8, ge=0, description="Rollout samples reported per step (whole GRPO groups)."
+    )
+
+
+class TrainerConfig(Section):
+    total_epochs: int = Field(1, ge=1, description="Passes over the training data.")
+    total_steps: int | None = Field(
+        None, ge=1, description="Stop after this many steps (overrides epochs when set)."
+    )
+    val_every: int = Field(0, ge=0, description="Validate every N steps; 0 only at the end.")
+    val_before_train: bool = Field(True, description="Validate once before the first step.")
+    seed: int = Field(0, description="Seed of sampling, shuffling and initialisation.")
+    experiment_name: str = Field("demo", description="Name shown in logs and reports.")
+
+
+class RunConfig(Section):
+    """A complete, validated training run."""
+
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
+    actor: ActorConfig = Field(default_factory=ActorConfig)
+    critic: CriticConfig = Field(default_factory=CriticConfig)
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+
+    @model_validator(mode="after")
+    def _check_cross_field_rules(self) -> RunConfig:
+        if self.actor.ppo_mini_batch_size > self.data.train_batch_size:
+            raise ValueError(
+                f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size} exceeds "
+                f"data.train_batch_size={self.data.train_batch_size}; lower it or raise "
+                "data.train_batch_size."
+            )
+        if self.data.train_batch_size % self.actor.ppo_mini_batch_size:
+            raise ValueError(
+                f"data.train_batch_size={self.data.train_batch_size} must be a multiple of "
+                f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
+            )
+        group_based = ("grpo", "rloo", "reinforce_plus_plus_baseline")
+        if self.algorithm.adv_estimator in group_based and self.rollout.n < 2:
+            raise ValueError(
+                f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
+                f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
+            )
+        if self.reward.function == "custom" and not self.reward.custom_path:
+            raise ValueError("reward.function='custom' needs reward.custom_path.")
+        if self.algorithm.overlong.enabled and (
+            self.algorithm.overlong.buffer_len >= self.rollout.max_new_tokens
+        ):
+            raise ValueError(
+                "algorithm.overlong.buffer_len must be below rollout.max_new_tokens "
+                f"({self.algorithm.overlong.buffer_len} >= {self.rollout.max_new_tokens})."
+            )
+        return self
+
+    @property
+    def needs_reference_model(self) -> bool:
+        """A frozen reference policy is loaded only when a KL term uses it."""
+        return self.actor.use_kl_loss or self.algorithm.use_kl_in_reward
+
+    @property
+    def needs_critic(self) -> bool:
+        return self.algorithm.adv_estimator == "gae"

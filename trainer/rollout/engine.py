@@ -1,0 +1,54 @@
+"""The rollout engine protocol: what the trainer needs from a generator.
+
+An engine turns prompt token ids into sampled completions with the token ids
+and the sampling-time log-probabilities, takes new weights after each update,
+and can release its memory between phases (sleep/wake) when colocated with
+the actor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    n: int = 1  # completions per prompt; outputs are grouped prompt-major
+    temperature: float = 1.0  # 0 means greedy
+    top_p: float = 1.0
+    top_k: int = 0  # 0 disables top-k
+    max_new_tokens: int = 32
+    stop: tuple[str, ...] = ()  # strings that end a completion (kept in it)
+    seed: int | None = None  # makes a call reproducible when set
+
+
+@dataclass
+class Completion:
+    prompt_index: int  # index into the prompts given to generate()
+    token_ids: list[int]  # response tokens only, EOS included when generated
+    logprobs: list[float]  # log p(token) under the sampling distribution's model logits
+    text: str  # decoded response (special tokens skipped)
+    finish_reason: str  # "eos" | "stop" | "length"
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class RolloutEngine(Protocol):
+    def generate(
+        self, prompts: list[list[int]], sampling: SamplingParams
+    ) -> list[Completion]:
+        """Return len(prompts) * sampling.n completions, prompt-major order."""
+        ...
+
+    def update_weights(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Load new policy weights (a full, unsharded state dict)."""
+        ...
+
+    def sleep(self) -> None:
+        """Release generation memory (KV cache, weights copy) until wake()."""
+        ...
+
+    def wake(self) -> None: ...
