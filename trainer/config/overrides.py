@@ -45,8 +45,9 @@ def split_override(item: str) -> tuple[str, str]:
 def format_validation_error(error: ValidationError) -> str:
     lines = []
     for issue in error.errors():
-        where = ".".join(str(p) for p in issue["loc"]) or "config"
-        lines.append(f"{where}: {issue['msg']}")
+        message = issue["msg"].removeprefix("Value error, ")
+        where = ".".join(str(p) for p in issue["loc"])
+        lines.append(f"{where}: {message}" if where else message)
     return "; ".join(lines)
 
 

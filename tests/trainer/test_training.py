@@ -1,0 +1,147 @@
+"""End-to-end training on CPU with the offline demo model."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import torch
+
+from trainer.config import preset_names
+from trainer.loop import Trainer
+from trainer.reporting.base import MultiReporter, SampleRecord
+from trainer.reporting.jsonl import JsonlReporter, read_records
+
+from .conftest import demo_config
+
+
+class RecordingReporter:
+    """Keeps every call in memory so tests can assert on what a run reported."""
+
+    def __init__(self) -> None:
+        self.steps: dict[int, dict[str, float]] = {}
+        self.samples_seen: list[SampleRecord] = []
+        self.statuses: list[str] = []
+        self.checkpoints: list[int] = []
+
+    def metrics(self, step: int, values: dict[str, float]) -> None:
+        self.steps.setdefault(step, {}).update(values)
+
+    def samples(self, step: int, samples: list[SampleRecord]) -> None:
+        self.samples_seen += samples
+
+    def log(self, level: str, message: str) -> None:
+        pass
+
+    def checkpoint(self, step: int, path: str) -> None:
+        self.checkpoints.append(step)
+
+    def status(self, status: Any, detail: str = "") -> None:
+        self.statuses.append(status)
+
+    def progress(self, step: int, total: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _params_checksum(trainer: Trainer) -> float:
+    return float(sum(p.detach().double().sum() for p in trainer.state.actor.parameters()))
+
+
+@pytest.mark.slow
+def test_grpo_raises_validation_reward_on_the_arith_task(demo_assets, tmp_path):
+    torch.manual_seed(0)
+    cfg = demo_config(demo_assets, tmp_path, preset="grpo-tiny-arith")
+    reporter = RecordingReporter()
+    Trainer(cfg, reporter).fit()
+    key = "val-core/arith/reward/mean@1"
+    start = reporter.steps[0][key]
+    end = reporter.steps[cfg.trainer.total_steps][key]
+    print(f"validation reward {start:.3f} -> {end:.3f}")
+    assert start < 0.25
+    assert end > 0.6
+    assert reporter.statuses == ["running", "succeeded"]
+
+
+def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
+    cfg = demo_config(
+        demo_assets, tmp_path, "trainer.total_steps=2", "data.train_batch_size=4",
+        "actor.ppo_mini_batch_size=2", "trainer.val_before_train=false", preset="ppo-gae",
+    )
+    reporter = RecordingReporter()
+    trainer = Trainer(cfg, reporter)
+    critic_before = float(sum(p.sum() for p in trainer.state.critic.parameters()))
+    before = _params_checksum(trainer)
+    trainer.fit()
+    for step in (1, 2):
+        metrics = reporter.steps[step]
+        for key in ("actor/pg_loss", "critic/vf_loss", "actor/grad_norm", "critic/values/mean"):
+            assert math.isfinite(metrics[key]), key
+    assert _params_checksum(trainer) != before
+    assert float(sum(p.sum() for p in trainer.state.critic.parameters())) != critic_before
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_every_preset_runs_one_step(demo_assets, tmp_path, preset):
+    cfg = demo_config(
+        demo_assets, tmp_path, "trainer.total_steps=1", "trainer.val_before_train=false",
+        "data.max_val_samples=4", "data.train_batch_size=2", "actor.ppo_mini_batch_size=2",
+        "rollout.max_new_tokens=8", preset=preset,
+    )
+    if cfg.algorithm.overlong.enabled:
+        cfg.algorithm.overlong.buffer_len = 2
+    reporter = RecordingReporter()
+    trainer = Trainer(cfg, reporter)
+    before = _params_checksum(trainer)
+    trainer.fit()
+    assert math.isfinite(reporter.steps[1]["actor/pg_loss"])
+    assert reporter.statuses[-1] == "succeeded"
+    if reporter.steps[1]["critic/advantages/max"] != reporter.steps[1]["critic/advantages/min"]:
+        assert _params_checksum(trainer) != before
+
+
+RESUME_KEYS = ("actor/pg_loss", "actor/grad_norm", "actor/entropy", "critic/score/mean",
+               "response_length/mean", "actor/ppo_kl")
+
+
+def _resume_config(demo_assets, tmp_path):
+    # Two optimizer steps per batch so old log-probs, clipping and the update RNG all matter.
+    return demo_config(
+        demo_assets, tmp_path, "trainer.total_steps=4", "checkpoint.save_every=2",
+        "data.train_batch_size=4", "actor.ppo_mini_batch_size=2", "rollout.n=4",
+        "trainer.val_before_train=false", "data.max_val_samples=4",
+        "algorithm.kl_ctrl.type=adaptive", "algorithm.use_kl_in_reward=true",
+    )
+
+
+def test_resume_continues_exactly_like_an_uninterrupted_run(demo_assets, tmp_path):
+    straight = RecordingReporter()
+    Trainer(_resume_config(demo_assets, tmp_path / "a"), straight).fit()
+
+    interrupted = RecordingReporter()
+    Trainer(_resume_config(demo_assets, tmp_path / "b"), interrupted).fit(stop_after=2)
+    resumed = RecordingReporter()
+    trainer = Trainer(_resume_config(demo_assets, tmp_path / "b"), resumed)
+    trainer.fit()
+    assert sorted(s for s in resumed.steps if s > 0) == [3, 4]
+    for step in (3, 4):
+        for key in RESUME_KEYS:
+            assert resumed.steps[step][key] == straight.steps[step][key], (step, key)
+        assert (resumed.steps[step]["actor/reward_kl_penalty_coeff"]
+                == straight.steps[step]["actor/reward_kl_penalty_coeff"])
+
+
+def test_jsonl_log_is_appended_across_restarts(demo_assets, tmp_path):
+    log_path = tmp_path / "run.jsonl"
+    cfg = _resume_config(demo_assets, tmp_path)
+    first = JsonlReporter(log_path)
+    Trainer(cfg, MultiReporter([first])).fit(stop_after=2)
+    first.close()
+    second = JsonlReporter(log_path)
+    Trainer(cfg, MultiReporter([second])).fit()
+    second.close()
+    steps = [r["step"] for r in read_records(log_path) if r["type"] == "metrics"]
+    assert steps[:2] == [1, 2] and 3 in steps and 4 in steps

@@ -1,0 +1,87 @@
+"""The typed rollout batch: named tensors, not a bag of string keys.
+
+Layout of one row: a left-padded prompt of width P followed by a right-padded
+response of width R, so every response starts at column P. Fields computed by
+later phases (logprobs, values, advantages) start as None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import torch
+from torch import Tensor
+
+
+@dataclass
+class RolloutBatch:
+    input_ids: Tensor  # (B, P+R) long
+    attention_mask: Tensor  # (B, P+R) long
+    position_ids: Tensor  # (B, P+R) long
+    response_mask: Tensor  # (B, R) float, 1 on generated tokens
+    group_index: Tensor  # (B,) long, equal for samples of the same prompt
+    scores: Tensor  # (B,) float, the reward function's score (after shaping)
+    prompt_width: int  # P
+    token_rewards: Tensor | None = None  # (B, R)
+    old_logprobs: Tensor | None = None  # (B, R)
+    ref_logprobs: Tensor | None = None  # (B, R)
+    values: Tensor | None = None  # (B, R)
+    advantages: Tensor | None = None  # (B, R)
+    returns: Tensor | None = None  # (B, R)
+
+    @property
+    def size(self) -> int:
+        return int(self.input_ids.shape[0])
+
+    @property
+    def response_width(self) -> int:
+        return int(self.response_mask.shape[1])
+
+    def select(self, rows: Tensor | slice) -> RolloutBatch:
+        """A batch of the chosen rows (a view where slicing allows it)."""
+        picked = {
+            f.name: value[rows]
+            for f in fields(self)
+            if isinstance(value := getattr(self, f.name), Tensor)
+        }
+        return replace(self, **picked)
+
+    def to(self, device: torch.device) -> RolloutBatch:
+        moved = {
+            f.name: value.to(device)
+            for f in fields(self)
+            if isinstance(value := getattr(self, f.name), Tensor)
+        }
+        return replace(self, **moved)
+
+
+def build_batch(
+    prompts: list[list[int]],
+    responses: list[list[int]],
+    group_index: list[int],
+    scores: list[float],
+    pad_token_id: int,
+) -> RolloutBatch:
+    """Pack prompt/response token lists into the left|right padded layout."""
+    width_p = max(len(p) for p in prompts)
+    width_r = max(1, max(len(r) for r in responses))
+    rows = len(prompts)
+    input_ids = torch.full((rows, width_p + width_r), pad_token_id, dtype=torch.long)
+    attention = torch.zeros((rows, width_p + width_r), dtype=torch.long)
+    for i, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
+        start = width_p - len(prompt)
+        input_ids[i, start:width_p] = torch.tensor(prompt, dtype=torch.long)
+        attention[i, start:width_p] = 1
+        if response:
+            input_ids[i, width_p : width_p + len(response)] = torch.tensor(response)
+            attention[i, width_p : width_p + len(response)] = 1
+    position_ids = (attention.cumsum(dim=1) - 1).clamp(min=0)
+    return RolloutBatch(
+        input_ids=input_ids,
+        attention_mask=attention,
+        position_ids=position_ids,
+        response_mask=attention[:, width_p:].float(),
+        group_index=torch.tensor(group_index, dtype=torch.long),
+        scores=torch.tensor(scores, dtype=torch.float32),
+        prompt_width=width_p,
+    )

@@ -1,0 +1,130 @@
+"""`python -m trainer`: run training from a YAML config and overrides, like verl's CLI."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+import yaml
+
+from trainer.config import ConfigError, RunConfig, load_config, preset_names
+
+DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m trainer",
+        description="RL Studio trainer: GRPO/PPO-family post-training of language models.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="train: CONFIG.yaml (optional) then key=value overrides (ours or verl's)",
+        description="Train a policy. Overrides are dotted keys, e.g. actor.optim.lr=1e-6 "
+        "or verl's actor_rollout_ref.rollout.n=8.",
+    )
+    run.add_argument("items", nargs="*", help="[CONFIG.yaml] key=value ...")
+    run.add_argument("--preset", choices=preset_names(), help="start from a named preset")
+    run.add_argument("--jsonl", help="append every record to this JSONL file")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or metric lines")
+    run.add_argument("--print-config", action="store_true", help="print the resolved config")
+
+    check = sub.add_parser("check", help="validate a config and print it resolved (YAML)")
+    check.add_argument("items", nargs="*", help="[CONFIG.yaml] key=value ...")
+    check.add_argument("--preset", choices=preset_names())
+
+    demo = sub.add_parser(
+        "make-demo-model",
+        help="build the offline demo tokenizer + tiny Llama model and toy datasets",
+    )
+    demo.add_argument("--model-dir", default="var/demo-model")
+    demo.add_argument("--data-dir", default="var/demo-data")
+    demo.add_argument("--size", choices=["demo", "large"], default="demo",
+                      help="demo: hidden 256 x 4 layers; large: hidden 512 x 8 layers")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--force", action="store_true", help="rebuild even if present")
+
+    sub.add_parser("presets", help="list the named presets")
+    docs = sub.add_parser("config-docs", help="write docs/config.md from the schema")
+    docs.add_argument("--out", default=str(DOCS_PATH))
+    return parser
+
+
+def _resolve(items: list[str], preset: str | None) -> RunConfig:
+    path = items[0] if items and "=" not in items[0] else None
+    overrides = items[1:] if path else items
+    return load_config(path, overrides, preset=preset)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from trainer.loop import Trainer  # torch is imported only when training
+    from trainer.reporting.base import MultiReporter
+    from trainer.reporting.console import ConsoleReporter
+    from trainer.reporting.jsonl import JsonlReporter
+
+    cfg = _resolve(args.items, args.preset)
+    if args.print_config:
+        print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+    reporters: list[object] = []
+    if cfg.logging.console and not args.quiet:
+        reporters.append(ConsoleReporter())
+    jsonl = args.jsonl or cfg.logging.jsonl_path
+    if jsonl:
+        reporters.append(JsonlReporter(jsonl))
+    reporter = MultiReporter(reporters)
+    try:
+        trainer = Trainer(cfg, reporter)
+        trainer.fit()
+    except Exception as exc:
+        reporter.status("failed", f"{type(exc).__name__}: {exc}")
+        reporter.close()
+        raise
+    reporter.close()
+    return 0
+
+
+def _make_demo(args: argparse.Namespace) -> int:
+    from trainer.models.demo import build_demo_assets
+
+    model_dir = Path(args.model_dir)
+    if (model_dir / "config.json").exists() and not args.force:
+        print(f"demo model already at {model_dir} (use --force to rebuild)")
+        return 0
+    sizes = {"demo": (256, 4), "large": (512, 8)}
+    hidden, layers = sizes[args.size]
+    assets = build_demo_assets(
+        model_dir, args.data_dir, seed=args.seed, hidden_size=hidden, num_layers=layers
+    )
+    print(f"demo assets: {assets}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "check":
+            cfg = _resolve(args.items, args.preset)
+            print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+            return 0
+        if args.command == "make-demo-model":
+            return _make_demo(args)
+        if args.command == "presets":
+            print("\n".join(preset_names()))
+            return 0
+        if args.command == "config-docs":
+            from trainer.config.docs import render_config_docs
+
+            Path(args.out).write_text(render_config_docs())
+            print(f"wrote {args.out}")
+            return 0
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    return 1

@@ -1,0 +1,226 @@
+"""The training loop: data, steps, validation, checkpoints, reporting."""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from trainer.checkpoint import (
+    export_hf,
+    latest_checkpoint,
+    load_checkpoint,
+    prune_checkpoints,
+    save_checkpoint,
+)
+from trainer.config.schema import DataConfig, RunConfig
+from trainer.data.formats import read_prompt_records
+from trainer.data.prompts import encode_prompts
+from trainer.data.sampler import ResumableSampler
+from trainer.reporting.base import Reporter, SampleRecord
+from trainer.rollout.collect import PromptItem, Sample, generate, score
+from trainer.rollout.engine import SamplingParams
+from trainer.state import TrainingState, build_state
+from trainer.step import StepResult, train_step
+
+log = logging.getLogger(__name__)
+
+
+def load_prompt_items(
+    files: list[str], tokenizer: Any, cfg: DataConfig
+) -> tuple[list[PromptItem], int]:
+    """Read, template and tokenize prompts; returns (items, prompts filtered as too long)."""
+    items: list[PromptItem] = []
+    filtered_total = 0
+    for file_index, path in enumerate(files):
+        records = read_prompt_records(path, cfg)
+        encoded, filtered = encode_prompts(records, tokenizer, cfg)
+        filtered_total += filtered
+        items += [
+            PromptItem(
+                uid=f"{file_index}:{e.record.index}",
+                prompt_ids=list(e.prompt_ids),
+                prompt_text=e.prompt_text,
+                data_source=e.record.data_source,
+                ground_truth=e.record.ground_truth,
+                extra_info=dict(e.record.extra_info),
+            )
+            for e in encoded
+        ]
+    return items, filtered_total
+
+
+class Trainer:
+    def __init__(self, cfg: RunConfig, reporter: Reporter) -> None:
+        self.cfg = cfg
+        self.reporter = reporter
+        self.state: TrainingState = build_state(cfg)
+        self.train_items, filtered = load_prompt_items(
+            cfg.data.train_files, self.state.tokenizer, cfg.data
+        )
+        if filtered:
+            reporter.log(
+                "warning",
+                f"{filtered} training prompts are longer than data.max_prompt_length="
+                f"{cfg.data.max_prompt_length} tokens and were left out",
+            )
+        if len(self.train_items) < cfg.data.train_batch_size:
+            raise ValueError(
+                f"only {len(self.train_items)} usable training prompts, fewer than "
+                f"data.train_batch_size={cfg.data.train_batch_size}"
+            )
+        self.val_items: list[PromptItem] = []
+        if cfg.data.val_files:
+            self.val_items, _ = load_prompt_items(
+                cfg.data.val_files, self.state.tokenizer, cfg.data
+            )
+            self.val_items = self.val_items[: cfg.data.max_val_samples]
+        self.sampler = ResumableSampler(
+            num_items=len(self.train_items),
+            batch_size=cfg.data.train_batch_size,
+            shuffle=cfg.data.shuffle,
+            seed=cfg.trainer.seed,
+        )
+        self.total_steps = cfg.trainer.total_steps or (
+            self.sampler.steps_per_epoch * cfg.trainer.total_epochs
+        )
+        self.state.next_prompts = self.next_prompts
+        self.step = 0
+
+    def next_prompts(self) -> list[PromptItem]:
+        return [self.train_items[i] for i in self.sampler.next_batch()]
+
+    def maybe_resume(self) -> None:
+        if self.cfg.checkpoint.resume != "auto":
+            return
+        found = latest_checkpoint(self.cfg.checkpoint.dir)
+        if found is None:
+            return
+        self.sampler.load_state_dict(load_checkpoint(self.state, found))
+        self.step = found.step
+        self.reporter.log("info", f"resumed from {found.path} at step {found.step}")
+
+    def save(self) -> None:
+        ckpt = save_checkpoint(
+            self.state, self.step, self.sampler.state_dict(), self.cfg.checkpoint.dir
+        )
+        prune_checkpoints(self.cfg.checkpoint.dir, self.cfg.checkpoint.keep_last)
+        self.reporter.checkpoint(self.step, str(ckpt.path))
+
+    def fit(self, stop_after: int | None = None) -> dict[str, float]:
+        """Train to `total_steps` (or stop early after step `stop_after`, for tests)."""
+        self.maybe_resume()
+        self.reporter.status("running")
+        last: dict[str, float] = {}
+        if self.cfg.trainer.val_before_train and self.step == 0 and self.val_items:
+            self.report(0, self.validate())
+        self.reporter.progress(self.step, self.total_steps)
+        save_every = self.cfg.checkpoint.save_every
+        val_every = self.cfg.trainer.val_every
+        while self.step < self.total_steps:
+            result = train_step(self.state, self.next_prompts(), self.step + 1)
+            self.step += 1
+            last = result.metrics
+            if val_every and self.step % val_every == 0 and self.val_items:
+                last |= self.validate()
+            self.report(self.step, last)
+            self.reporter.samples(self.step, pick_samples(result, self.cfg, self.step))
+            self.reporter.progress(self.step, self.total_steps)
+            if save_every and self.step % save_every == 0:
+                self.save()
+            if stop_after is not None and self.step >= stop_after:
+                return last
+        if self.val_items and not (val_every and self.step % val_every == 0):
+            final = self.validate()
+            self.report(self.step, final)
+            last |= final
+        if not save_every or self.step % save_every:
+            self.save()
+        if self.cfg.checkpoint.save_hf:
+            export_hf(self.state, Path(self.cfg.checkpoint.dir) / "hf")
+        self.reporter.status("succeeded")
+        return last
+
+    def report(self, step: int, metrics: dict[str, float]) -> None:
+        clean = {k: v for k, v in metrics.items() if isinstance(v, float | int)}
+        self.reporter.metrics(step, {k: float(v) for k, v in clean.items()})
+
+    def validate(self) -> dict[str, float]:
+        """Greedy (by default) generations on the validation prompts: mean reward per
+        data source under verl's `val-core/{data_source}/reward/mean@{n}` names."""
+        r = self.cfg.rollout
+        sampling = SamplingParams(
+            n=r.val_n,
+            temperature=r.val_temperature,
+            top_p=r.top_p,
+            top_k=r.top_k,
+            max_new_tokens=r.max_new_tokens,
+            stop=tuple(r.stop),
+            seed=self.cfg.trainer.seed,
+        )
+        started = time.perf_counter()
+        by_source: dict[str, list[float]] = defaultdict(list)
+        val_samples: list[Sample] = []
+        for start in range(0, len(self.val_items), self.cfg.data.val_batch_size):
+            chunk = self.val_items[start : start + self.cfg.data.val_batch_size]
+            samples = score(self.state.scorer, generate(self.state.engine, chunk, sampling))
+            for s in samples:
+                by_source[s.prompt.data_source].append(s.score)
+            val_samples += samples
+        metrics = {
+            f"val-core/{source}/reward/mean@{r.val_n}": sum(v) / len(v)
+            for source, v in by_source.items()
+        }
+        metrics["timing_s/testing"] = time.perf_counter() - started
+        self.reporter.samples(self.step, to_records(val_samples[:16], self.step, "val", None))
+        return metrics
+
+
+def pick_samples(result: StepResult, cfg: RunConfig, step: int) -> list[SampleRecord]:
+    """Whole GRPO groups, best and worst first, then errored ones, then random ones."""
+    budget = cfg.logging.samples_per_step
+    if budget <= 0 or not result.samples:
+        return []
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i, s in enumerate(result.samples):
+        groups[s.group].append(i)
+    mean = {g: sum(result.samples[i].score for i in idx) / len(idx) for g, idx in groups.items()}
+    order = [max(mean, key=lambda g: mean[g]), min(mean, key=lambda g: mean[g])]
+    order += [g for g, idx in groups.items() if any(result.samples[i].reward.error for i in idx)]
+    rest = [g for g in groups if g not in order]
+    random.Random(cfg.trainer.seed * 7919 + step).shuffle(rest)
+    chosen: list[int] = []
+    for g in dict.fromkeys(order + rest):
+        if len(chosen) >= budget:
+            break
+        chosen += groups[g]
+    picked = [result.samples[i] for i in chosen]
+    return to_records(picked, step, "train", [result.advantages[i] for i in chosen])
+
+
+def to_records(
+    samples: list[Sample], step: int, split: str, advantages: list[float] | None
+) -> list[SampleRecord]:
+    return [
+        SampleRecord(
+            step=step,
+            group_id=s.prompt.uid,
+            data_source=s.prompt.data_source,
+            prompt=s.prompt.prompt_text,
+            response=s.completion.text,
+            ground_truth=str(s.prompt.ground_truth),
+            score=s.score if math.isfinite(s.score) else 0.0,
+            components=dict(s.reward.components),
+            advantage=advantages[i] if advantages else 0.0,
+            prompt_length=len(s.prompt.prompt_ids),
+            response_length=len(s.completion.token_ids),
+            finish_reason=s.completion.finish_reason,
+            error=s.reward.error,
+            split="val" if split == "val" else "train",
+        )
+        for i, s in enumerate(samples)
+    ]

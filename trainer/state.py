@@ -1,0 +1,116 @@
+"""Everything a training step touches: models, optimizers, engine, reward scorer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
+from trainer.config.schema import RunConfig
+from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
+from trainer.optim import build_optimizer, build_scheduler
+from trainer.rewards.contract import RewardScorer
+from trainer.rewards.sandbox import make_scorer
+from trainer.rollout.collect import PromptItem
+from trainer.rollout.engine import RolloutEngine
+from trainer.rollout.hf import HFEngine
+
+# Dense bf16 peak FLOP/s of accelerators we know, for perf/mfu. CPUs have no
+# honest single figure, so MFU is reported only on these devices.
+PEAK_FLOPS: dict[str, float] = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
+
+
+@dataclass
+class TrainingState:
+    cfg: RunConfig
+    device: torch.device
+    tokenizer: object
+    actor: nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    engine: RolloutEngine
+    scorer: RewardScorer
+    kl_ctrl: FixedKLController | AdaptiveKLController
+    pad_token_id: int
+    update_generator: torch.Generator
+    ref: nn.Module | None = None
+    critic: nn.Module | None = None
+    critic_optimizer: torch.optim.Optimizer | None = None
+    critic_scheduler: torch.optim.lr_scheduler.LRScheduler | None = None
+    next_prompts: Callable[[], list[PromptItem]] = field(default=lambda: [])
+    num_params: int = 0
+    peak_flops: float | None = None
+
+    def actor_state_for_engine(self) -> Mapping[str, torch.Tensor]:
+        """The HF engine shares the actor module, so there is nothing to copy here;
+        an engine holding its own weights (vLLM) receives the full state dict."""
+        if isinstance(self.engine, HFEngine):
+            return {}
+        return self.actor.state_dict()
+
+    def perf_metrics(self, tokens: float, elapsed: float) -> dict[str, float]:
+        # ~6 FLOPs per parameter per token for forward + backward of the update.
+        flops = 6.0 * self.num_params * tokens / max(elapsed, 1e-9)
+        metrics = {"perf/tflops_per_s": flops / 1e12}
+        if self.peak_flops:
+            metrics["perf/mfu/actor"] = flops / self.peak_flops
+        if self.device.type == "cuda":
+            metrics["perf/max_memory_allocated_gb"] = torch.cuda.max_memory_allocated() / 2**30
+        return metrics
+
+
+def _peak_flops(device: torch.device) -> float | None:
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    return next((peak for key, peak in PEAK_FLOPS.items() if key in name), None)
+
+
+def build_state(cfg: RunConfig) -> TrainingState:
+    torch.manual_seed(cfg.trainer.seed)
+    device = resolve_device(cfg.resources.device)
+    tokenizer = load_tokenizer(cfg.model.path)
+    actor = load_policy(cfg.model.path, cfg.model.dtype, device)
+    if cfg.model.gradient_checkpointing:
+        actor.gradient_checkpointing_enable()
+    optimizer = build_optimizer(actor, cfg.actor.optim)
+    total_steps = cfg.trainer.total_steps or 1_000_000
+    scheduler = build_scheduler(optimizer, total_steps, cfg.actor.optim)
+    ref = None
+    if cfg.needs_reference_model:
+        ref = load_policy(cfg.model.path, cfg.model.dtype, device)
+        ref.requires_grad_(False).eval()
+    critic = critic_optimizer = critic_scheduler = None
+    if cfg.needs_critic:
+        critic = ValueModel.from_pretrained(cfg.model.path, cfg.model.dtype, device)
+        critic_optimizer = build_optimizer(critic, cfg.critic.optim)
+        critic_scheduler = build_scheduler(critic_optimizer, total_steps, cfg.critic.optim)
+    if cfg.rollout.engine == "vllm":
+        raise NotImplementedError(
+            "rollout.engine='vllm' runs on the distributed trainer (GPU, optional extra); "
+            "use rollout.engine='hf' here."
+        )
+    engine = HFEngine(actor, tokenizer, device, max_batch_size=cfg.rollout.micro_batch_size)
+    generator = torch.Generator().manual_seed(cfg.trainer.seed)
+    return TrainingState(
+        cfg=cfg,
+        device=device,
+        tokenizer=tokenizer,
+        actor=actor,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        engine=engine,
+        scorer=make_scorer(cfg.reward),
+        kl_ctrl=make_kl_controller(cfg.algorithm.kl_ctrl),
+        pad_token_id=int(tokenizer.pad_token_id),  # type: ignore[attr-defined]
+        update_generator=generator,
+        ref=ref,
+        critic=critic,
+        critic_optimizer=critic_optimizer,
+        critic_scheduler=critic_scheduler,
+        num_params=sum(p.numel() for p in actor.parameters()),
+        peak_flops=_peak_flops(device),
+    )

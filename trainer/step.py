@@ -1,0 +1,224 @@
+"""One training step: rollout, reward, log-probs, advantages, updates, metrics.
+
+Read it top to bottom; each phase is timed under verl's `timing_s/*` names.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+
+from trainer.algorithms.advantages import (
+    ADVANTAGE_ESTIMATORS,
+    AdvantageInputs,
+    scores_to_token_rewards,
+)
+from trainer.algorithms.dapo import groups_with_reward_spread, overlong_penalty
+from trainer.algorithms.kl import apply_kl_in_reward
+from trainer.batch import RolloutBatch, build_batch
+from trainer.logprobs import compute_logprobs
+from trainer.metrics import rollout_metrics, tensor_stats
+from trainer.state import TrainingState
+from trainer.rewards.contract import error_rate
+from trainer.rollout.collect import PromptItem, Sample, generate, score
+from trainer.rollout.engine import SamplingParams
+from trainer.update import critic_values, update_actor, update_critic
+
+
+class RewardErrorRateExceeded(RuntimeError):
+    """Too many reward calls failed in one batch: the reward function is broken."""
+
+
+@dataclass
+class StepResult:
+    metrics: dict[str, float]
+    samples: list[Sample]
+    advantages: list[float]  # per-sample scalar advantage (first response token)
+
+
+@contextmanager
+def timed(metrics: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    metrics[f"timing_s/{name}"] = metrics.get(f"timing_s/{name}", 0.0) + (
+        time.perf_counter() - started
+    )
+
+
+def rollout_with_dynamic_sampling(
+    state: TrainingState, prompts: list[PromptItem], step: int, metrics: dict[str, float]
+) -> list[Sample]:
+    """Generate and score. With DAPO dynamic sampling, groups whose rewards are all
+    equal carry no signal: drop them and draw more prompts until the batch holds as
+    many groups as asked for, or `max_gen_batches` rounds have run."""
+    cfg = state.cfg
+    dyn = cfg.algorithm.dynamic_sampling
+    kept: list[Sample] = []
+    kept_groups = 0
+    pending = prompts
+    for round_index in range(1, dyn.max_gen_batches + 1):
+        sampling = sampling_params(state, step * 1000 + round_index)
+        with timed(metrics, "gen"):
+            generated = generate(state.engine, pending, sampling)
+        with timed(metrics, "reward"):
+            samples = score(state.scorer, generated)
+        shape_overlong(state, samples)
+        check_reward_errors(state, samples)
+        if not dyn.enabled:
+            return samples
+        keep = groups_with_reward_spread(
+            torch.tensor([s.score for s in samples]), torch.tensor([s.group for s in samples])
+        )
+        informative = sorted({s.group for s, k in zip(samples, keep.tolist(), strict=True) if k})
+        for group in informative[: len(prompts) - kept_groups]:
+            for s in samples:
+                if s.group == group:
+                    s.group = kept_groups  # renumber so groups stay unique across rounds
+                    kept.append(s)
+            kept_groups += 1
+        metrics["dapo/num_gen_batches"] = float(round_index)
+        if kept_groups >= len(prompts):
+            break
+        pending = state.next_prompts()
+    metrics["dapo/kept_groups"] = float(kept_groups)
+    # Every group had zero spread: keep the last round (its advantages are zero).
+    return kept or samples
+
+
+def check_reward_errors(state: TrainingState, samples: list[Sample]) -> None:
+    limit = state.cfg.reward.max_error_rate
+    rate = error_rate([s.reward for s in samples])
+    if rate > limit:
+        first = next(s.reward.error for s in samples if s.reward.error)
+        raise RewardErrorRateExceeded(
+            f"{rate:.0%} of reward calls in this batch failed (reward.max_error_rate="
+            f"{limit}); first error: {first}"
+        )
+
+
+def sampling_params(state: TrainingState, salt: int) -> SamplingParams:
+    r = state.cfg.rollout
+    return SamplingParams(
+        n=r.n,
+        temperature=r.temperature,
+        top_p=r.top_p,
+        top_k=r.top_k,
+        max_new_tokens=r.max_new_tokens,
+        stop=tuple(r.stop),
+        # Derived from (seed, step): a resumed run samples exactly what it would have.
+        seed=state.cfg.trainer.seed * 1_000_003 + salt,
+    )
+
+
+def shape_overlong(state: TrainingState, samples: list[Sample]) -> None:
+    over = state.cfg.algorithm.overlong
+    if not over.enabled or not samples:
+        return
+    lengths = torch.tensor([len(s.completion.token_ids) for s in samples])
+    penalty = overlong_penalty(
+        lengths, state.cfg.rollout.max_new_tokens, over.buffer_len, over.penalty_factor
+    )
+    for s, p in zip(samples, penalty.tolist(), strict=True):
+        s.score += p
+
+
+def to_batch(state: TrainingState, samples: list[Sample]) -> RolloutBatch:
+    return build_batch(
+        prompts=[s.prompt.prompt_ids for s in samples],
+        responses=[s.completion.token_ids for s in samples],
+        group_index=[s.group for s in samples],
+        scores=[s.score for s in samples],
+        pad_token_id=state.pad_token_id,
+    )
+
+
+def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> StepResult:
+    cfg = state.cfg
+    metrics: dict[str, float] = {}
+    started = time.perf_counter()
+    samples = rollout_with_dynamic_sampling(state, prompts, step, metrics)
+    batch = to_batch(state, samples).to(state.device)
+    temperature = cfg.rollout.temperature or 1.0
+    micro = cfg.actor.micro_batch_size
+    mini_rows = cfg.actor.ppo_mini_batch_size * cfg.rollout.n
+    single_update = cfg.actor.ppo_epochs == 1 and mini_rows >= batch.size
+    state.engine.sleep()
+
+    if not single_update or cfg.algorithm.use_kl_in_reward:
+        with timed(metrics, "old_log_prob"):
+            batch.old_logprobs = compute_logprobs(state.actor, batch, temperature, micro)
+    if state.ref is not None:
+        with timed(metrics, "ref"):
+            batch.ref_logprobs = compute_logprobs(state.ref, batch, temperature, micro)
+    if state.critic is not None:
+        with timed(metrics, "values"), torch.no_grad():
+            batch.values = torch.cat(
+                [critic_values(state.critic, batch.select(slice(i, i + micro)))
+                 for i in range(0, batch.size, micro)]
+            )
+
+    with timed(metrics, "adv"):
+        token_rewards = scores_to_token_rewards(batch.scores, batch.response_mask)
+        if cfg.algorithm.use_kl_in_reward:
+            assert batch.old_logprobs is not None and batch.ref_logprobs is not None
+            token_rewards, mean_kl = apply_kl_in_reward(
+                token_rewards, batch.old_logprobs, batch.ref_logprobs, batch.response_mask,
+                state.kl_ctrl.value, cfg.algorithm.kl_penalty,
+            )
+            metrics["actor/reward_kl_penalty"] = mean_kl
+            metrics["actor/reward_kl_penalty_coeff"] = state.kl_ctrl.value
+            state.kl_ctrl.update(mean_kl, n_steps=len(prompts))
+        batch.token_rewards = token_rewards
+        advantages, returns = ADVANTAGE_ESTIMATORS[cfg.algorithm.adv_estimator](
+            AdvantageInputs(
+                token_rewards=token_rewards,
+                response_mask=batch.response_mask,
+                group_index=batch.group_index,
+                values=batch.values,
+                gamma=cfg.algorithm.gamma,
+                lam=cfg.algorithm.lam,
+                norm_by_std=cfg.algorithm.norm_adv_by_std_in_grpo,
+            )
+        )
+        batch.advantages, batch.returns = advantages, returns
+
+    norm_constant = float(cfg.rollout.max_new_tokens)
+    if state.critic is not None and state.critic_optimizer is not None:
+        with timed(metrics, "update_critic"):
+            metrics |= update_critic(
+                state.critic, state.critic_optimizer, batch, cfg.critic, micro, mini_rows,
+                state.update_generator,
+            )
+    with timed(metrics, "update_actor"):
+        metrics |= update_actor(
+            state.actor, state.optimizer, batch, cfg.actor, temperature, mini_rows,
+            norm_constant, state.update_generator,
+        )
+    state.scheduler.step()
+    if state.critic_scheduler is not None:
+        state.critic_scheduler.step()
+    with timed(metrics, "update_weights"):
+        state.engine.update_weights(state.actor_state_for_engine())
+        state.engine.wake()
+
+    metrics |= rollout_metrics(samples, cfg.rollout.max_new_tokens)
+    metrics |= tensor_stats("critic/advantages", batch.advantages, batch.response_mask)
+    metrics |= tensor_stats("critic/returns", batch.returns, batch.response_mask)
+    metrics |= tensor_stats("critic/rewards", batch.token_rewards.sum(-1))
+    if batch.values is not None:
+        metrics |= tensor_stats("critic/values", batch.values, batch.response_mask)
+    elapsed = time.perf_counter() - started
+    metrics["timing_s/step"] = elapsed
+    tokens = float(batch.attention_mask.sum())
+    response_tokens = float(batch.response_mask.sum())
+    metrics["perf/total_num_tokens"] = tokens
+    metrics["perf/time_per_step"] = elapsed
+    metrics["perf/throughput"] = tokens / elapsed
+    metrics["perf/response_tokens_per_s"] = response_tokens / elapsed
+    metrics |= state.perf_metrics(tokens, elapsed)
+    first_token_adv = batch.advantages[:, 0].tolist()
+    return StepResult(metrics=metrics, samples=samples, advantages=first_token_adv)

@@ -1,0 +1,181 @@
+"""PPO-style updates of the actor and the critic over one rollout batch.
+
+Mini-batches are optimizer steps; micro-batches accumulate gradients. Each
+micro-batch's loss is weighted by its share of the mini-batch's tokens (token
+modes) or sequences (sequence modes), so the accumulated gradient equals the
+gradient of the whole mini-batch's loss exactly, whatever the micro size. The
+same weighting with global counts makes N data-parallel workers match one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+
+import torch
+from torch import Tensor, nn
+
+from trainer.algorithms.aggregation import aggregate_loss
+from trainer.algorithms.kl import kl_penalty
+from trainer.algorithms.policy_loss import POLICY_LOSSES, PolicyLossInputs
+from trainer.algorithms.value import value_loss
+from trainer.batch import RolloutBatch
+from trainer.config.schema import ActorConfig, CriticConfig, LossAggMode
+from trainer.logprobs import response_token_stats
+
+# Sums of (metric * weight) and of weights, turned into means at the end.
+MetricSums = dict[str, list[float]]
+Reduce = Callable[[Tensor], Tensor]  # all-reduce (sum) across workers; identity alone
+
+
+def _identity(t: Tensor) -> Tensor:
+    return t
+
+
+def micro_weight(mask: Tensor, mini_mask_total: Tensor, mini_rows: Tensor, mode: str) -> Tensor:
+    """Share of a micro-batch in its mini-batch's loss under the aggregation mode."""
+    if mode == "token-mean":
+        return mask.sum() / mini_mask_total.clamp(min=1)
+    return mask.new_tensor(float(mask.shape[0])) / mini_rows
+
+
+def iterate_minibatches(
+    batch_size: int, mini_batch_size: int, epochs: int, generator: torch.Generator
+) -> Iterator[Tensor]:
+    """Row indices of each mini-batch; rows are shuffled every epoch (seeded)."""
+    for _ in range(epochs):
+        order = torch.randperm(batch_size, generator=generator)
+        for start in range(0, batch_size, mini_batch_size):
+            yield order[start : start + mini_batch_size]
+
+
+def _add(sums: MetricSums, key: str, value: float, weight: float = 1.0) -> None:
+    entry = sums.setdefault(key, [0.0, 0.0])
+    entry[0] += value * weight
+    entry[1] += weight
+
+
+def _means(sums: MetricSums) -> dict[str, float]:
+    return {k: (v[0] / v[1] if v[1] else 0.0) for k, v in sums.items()}
+
+
+def update_actor(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: RolloutBatch,
+    cfg: ActorConfig,
+    temperature: float,
+    mini_batch_rows: int,
+    norm_constant: float,
+    generator: torch.Generator,
+    reduce: Reduce = _identity,
+) -> dict[str, float]:
+    """One PPO pass (cfg.ppo_epochs x mini-batches) over the batch; returns actor/* means."""
+    assert batch.advantages is not None
+    loss_fn = POLICY_LOSSES[cfg.policy_loss]
+    need_entropy = True  # always reported; the bonus uses it when entropy_coeff > 0
+    sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
+    model.train()
+    for rows in iterate_minibatches(batch.size, mini_batch_rows, cfg.ppo_epochs, generator):
+        mini = batch.select(rows)
+        mask_total = reduce(mini.response_mask.sum())
+        row_total = reduce(mini.response_mask.new_tensor(float(mini.size)))
+        optimizer.zero_grad(set_to_none=True)
+        for start in range(0, mini.size, cfg.micro_batch_size):
+            micro = mini.select(slice(start, start + cfg.micro_batch_size))
+            stats = response_token_stats(model, micro, temperature, need_entropy)
+            # One optimizer step per batch makes the rollout policy the current one:
+            # old log-probs are then this forward's values (ratio 1), no extra pass.
+            old = micro.old_logprobs if micro.old_logprobs is not None else stats.logprobs
+            pg = loss_fn(
+                PolicyLossInputs(
+                    logprobs=stats.logprobs,
+                    old_logprobs=old.detach(),
+                    advantages=micro.advantages,  # type: ignore[arg-type]
+                    response_mask=micro.response_mask,
+                    clip_ratio_low=cfg.clip_ratio_low,
+                    clip_ratio_high=cfg.clip_ratio_high,
+                    clip_ratio_c=cfg.clip_ratio_c,
+                    loss_agg_mode=cfg.loss_agg_mode,
+                    norm_constant=norm_constant,
+                )
+            )
+            loss = pg.loss
+            assert stats.entropy is not None
+            entropy = aggregate_loss(stats.entropy, micro.response_mask, cfg.loss_agg_mode,
+                                     norm_constant)
+            if cfg.entropy_coeff > 0:
+                loss = loss - cfg.entropy_coeff * entropy
+            if cfg.use_kl_loss:
+                assert micro.ref_logprobs is not None, "use_kl_loss needs reference log-probs"
+                kl = kl_penalty(stats.logprobs, micro.ref_logprobs, cfg.kl_loss_type)
+                kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode,
+                                         norm_constant)
+                loss = loss + cfg.kl_loss_coef * kl_loss
+                _add(sums, "actor/kl_loss", float(kl_loss))
+            weight = micro_weight(micro.response_mask, mask_total, row_total, cfg.loss_agg_mode)
+            (loss * weight).backward()
+            w = float(weight)
+            _add(sums, "actor/pg_loss", float(pg.loss), w)
+            _add(sums, "actor/pg_clipfrac", float(pg.clipfrac), w)
+            _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
+            _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
+            _add(sums, "actor/entropy", float(entropy), w)
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
+        if torch.isfinite(grad_norm):
+            optimizer.step()
+        _add(sums, "actor/grad_norm", float(grad_norm))
+    metrics = _means(sums)
+    metrics["actor/lr"] = optimizer.param_groups[0]["lr"]
+    return metrics
+
+
+def update_critic(
+    critic: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: RolloutBatch,
+    cfg: CriticConfig,
+    micro_batch_size: int,
+    mini_batch_rows: int,
+    generator: torch.Generator,
+    reduce: Reduce = _identity,
+) -> dict[str, float]:
+    """Clipped value regression towards the GAE returns."""
+    assert batch.values is not None and batch.returns is not None
+    sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
+    mode: LossAggMode = cfg.loss_agg_mode
+    critic.train()
+    for rows in iterate_minibatches(batch.size, mini_batch_rows, cfg.ppo_epochs, generator):
+        mini = batch.select(rows)
+        mask_total = reduce(mini.response_mask.sum())
+        row_total = reduce(mini.response_mask.new_tensor(float(mini.size)))
+        optimizer.zero_grad(set_to_none=True)
+        for start in range(0, mini.size, micro_batch_size):
+            micro = mini.select(slice(start, start + micro_batch_size))
+            vpreds = critic_values(critic, micro)
+            loss, clipfrac = value_loss(
+                vpreds, micro.values, micro.returns, micro.response_mask,  # type: ignore[arg-type]
+                cfg.cliprange_value, mode,
+            )
+            weight = micro_weight(micro.response_mask, mask_total, row_total, mode)
+            (loss * weight).backward()
+            _add(sums, "critic/vf_loss", float(loss), float(weight))
+            _add(sums, "critic/vf_clipfrac", float(clipfrac), float(weight))
+        grad_norm = torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.optim.grad_clip)
+        if torch.isfinite(grad_norm):
+            optimizer.step()
+        _add(sums, "critic/grad_norm", float(grad_norm))
+    metrics = _means(sums)
+    metrics["critic/lr"] = optimizer.param_groups[0]["lr"]
+    return metrics
+
+
+def critic_values(critic: nn.Module, batch: RolloutBatch) -> Tensor:
+    """Value of the state before each response token: (B, R)."""
+    values = critic(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=batch.position_ids,
+    )  # (B, P+R)
+    width_r = batch.response_width
+    return values[:, -width_r - 1 : -1] * batch.response_mask
