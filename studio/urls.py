@@ -1,9 +1,9 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from studio.core.views import HealthView
-from studio.frontend import index
+from studio.frontend import SPA_PATH_PATTERN, index
 
 urlpatterns = [
     path("api/health", HealthView.as_view(), name="health"),
@@ -11,5 +11,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
     path("admin/", admin.site.urls),
-    path("", index, name="index"),
+    re_path(SPA_PATH_PATTERN, index, name="index"),
 ]

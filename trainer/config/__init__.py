@@ -6,6 +6,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from trainer.config.overrides import (
     ConfigError,
     build_config,
@@ -29,10 +31,8 @@ __all__ = [
 ]
 
 
-def schema_paths(model: type = RunConfig, prefix: str = "") -> set[str]:
+def schema_paths(model: type[BaseModel] = RunConfig, prefix: str = "") -> set[str]:
     """Every dotted leaf path of the schema, e.g. 'actor.optim.lr'."""
-    from pydantic import BaseModel
-
     paths: set[str] = set()
     for name, field in model.model_fields.items():
         annotation = field.annotation

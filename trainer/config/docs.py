@@ -72,8 +72,10 @@ def render_config_docs() -> str:
         assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
         _section(annotation, f"{name}.", out)
     out.append("\n## Presets\n")
-    out.append("A preset is a named partial config applied before your file and overrides "
-               "(`--preset NAME`).\n")
+    out.append(
+        "A preset is a named partial config applied before your file and overrides "
+        "(`--preset NAME`).\n"
+    )
     for name, tree in sorted(PRESETS.items()):
         out.append(f"- `{name}`: `{json.dumps(tree)}`")
     out.append("\n## verl overrides understood\n")
@@ -81,6 +83,8 @@ def render_config_docs() -> str:
     out.append("|---|---|")
     for verl_key, ours in sorted(VERL_KEY_MAP.items()):
         out.append(f"| `{verl_key}` | {f'`{ours}`' if ours else '(accepted, no effect)'} |")
-    out.append("| `actor_rollout_ref.actor.clip_ratio` | `actor.clip_ratio_low` and "
-               "`actor.clip_ratio_high` |")
+    out.append(
+        "| `actor_rollout_ref.actor.clip_ratio` | `actor.clip_ratio_low` and "
+        "`actor.clip_ratio_high` |"
+    )
     return "\n".join(out) + "\n"

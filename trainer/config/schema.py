@@ -108,8 +108,9 @@ class KLControlConfig(Section):
 
 class DynamicSamplingConfig(Section):
     enabled: bool = Field(
-        False, description="DAPO: drop prompt groups whose rewards are all equal and "
-        "keep generating until the batch holds `data.train_batch_size` prompts."
+        False,
+        description="DAPO: drop prompt groups whose rewards are all equal and "
+        "keep generating until the batch holds `data.train_batch_size` prompts.",
     )
     max_gen_batches: int = Field(
         4, ge=1, description="Give up filling the batch after this many generation rounds."
@@ -170,9 +171,7 @@ class ActorConfig(Section):
     clip_ratio_high: float = Field(
         0.2, ge=0.0, description="PPO clip above 1 (epsilon_high; DAPO clip-higher uses 0.28)."
     )
-    clip_ratio_c: float = Field(
-        3.0, gt=1.0, description="Dual-clip bound for negative advantages."
-    )
+    clip_ratio_c: float = Field(3.0, gt=1.0, description="Dual-clip bound for negative advantages.")
     loss_agg_mode: LossAggMode = Field("token-mean", description="How token losses aggregate.")
     entropy_coeff: float = Field(0.0, ge=0.0, description="Entropy bonus coefficient.")
     use_kl_loss: bool = Field(False, description="Add coef * KL(policy || ref) to the loss.")

@@ -1,0 +1,23 @@
+import "./styles/global.css";
+
+import { QueryClientProvider } from "@tanstack/react-query";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { createBrowserRouter, RouterProvider } from "react-router";
+
+import { createQueryClient } from "./app/queryClient";
+import { routes } from "./app/routes";
+
+const root = document.getElementById("root");
+if (!root) throw new Error("index.html has no #root element");
+
+const router = createBrowserRouter(routes);
+const queryClient = createQueryClient();
+
+createRoot(root).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>
+  </StrictMode>,
+);

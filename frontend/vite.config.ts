@@ -1,0 +1,30 @@
+/// <reference types="vitest/config" />
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+// The Django dev server (`manage.py runserver`, port 8000 by default) answers
+// /api and /admin; `npm run dev` proxies to it so the app runs same-origin.
+const backend = process.env.STUDIO_BACKEND_URL ?? "http://127.0.0.1:8000";
+
+export default defineConfig({
+  plugins: [react()],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    sourcemap: false,
+  },
+  server: {
+    proxy: {
+      "/api": backend,
+      "/admin": backend,
+      "/static": backend,
+    },
+  },
+  test: {
+    environment: "jsdom",
+    globals: true,
+    setupFiles: ["./src/test/setup.ts"],
+    restoreMocks: true,
+    unstubGlobals: true,
+  },
+});
