@@ -25,10 +25,13 @@ if ENV not in ("development", "production"):
     )
 PRODUCTION = ENV == "production"
 
-# Ports of the embedded stack, also used by `rlstudio up` (see studio/cli/services.py).
+# Ports of the embedded stack, also used by `rlstudio up`
+# (see studio/cli/services.py and docs/operations.md).
 EMBEDDED_POSTGRES_PORT = int(os.environ.get("RLSTUDIO_POSTGRES_PORT", "54329"))
 EMBEDDED_REDIS_PORT = int(os.environ.get("RLSTUDIO_REDIS_PORT", "63799"))
 EMBEDDED_RAY_DASHBOARD_PORT = int(os.environ.get("RLSTUDIO_RAY_DASHBOARD_PORT", "8265"))
+# Ray head GCS port; `rlstudio up` also uses the next 7 ports for the head's other servers.
+EMBEDDED_RAY_PORT = int(os.environ.get("RLSTUDIO_RAY_PORT", "63800"))
 
 
 def _required(name: str) -> str:
@@ -80,7 +83,13 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "django_filters",
+    "django.contrib.postgres",
     "studio.core.apps.CoreConfig",
+    "studio.projects.apps.ProjectsConfig",
+    "studio.datasets.apps.DatasetsConfig",
+    "studio.rewards.apps.RewardsConfig",
+    "studio.runs.apps.RunsConfig",
+    "studio.telemetry.apps.TelemetryConfig",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,63 @@
+"""Datasets with immutable versions; each version is one normalised parquet file."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from studio.projects.models import Project
+
+
+class Dataset(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="datasets")
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="dataset_name_per_project")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DataFormat(models.TextChoices):
+    VERL = "verl", "verl parquet/JSONL"
+    PROMPT_ANSWER = "prompt_answer", "prompt + answer columns"
+
+
+class DatasetVersion(models.Model):
+    """Never changed after creation: runs pin a version, labels export a new one."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    file = models.FileField(upload_to="datasets/%Y/%m/", max_length=300)
+    source_format = models.CharField(max_length=16)  # parquet | jsonl | csv, as uploaded
+    data_format = models.CharField(max_length=16, choices=DataFormat.choices)
+    column_mapping = models.JSONField(default=dict, blank=True)
+    size_bytes = models.BigIntegerField()
+    checksum = models.CharField(max_length=64)  # sha256 of the normalised parquet
+    row_count = models.PositiveIntegerField()
+    columns = models.JSONField(default=list)
+    stats = models.JSONField(default=dict)  # prompt length histogram, data sources, splits
+    message = models.CharField(max_length=300, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["dataset", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "number"], name="dataset_version_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.name} v{self.number}"

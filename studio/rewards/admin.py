@@ -1,0 +1,17 @@
+from django.contrib import admin
+
+from studio.rewards.models import RewardFunction, RewardVersion
+
+
+class RewardVersionInline(admin.TabularInline):
+    model = RewardVersion
+    extra = 0
+    fields = ("number", "entrypoint", "code_hash", "message", "author", "created_at")
+    readonly_fields = fields
+
+
+@admin.register(RewardFunction)
+class RewardFunctionAdmin(admin.ModelAdmin):
+    list_display = ["name", "project", "created_by", "created_at"]
+    search_fields = ["name"]
+    inlines = [RewardVersionInline]

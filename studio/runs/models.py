@@ -1,0 +1,111 @@
+"""Runs, their attempts and status history, and the trainer's per-run ingest tokens."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from studio.datasets.models import DatasetVersion
+from studio.projects.models import Project
+from studio.rewards.models import RewardVersion
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    STARTING = "starting", "Starting"
+    RUNNING = "running", "Running"
+    CANCELLING = "cancelling", "Cancelling"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class Run(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=200)
+    config = models.JSONField()  # a validated trainer.config.RunConfig, dumped as JSON
+    preset = models.CharField(max_length=64, blank=True)
+    dataset_version = models.ForeignKey(
+        DatasetVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    reward_version = models.ForeignKey(
+        RewardVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    status = models.CharField(
+        max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    status_reason = models.TextField(blank=True)
+    priority = models.IntegerField(default=0)  # higher starts first; ties by age
+    resources = models.JSONField(default=dict)  # {"cpus": .., "gpus": .., "memory_gb": ..}
+    tags = models.JSONField(default=list, blank=True)
+    notes = models.TextField(blank=True)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="clones"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)  # the trainer's last error lines
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "-priority", "created_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatusChange(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="status_history")
+    from_status = models.CharField(max_length=16, choices=RunStatus.choices, blank=True)
+    to_status = models.CharField(max_length=16, choices=RunStatus.choices)
+    reason = models.TextField(blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "at", "id"]
+
+
+class RunAttempt(models.Model):
+    """One submission of a run to Ray; a resume is a new attempt."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField()
+    submission_id = models.CharField(max_length=100, unique=True)  # Ray job submission id
+    resume_from_step = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    ray_status = models.CharField(max_length=32, blank=True)
+    exit_message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="attempt_number_per_run")
+        ]
+
+
+class IngestToken(models.Model):
+    """Lets one trainer attempt write telemetry for its own run, until the run ends."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="ingest_tokens")
+    attempt = models.ForeignKey(RunAttempt, on_delete=models.CASCADE, related_name="+")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    revoked_at = models.DateTimeField(null=True, blank=True)

@@ -1,0 +1,20 @@
+from django.contrib import admin
+
+from studio.telemetry.models import Checkpoint, LogLine, MetricPoint, RolloutSample, SampleLabel
+
+
+@admin.register(MetricPoint)
+class MetricPointAdmin(admin.ModelAdmin):
+    list_display = ["run", "attempt", "step", "key", "value"]
+    list_filter = ["key"]
+
+
+@admin.register(RolloutSample)
+class RolloutSampleAdmin(admin.ModelAdmin):
+    list_display = ["run", "step", "group_id", "data_source", "score", "response_length"]
+    search_fields = ["prompt", "response"]
+
+
+admin.site.register(SampleLabel)
+admin.site.register(LogLine)
+admin.site.register(Checkpoint)

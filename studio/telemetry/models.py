@@ -1,0 +1,118 @@
+"""What a run reports: metric points, rollout samples (+ labels), logs, checkpoints.
+
+Every trainer record carries (run, attempt, seq); uniqueness on that key makes
+ingest an idempotent upsert, so a retried upload never duplicates anything.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.utils import timezone
+
+from studio.rewards.models import RewardVersion
+from studio.runs.models import Run
+
+
+class MetricPoint(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_points")
+    attempt = models.PositiveIntegerField()
+    seq = models.BigIntegerField()  # the trainer record that carried this point
+    step = models.IntegerField()
+    key = models.CharField(max_length=200)
+    value = models.FloatField()
+    superseded = models.BooleanField(default=False)  # past the step a later attempt resumed at
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "attempt", "seq", "key"], name="metric_point_once"
+            )
+        ]
+        indexes = [models.Index(fields=["run", "key", "step"])]
+
+
+class RolloutSample(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
+    attempt = models.PositiveIntegerField()
+    seq = models.BigIntegerField()
+    position = models.PositiveIntegerField()  # index of the sample inside its record
+    step = models.IntegerField()
+    split = models.CharField(max_length=8, default="train")
+    group_id = models.CharField(max_length=100)
+    data_source = models.CharField(max_length=100)
+    prompt = models.TextField()
+    response = models.TextField()
+    ground_truth = models.TextField(blank=True)
+    score = models.FloatField()
+    components = models.JSONField(default=dict)
+    advantage = models.FloatField(default=0.0)
+    prompt_length = models.PositiveIntegerField(default=0)
+    response_length = models.PositiveIntegerField(default=0)
+    finish_reason = models.CharField(max_length=16, blank=True)
+    error = models.TextField(blank=True)
+    reward_version = models.ForeignKey(
+        RewardVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    token_data = models.JSONField(null=True, blank=True)
+    search = SearchVectorField(null=True)
+    superseded = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "attempt", "seq", "position"], name="sample_once"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["run", "step", "id"]),
+            models.Index(fields=["run", "group_id", "step"]),
+            GinIndex(fields=["search"], name="sample_search"),
+        ]
+
+
+class SampleLabel(models.Model):
+    sample = models.ForeignKey(RolloutSample, on_delete=models.CASCADE, related_name="labels")
+    label = models.CharField(max_length=64)  # e.g. "reward-hacking", "good", "bad-format"
+    note = models.TextField(blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sample", "label", "author"], name="label_once_per_author"
+            )
+        ]
+
+
+class LogLine(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="log_lines")
+    attempt = models.PositiveIntegerField()
+    seq = models.BigIntegerField()
+    level = models.CharField(max_length=16)
+    message = models.TextField()
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "attempt", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "attempt", "seq"], name="log_line_once")
+        ]
+
+
+class Checkpoint(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
+    attempt = models.PositiveIntegerField()
+    step = models.PositiveIntegerField()
+    uri = models.CharField(max_length=500)  # local path or fsspec URL
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "step"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "attempt", "step"], name="checkpoint_once")
+        ]

@@ -1,0 +1,49 @@
+"""Shared helpers of the reward tests: sandbox processes and a one-line request maker."""
+
+from __future__ import annotations
+
+import time
+
+import psutil
+import pytest
+
+from trainer.rewards import RewardRequest
+from trainer.rewards.sandbox import SandboxLimits
+
+SANDBOX_UID = SandboxLimits().uid
+
+
+def request(
+    solution: str, ground_truth: object = None, data_source: str = "test", **extra_info: object
+) -> RewardRequest:
+    return RewardRequest(
+        data_source=data_source,
+        solution_str=solution,
+        ground_truth=ground_truth,
+        extra_info=dict(extra_info),
+    )
+
+
+def sandbox_processes() -> list[psutil.Process]:
+    """Processes running as the sandbox uid (none may outlive a call)."""
+    found = []
+    for proc in psutil.process_iter(["uids"]):
+        uids = proc.info["uids"]
+        if uids is not None and SANDBOX_UID in (uids.real, uids.effective):
+            found.append(proc)
+    return found
+
+
+def wait_for_no_sandbox_processes(timeout_s: float = 3.0) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout_s
+    left = sandbox_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = sandbox_processes()
+    return left
+
+
+@pytest.fixture
+def no_leftover_processes():
+    yield
+    assert wait_for_no_sandbox_processes() == []

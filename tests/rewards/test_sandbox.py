@@ -1,0 +1,270 @@
+"""The sandbox pool on well-behaved code: verl-style modules, components, batch form,
+output capture, restarts, isolation reporting, and `make_scorer`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from tests.rewards.conftest import request
+from trainer.config.schema import RewardConfig
+from trainer.rewards import (
+    InProcessScorer,
+    RewardCodeError,
+    SandboxLimits,
+    SandboxPool,
+    SandboxUnavailableError,
+    builtin_source,
+    isolation_report,
+    make_scorer,
+)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+
+LIMITS = SandboxLimits(timeout_s=2.0)
+
+# verl's gsm8k reward module, unchanged apart from the entry point verl's default
+# dispatcher would provide (verl/utils/reward_score/gsm8k.py).
+VERL_GSM8K = r"""
+import re
+
+_SOLUTION_CLIP_CHARS = 300
+
+
+def extract_solution(solution_str, method="strict"):
+    assert method in ["strict", "flexible"]
+    if len(solution_str) > _SOLUTION_CLIP_CHARS:
+        solution_str = solution_str[-_SOLUTION_CLIP_CHARS:]
+    if method == "strict":
+        solutions = re.findall("#### (\\-?[0-9\\.\\,]+)", solution_str)
+        if len(solutions) == 0:
+            final_answer = None
+        else:
+            final_answer = solutions[-1].replace(",", "").replace("$", "")
+    elif method == "flexible":
+        answer = re.findall("(\\-?[0-9\\.\\,]+)", solution_str)
+        final_answer = None
+        if len(answer) == 0:
+            pass
+        else:
+            invalid_str = ["", "."]
+            for final_answer in reversed(answer):
+                if final_answer not in invalid_str:
+                    break
+    return final_answer
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, method="strict",
+                  format_score=0.0, score=1.0):
+    answer = extract_solution(solution_str=solution_str, method=method)
+    if answer is None:
+        return 0
+    else:
+        if answer == ground_truth:
+            return score
+        else:
+            return format_score
+"""
+
+
+def test_a_verl_gsm8k_module_works_unchanged_from_a_code_string():
+    with SandboxPool(VERL_GSM8K, limits=LIMITS) as pool:
+        results = pool.score_batch(
+            [
+                request("so the answer is #### 72", "72", data_source="openai/gsm8k"),
+                request("#### 1,234", "1234"),
+                request("I think 72", "72"),
+                request("#### 71", "72"),
+            ]
+        )
+    assert [(r.score, r.error) for r in results] == [(1.0, ""), (1.0, ""), (0.0, ""), (0.0, "")]
+    assert all(r.elapsed_ms > 0 for r in results)
+
+
+def test_dict_returns_report_each_component():
+    code = """
+def compute_score(data_source, solution_str, ground_truth, extra_info):
+    correct = float(solution_str == ground_truth)
+    return {"score": correct - 0.01 * len(solution_str), "accuracy": correct, "short": True}
+"""
+    with SandboxPool(code, limits=LIMITS) as pool:
+        (result,) = pool.score_batch([request("12", "12")])
+    assert result.error == ""
+    assert result.score == pytest.approx(0.98)
+    assert result.components == {"accuracy": 1.0, "short": 1.0}
+
+
+def test_the_batch_form_is_detected_and_called_once_per_chunk():
+    code = """
+import os
+
+def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos):
+    print("batch of", len(solution_strs), "pid", os.getpid())
+    return [{"score": float(s == g), "batch_size": len(solution_strs)}
+            for s, g in zip(solution_strs, ground_truths)]
+"""
+    limits = SandboxLimits(timeout_s=2.0, chunk_size=4)
+    with SandboxPool(code, workers=2, limits=limits) as pool:
+        assert pool.batch
+        results = pool.score_batch([request(str(i), str(i % 2)) for i in range(10)])
+    assert [r.score for r in results] == [1.0, 1.0] + [0.0] * 8
+    assert all(r.error == "" for r in results)
+    assert {r.components["batch_size"] for r in results} <= {4.0, 2.0}
+    assert sum("batch of" in r.output for r in results) == 3  # one output per chunk
+
+
+def test_a_batch_form_returning_the_wrong_length_fails_every_request():
+    code = """
+def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos):
+    return [1.0]
+"""
+    with SandboxPool(code, limits=LIMITS) as pool:
+        results = pool.score_batch([request("a"), request("b")])
+    assert [r.score for r in results] == [0.0, 0.0]
+    assert all("returned 1 values for 2 requests" in r.error for r in results)
+
+
+def test_exceptions_name_the_user_line_and_keep_the_traceback_in_the_output():
+    code = """
+def compute_score(data_source, solution_str, ground_truth, extra_info):
+    print("scoring", solution_str)
+    return 1.0 / int(solution_str)
+"""
+    with SandboxPool(code, limits=LIMITS) as pool:
+        ok, bad = pool.score_batch([request("4"), request("0")])
+    assert (ok.score, ok.error, ok.output) == (0.25, "", "scoring 4\n")
+    assert bad.error == "exception: ZeroDivisionError: float division by zero (line 4)"
+    assert "return 1.0 / int(solution_str)" in bad.output  # the source line is shown
+
+
+def test_extra_info_and_structured_ground_truth_arrive_intact():
+    code = """
+def compute_score(data_source, solution_str, ground_truth, extra_info):
+    assert data_source == "countdown"
+    assert ground_truth == {"target": 10, "numbers": [2, 5]}
+    assert extra_info == {"split": "train", "index": 3}
+    return 1.0
+"""
+    with SandboxPool(code, limits=LIMITS) as pool:
+        (result,) = pool.score_batch(
+            [
+                request(
+                    "x",
+                    {"target": 10, "numbers": (2, 5)},
+                    data_source="countdown",
+                    split="train",
+                    index=3,
+                )
+            ]
+        )
+    assert (result.score, result.error) == (1.0, "")
+
+
+def test_a_request_that_cannot_be_sent_becomes_an_error_not_a_crash():
+    with SandboxPool(VERL_GSM8K, limits=LIMITS) as pool:
+        bad, good = pool.score_batch([request("#### 1", object()), request("#### 1", "1")])
+    assert bad.error.startswith("request cannot be sent to the sandbox")
+    assert (good.score, good.error) == (1.0, "")
+
+
+def test_a_killed_zygote_is_restarted_and_the_pool_keeps_serving():
+    with SandboxPool(VERL_GSM8K, workers=2, limits=LIMITS) as pool:
+        before = list(pool.worker_pids)
+        os.kill(before[0], signal.SIGKILL)
+        time.sleep(0.1)
+        results = pool.score_batch([request("#### 5", "5") for _ in range(6)])
+        assert all(r.score == 1.0 for r in results if not r.error)
+        assert sum(bool(r.error) for r in results) <= 1  # at most the chunk in flight
+        results = pool.score_batch([request("#### 5", "5") for _ in range(6)])
+        assert [(r.score, r.error) for r in results] == [(1.0, "")] * 6
+        assert pool.restarts >= 1
+        assert pool.worker_pids[0] != before[0]
+
+
+def test_code_that_fails_to_load_is_reported_as_a_code_error():
+    code = (
+        "import no_such_module_here\n"
+        "def compute_score(data_source, solution_str, ground_truth, extra_info):\n"
+        "    return 1.0\n"
+    )
+    with pytest.raises(RewardCodeError, match="ModuleNotFoundError"):
+        SandboxPool(code, limits=LIMITS)
+    with pytest.raises(RewardCodeError, match="no parameter named 'extra_info'"):
+        SandboxPool(
+            "def compute_score(data_source, solution_str, ground_truth):\n    return 1.0\n",
+            limits=LIMITS,
+        )
+
+
+def test_every_protection_is_active_on_this_host():
+    report = isolation_report()
+    assert report == dict.fromkeys(report, True)
+    assert {
+        "unprivileged_uid",
+        "network_namespace",
+        "pid_namespace",
+        "landlock_filesystem",
+        "seccomp",
+        "rlimits",
+    } <= set(report)
+
+
+def test_full_isolation_mode_starts_here():
+    with SandboxPool(VERL_GSM8K, limits=LIMITS, require_full_isolation=True) as pool:
+        assert all(pool.isolation.values())
+
+
+def test_full_isolation_mode_refuses_to_start_without_a_protection():
+    # Running calls as root (uid 0) leaves the unprivileged-uid protection off.
+    as_root = SandboxLimits(timeout_s=2.0, uid=0, gid=0)
+    with pytest.raises(SandboxUnavailableError, match="unavailable on this host: unprivileged_uid"):
+        SandboxPool(VERL_GSM8K, limits=as_root, require_full_isolation=True)
+    with SandboxPool(VERL_GSM8K, limits=as_root) as pool:  # allowed, and reported
+        assert pool.isolation["unprivileged_uid"] is False
+        assert pool.isolation["landlock_filesystem"] is True
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "sandbox"])
+def test_make_scorer_runs_the_arith_builtin(executor):
+    scorer = make_scorer(RewardConfig(function="arith", executor=executor))
+    try:
+        results = scorer.score_batch([request("12", "12"), request("13 apples", "12")])
+    finally:
+        scorer.close()
+    assert [(r.score, r.error) for r in results] == [(1.0, ""), (0.0, "")]
+    assert isinstance(scorer, InProcessScorer if executor == "inprocess" else SandboxPool)
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "sandbox"])
+def test_make_scorer_loads_a_custom_file(tmp_path, executor):
+    path = tmp_path / "my_reward.py"
+    path.write_text(VERL_GSM8K.replace("def compute_score(", "def my_score("))
+    cfg = RewardConfig(
+        function="custom", custom_path=str(path), custom_name="my_score", executor=executor
+    )
+    scorer = make_scorer(cfg, workers=1)
+    try:
+        (result,) = scorer.score_batch([request("#### 3", "3")])
+    finally:
+        scorer.close()
+    assert (result.score, result.error) == (1.0, "")
+
+
+def test_make_scorer_names_the_choices_for_an_unknown_builtin():
+    with pytest.raises(RewardCodeError, match="not a built-in; choose one of exact_match"):
+        make_scorer(RewardConfig(function="gsm9k"))
+
+
+def test_builtin_templates_run_unchanged_in_the_sandbox():
+    with SandboxPool(builtin_source("countdown"), limits=LIMITS) as pool:
+        results = pool.score_batch(
+            [
+                request("<answer>(3 + 5) * 2</answer>", {"target": 16, "numbers": [2, 3, 5]}),
+                request("<answer>3 + 3</answer>", {"target": 6, "numbers": [2, 3, 5]}),
+                request("no tags", {"target": 6, "numbers": [2, 3, 5]}),
+            ]
+        )
+    assert [r.score for r in results] == [1.0, 0.1, 0.0]

@@ -1,0 +1,108 @@
+"""The reward function contract: requests, results, and what a user function may return.
+
+A reward function has verl's signature
+``compute_score(data_source, solution_str, ground_truth, extra_info, **kw)`` and returns
+a finite number, or a dict with a finite ``"score"`` plus other finite numeric
+components (charted separately). Anything else becomes an error result with a reason
+and score 0.0, so one bad sample never crashes a run; the run fails instead when a
+batch's error rate exceeds ``reward.max_error_rate``.
+
+This module is imported by the studio and by sandboxed children: stdlib only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from trainer.rewards.errors import InvalidReturn
+from trainer.rewards.values import (
+    MAX_COMPONENTS,
+    as_finite_float,
+    parse_return,
+    validate_wire,
+)
+
+__all__ = [
+    "MAX_COMPONENTS",
+    "InvalidReturn",
+    "RewardRequest",
+    "RewardResult",
+    "RewardScorer",
+    "as_finite_float",
+    "error_rate",
+    "error_result",
+    "normalise",
+    "result_from_wire",
+    "result_to_wire",
+]
+
+
+@dataclass(frozen=True)
+class RewardRequest:
+    """One response to score: the arguments of verl's ``compute_score``."""
+
+    data_source: str
+    solution_str: str
+    ground_truth: Any
+    extra_info: dict[str, Any]
+
+
+@dataclass
+class RewardResult:
+    """The outcome of one reward call.
+
+    ``error`` is empty on success; otherwise it says why the call failed and ``score``
+    is 0.0. ``components`` holds the extra keys of a dict return (not ``score``).
+    ``output`` is what the function printed (sandbox only, capped).
+    """
+
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+    elapsed_ms: float = 0.0
+    output: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+class RewardScorer(Protocol):
+    """Scores a batch; one result per request, in order. Never raises for user errors."""
+
+    def score_batch(self, requests: list[RewardRequest]) -> list[RewardResult]: ...
+
+    def close(self) -> None: ...
+
+
+def error_result(reason: str, elapsed_ms: float = 0.0, output: str = "") -> RewardResult:
+    return RewardResult(
+        score=0.0, components={}, error=reason, elapsed_ms=elapsed_ms, output=output
+    )
+
+
+def error_rate(results: list[RewardResult]) -> float:
+    """Fraction of results that are errors (0.0 for an empty batch)."""
+    if not results:
+        return 0.0
+    return sum(1 for r in results if r.error) / len(results)
+
+
+def normalise(value: Any) -> RewardResult:
+    """Turn a user function's return value into a `RewardResult` (an error one if invalid)."""
+    try:
+        score, components = parse_return(value)
+    except InvalidReturn as exc:
+        return error_result(f"invalid return: {exc}")
+    return RewardResult(score=score, components=components)
+
+
+def result_to_wire(result: RewardResult) -> dict[str, Any]:
+    return {"score": result.score, "components": result.components, "error": result.error}
+
+
+def result_from_wire(obj: Any) -> RewardResult:
+    """Re-validate a result that crossed a process boundary (it may come from hostile code)."""
+    clean = validate_wire(obj)
+    return RewardResult(score=clean["score"], components=clean["components"], error=clean["error"])

@@ -1,0 +1,83 @@
+"""Finding the reward function in a module and checking it can be called as verl calls it.
+
+verl calls ``compute_score(data_source=..., solution_str=..., ground_truth=...,
+extra_info=...)`` by keyword, and the batch form ``compute_score_batch(data_sources=...,
+solution_strs=..., ground_truths=..., extra_infos=...)``. Checked from the code object,
+without `inspect` (the sandbox's zygote stays small; see `values`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trainer.rewards.errors import RewardCodeError
+
+SINGLE_ARGS = ("data_source", "solution_str", "ground_truth", "extra_info")
+BATCH_ARGS = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
+_CO_VARKEYWORDS, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x08, 0x80, 0x200
+
+
+def batch_name_for(function_name: str) -> str:
+    """The batch form looked for beside ``function_name`` (``compute_score_batch``)."""
+    return function_name if function_name.endswith("_batch") else f"{function_name}_batch"
+
+
+def find_reward(namespace: dict[str, Any], function_name: str) -> tuple[Any, Any]:
+    """(per-sample function or None, batch function or None) from an executed module."""
+    batch = batch_name_for(function_name)
+    fn = namespace.get(function_name) if function_name != batch else None
+    batch_fn = namespace.get(batch)
+    if fn is None and batch_fn is None:
+        raise RewardCodeError(f"the code defines no {function_name!r} after running it")
+    if fn is not None:
+        check_callable(fn, function_name, SINGLE_ARGS)
+    if batch_fn is not None:
+        check_callable(batch_fn, batch, BATCH_ARGS)
+    return fn, batch_fn
+
+
+def check_callable(fn: Any, name: str, args: tuple[str, ...]) -> None:
+    """Raise `RewardCodeError` unless ``fn(**{a: ... for a in args})`` binds."""
+    if not callable(fn):
+        raise RewardCodeError(f"{name!r} is a {type(fn).__name__}, not a function")
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return  # builtins, partials, callable objects: the call itself reports problems
+    if code.co_flags & (_CO_COROUTINE | _CO_ASYNC_GENERATOR):
+        raise RewardCodeError(f"{name!r} is `async def`; reward functions must be plain def")
+    positional = code.co_varnames[: code.co_argcount]
+    keyword_only = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    posonly = code.co_varnames[: code.co_posonlyargcount]
+    accepts_any = bool(code.co_flags & _CO_VARKEYWORDS)
+    defaults = len(getattr(fn, "__defaults__", None) or ())
+    kwdefaults = set(getattr(fn, "__kwdefaults__", None) or {})
+    call = f"{name}({', '.join(f'{a}=...' for a in args)})"
+    hint = "; verl passes these arguments by keyword (add **kwargs for extras)"
+    for arg in args:
+        if arg in posonly or (
+            arg not in positional and arg not in keyword_only and not accepts_any
+        ):
+            raise RewardCodeError(f"{call} fails: no parameter named {arg!r}{hint}")
+    required = [p for p in positional[: len(positional) - defaults] if p not in args]
+    required += [p for p in keyword_only if p not in kwdefaults and p not in args]
+    if required:
+        raise RewardCodeError(
+            f"{call} fails: parameter(s) {', '.join(required)} have no default{hint}"
+        )
+
+
+def describe_exception(exc: BaseException, filename: str = "<reward>") -> str:
+    """``ValueError: bad input (line 7)``: the traceback's last line plus the user's line."""
+    message = str(exc)
+    if len(message) > 500:
+        message = message[:500] + "..."
+    text = type(exc).__name__ + (f": {message}" if message else "")
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if isinstance(exc, SyntaxError) and exc.lineno and exc.filename == filename:
+        line = exc.lineno
+    return text + (f" (line {line})" if line else "")
