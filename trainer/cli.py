@@ -43,8 +43,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--model-dir", default="var/demo-model")
     demo.add_argument("--data-dir", default="var/demo-data")
-    demo.add_argument("--size", choices=["demo", "large"], default="demo",
-                      help="demo: hidden 256 x 4 layers; large: hidden 512 x 8 layers")
+    demo.add_argument(
+        "--size",
+        choices=["demo", "large"],
+        default="demo",
+        help="demo: hidden 256 x 4 layers; large: hidden 512 x 8 layers",
+    )
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--force", action="store_true", help="rebuild even if present")
 

@@ -22,10 +22,10 @@ from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.batch import RolloutBatch, build_batch
 from trainer.logprobs import compute_logprobs
 from trainer.metrics import rollout_metrics, tensor_stats
-from trainer.state import TrainingState
 from trainer.rewards.contract import error_rate
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
+from trainer.state import TrainingState
 from trainer.update import critic_values, update_actor, update_critic
 
 
@@ -157,8 +157,10 @@ def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> St
     if state.critic is not None:
         with timed(metrics, "values"), torch.no_grad():
             batch.values = torch.cat(
-                [critic_values(state.critic, batch.select(slice(i, i + micro)))
-                 for i in range(0, batch.size, micro)]
+                [
+                    critic_values(state.critic, batch.select(slice(i, i + micro)))
+                    for i in range(0, batch.size, micro)
+                ]
             )
 
     with timed(metrics, "adv"):
@@ -166,8 +168,12 @@ def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> St
         if cfg.algorithm.use_kl_in_reward:
             assert batch.old_logprobs is not None and batch.ref_logprobs is not None
             token_rewards, mean_kl = apply_kl_in_reward(
-                token_rewards, batch.old_logprobs, batch.ref_logprobs, batch.response_mask,
-                state.kl_ctrl.value, cfg.algorithm.kl_penalty,
+                token_rewards,
+                batch.old_logprobs,
+                batch.ref_logprobs,
+                batch.response_mask,
+                state.kl_ctrl.value,
+                cfg.algorithm.kl_penalty,
             )
             metrics["actor/reward_kl_penalty"] = mean_kl
             metrics["actor/reward_kl_penalty_coeff"] = state.kl_ctrl.value
@@ -190,13 +196,24 @@ def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> St
     if state.critic is not None and state.critic_optimizer is not None:
         with timed(metrics, "update_critic"):
             metrics |= update_critic(
-                state.critic, state.critic_optimizer, batch, cfg.critic, micro, mini_rows,
+                state.critic,
+                state.critic_optimizer,
+                batch,
+                cfg.critic,
+                micro,
+                mini_rows,
                 state.update_generator,
             )
     with timed(metrics, "update_actor"):
         metrics |= update_actor(
-            state.actor, state.optimizer, batch, cfg.actor, temperature, mini_rows,
-            norm_constant, state.update_generator,
+            state.actor,
+            state.optimizer,
+            batch,
+            cfg.actor,
+            temperature,
+            mini_rows,
+            norm_constant,
+            state.update_generator,
         )
     state.scheduler.step()
     if state.critic_scheduler is not None:

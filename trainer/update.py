@@ -102,15 +102,15 @@ def update_actor(
             )
             loss = pg.loss
             assert stats.entropy is not None
-            entropy = aggregate_loss(stats.entropy, micro.response_mask, cfg.loss_agg_mode,
-                                     norm_constant)
+            entropy = aggregate_loss(
+                stats.entropy, micro.response_mask, cfg.loss_agg_mode, norm_constant
+            )
             if cfg.entropy_coeff > 0:
                 loss = loss - cfg.entropy_coeff * entropy
             if cfg.use_kl_loss:
                 assert micro.ref_logprobs is not None, "use_kl_loss needs reference log-probs"
                 kl = kl_penalty(stats.logprobs, micro.ref_logprobs, cfg.kl_loss_type)
-                kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode,
-                                         norm_constant)
+                kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode, norm_constant)
                 loss = loss + cfg.kl_loss_coef * kl_loss
                 _add(sums, "actor/kl_loss", float(kl_loss))
             weight = micro_weight(micro.response_mask, mask_total, row_total, cfg.loss_agg_mode)
@@ -154,8 +154,12 @@ def update_critic(
             micro = mini.select(slice(start, start + micro_batch_size))
             vpreds = critic_values(critic, micro)
             loss, clipfrac = value_loss(
-                vpreds, micro.values, micro.returns, micro.response_mask,  # type: ignore[arg-type]
-                cfg.cliprange_value, mode,
+                vpreds,
+                micro.values,
+                micro.returns,
+                micro.response_mask,  # type: ignore[arg-type]
+                cfg.cliprange_value,
+                mode,
             )
             weight = micro_weight(micro.response_mask, mask_total, row_total, mode)
             (loss * weight).backward()

@@ -68,8 +68,13 @@ def test_grpo_raises_validation_reward_on_the_arith_task(demo_assets, tmp_path):
 
 def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
     cfg = demo_config(
-        demo_assets, tmp_path, "trainer.total_steps=2", "data.train_batch_size=4",
-        "actor.ppo_mini_batch_size=2", "trainer.val_before_train=false", preset="ppo-gae",
+        demo_assets,
+        tmp_path,
+        "trainer.total_steps=2",
+        "data.train_batch_size=4",
+        "actor.ppo_mini_batch_size=2",
+        "trainer.val_before_train=false",
+        preset="ppo-gae",
     )
     reporter = RecordingReporter()
     trainer = Trainer(cfg, reporter)
@@ -87,9 +92,15 @@ def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
 @pytest.mark.parametrize("preset", preset_names())
 def test_every_preset_runs_one_step(demo_assets, tmp_path, preset):
     cfg = demo_config(
-        demo_assets, tmp_path, "trainer.total_steps=1", "trainer.val_before_train=false",
-        "data.max_val_samples=4", "data.train_batch_size=2", "actor.ppo_mini_batch_size=2",
-        "rollout.max_new_tokens=8", preset=preset,
+        demo_assets,
+        tmp_path,
+        "trainer.total_steps=1",
+        "trainer.val_before_train=false",
+        "data.max_val_samples=4",
+        "data.train_batch_size=2",
+        "actor.ppo_mini_batch_size=2",
+        "rollout.max_new_tokens=8",
+        preset=preset,
     )
     if cfg.algorithm.overlong.enabled:
         cfg.algorithm.overlong.buffer_len = 2
@@ -103,17 +114,30 @@ def test_every_preset_runs_one_step(demo_assets, tmp_path, preset):
         assert _params_checksum(trainer) != before
 
 
-RESUME_KEYS = ("actor/pg_loss", "actor/grad_norm", "actor/entropy", "critic/score/mean",
-               "response_length/mean", "actor/ppo_kl")
+RESUME_KEYS = (
+    "actor/pg_loss",
+    "actor/grad_norm",
+    "actor/entropy",
+    "critic/score/mean",
+    "response_length/mean",
+    "actor/ppo_kl",
+)
 
 
 def _resume_config(demo_assets, tmp_path):
     # Two optimizer steps per batch so old log-probs, clipping and the update RNG all matter.
     return demo_config(
-        demo_assets, tmp_path, "trainer.total_steps=4", "checkpoint.save_every=2",
-        "data.train_batch_size=4", "actor.ppo_mini_batch_size=2", "rollout.n=4",
-        "trainer.val_before_train=false", "data.max_val_samples=4",
-        "algorithm.kl_ctrl.type=adaptive", "algorithm.use_kl_in_reward=true",
+        demo_assets,
+        tmp_path,
+        "trainer.total_steps=4",
+        "checkpoint.save_every=2",
+        "data.train_batch_size=4",
+        "actor.ppo_mini_batch_size=2",
+        "rollout.n=4",
+        "trainer.val_before_train=false",
+        "data.max_val_samples=4",
+        "algorithm.kl_ctrl.type=adaptive",
+        "algorithm.use_kl_in_reward=true",
     )
 
 
@@ -130,8 +154,10 @@ def test_resume_continues_exactly_like_an_uninterrupted_run(demo_assets, tmp_pat
     for step in (3, 4):
         for key in RESUME_KEYS:
             assert resumed.steps[step][key] == straight.steps[step][key], (step, key)
-        assert (resumed.steps[step]["actor/reward_kl_penalty_coeff"]
-                == straight.steps[step]["actor/reward_kl_penalty_coeff"])
+        assert (
+            resumed.steps[step]["actor/reward_kl_penalty_coeff"]
+            == straight.steps[step]["actor/reward_kl_penalty_coeff"]
+        )
 
 
 def test_jsonl_log_is_appended_across_restarts(demo_assets, tmp_path):

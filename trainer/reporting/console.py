@@ -32,8 +32,14 @@ class ConsoleReporter:
 
     def progress(self, step: int, total: int) -> None:
         if self.bar is None:
-            self.bar = tqdm(total=total, initial=step, unit="step", file=self.stream,
-                            dynamic_ncols=True, desc="train")
+            self.bar = tqdm(
+                total=total,
+                initial=step,
+                unit="step",
+                file=self.stream,
+                dynamic_ncols=True,
+                desc="train",
+            )
         else:
             self.bar.update(step - self.bar.n)
 

@@ -30,8 +30,11 @@ class JsonlReporter:
     def samples(self, step: int, samples: list[SampleRecord]) -> None:
         if samples:
             self._write(
-                {"type": "samples", "step": step,
-                 "samples": [dataclasses.asdict(s) for s in samples]}
+                {
+                    "type": "samples",
+                    "step": step,
+                    "samples": [dataclasses.asdict(s) for s in samples],
+                }
             )
 
     def log(self, level: str, message: str) -> None:

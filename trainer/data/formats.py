@@ -1,0 +1,263 @@
+"""Dataset readers: every supported file becomes a list of `PromptRecord`.
+
+Formats (`DataConfig.format`):
+
+- ``verl``: verl's parquet, accepted unchanged: ``data_source``, ``prompt``
+  (chat messages ``[{role, content}]``), ``ability``, ``reward_model``
+  (``{style, ground_truth}``) and ``extra_info`` (``{split, index, ...}``).
+  The same fields as JSON lines are read too.
+- ``prompt_answer``: a table (parquet, JSONL or CSV) with a prompt column and an
+  answer column, named by ``prompt_key``/``answer_key`` (TRL style). Mapping:
+  prompt -> one user message (or the messages, if the cell already holds a chat),
+  answer -> ``ground_truth``, a ``data_source`` column if present else
+  ``DataConfig.data_source``, every other column -> ``extra_info``.
+- ``auto``: ``verl`` when a ``reward_model`` column is present, else
+  ``prompt_answer`` when both the prompt and answer columns are.
+
+Only pyarrow is imported here (no torch): the studio uses these readers to
+validate and preview uploads.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from trainer.config.schema import DataConfig
+
+Row = dict[str, Any]
+TableFormat = Literal["verl", "prompt_answer"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+CSV_SUFFIXES = (".csv",)
+
+
+class DataFormatError(ValueError):
+    """A dataset file is not in a supported shape; the message names file, row and column."""
+
+    def __init__(
+        self, path: str | Path, message: str, row: int | None = None, column: str | None = None
+    ) -> None:
+        where = str(path)
+        if row is not None:
+            where += f", row {row}"
+        if column is not None:
+            where += f", column {column!r}"
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.row = row  # 1-based data row (the CSV header is not counted)
+        self.column = column
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    """One prompt of a dataset, whatever its file format."""
+
+    index: int  # extra_info["index"] when it is an int, else the 0-based row position
+    data_source: str  # selects the reward function (verl semantics)
+    messages: list[dict[str, str]]  # chat messages; a plain string prompt is one user message
+    ground_truth: Any  # reward_model.ground_truth (or the answer column), type as stored
+    extra_info: dict[str, Any]  # passed to the reward function unchanged
+
+
+def read_rows(path: str | Path) -> list[Row]:
+    """Raw rows of a parquet, JSONL/JSON or CSV file (chosen by suffix)."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataFormatError(path, "file not found")
+    suffix = path.suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        import pyarrow.parquet as pq
+
+        try:
+            rows: list[Row] = pq.read_table(path).to_pylist()
+        except Exception as exc:  # pyarrow raises several types for unreadable files
+            raise DataFormatError(path, f"not a readable parquet file ({exc})") from exc
+        return rows
+    if suffix in JSONL_SUFFIXES:
+        return _read_json_rows(path)
+    if suffix in CSV_SUFFIXES:
+        with path.open(newline="", encoding="utf-8") as handle:
+            return [dict(row) for row in csv.DictReader(handle)]
+    allowed = PARQUET_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
+    raise DataFormatError(path, f"unsupported file type {suffix!r}; allowed: {list(allowed)}")
+
+
+def _read_json_rows(path: Path) -> list[Row]:
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):  # a JSON array of objects
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(path, f"invalid JSON ({exc})") from exc
+        items = list(enumerate(loaded, start=1))
+    else:
+        items = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise DataFormatError(path, f"invalid JSON ({exc.msg})", row=number) from exc
+    for number, item in items:
+        if not isinstance(item, dict):
+            raise DataFormatError(
+                path, f"expected a JSON object, got {type(item).__name__}", row=number
+            )
+    return [item for _, item in items]
+
+
+def columns_of(rows: Iterable[Row]) -> set[str]:
+    columns: set[str] = set()
+    for row in rows:
+        columns.update(row)
+    return columns
+
+
+def detect_format(columns: set[str], cfg: DataConfig, path: str | Path = "<data>") -> TableFormat:
+    """The table format for `cfg.format`, checking the columns it needs are present."""
+    if cfg.format == "verl" or (cfg.format == "auto" and "reward_model" in columns):
+        for needed in ("data_source", cfg.prompt_key, "reward_model"):
+            if needed not in columns:
+                raise DataFormatError(
+                    path, f"verl data needs a {needed!r} column; columns are {sorted(columns)}"
+                )
+        return "verl"
+    if cfg.format == "prompt_answer" or (
+        cfg.prompt_key in columns and cfg.answer_key in columns
+    ):
+        for needed, flag in ((cfg.prompt_key, "prompt_key"), (cfg.answer_key, "answer_key")):
+            if needed not in columns:
+                raise DataFormatError(
+                    path,
+                    f"prompt_answer data needs a {needed!r} column (data.{flag}); "
+                    f"columns are {sorted(columns)}",
+                )
+        return "prompt_answer"
+    raise DataFormatError(
+        path,
+        f"cannot tell the format from the columns {sorted(columns)}: verl data has "
+        f"'reward_model'; prompt_answer data has {cfg.prompt_key!r} and {cfg.answer_key!r} "
+        "(set data.prompt_key / data.answer_key to your column names)",
+    )
+
+
+def _messages(value: Any, path: Path, row: int, column: str) -> list[dict[str, str]]:
+    if value is None:
+        raise DataFormatError(path, "missing prompt", row=row, column=column)
+    if isinstance(value, str):
+        if not value.strip():
+            raise DataFormatError(path, "empty prompt", row=row, column=column)
+        return [{"role": "user", "content": value}]
+    expected = "a string or a non-empty list of {role, content} messages"
+    if not isinstance(value, list) or not value:
+        shown = "an empty list" if value == [] else f"{type(value).__name__} {value!r:.60}"
+        raise DataFormatError(path, f"expected {expected}, got {shown}", row=row, column=column)
+    messages: list[dict[str, str]] = []
+    for i, message in enumerate(value):
+        if not (
+            isinstance(message, dict)
+            and isinstance(message.get("role"), str)
+            and isinstance(message.get("content"), str)
+        ):
+            raise DataFormatError(
+                path,
+                f"message {i} must be {{'role': str, 'content': str}}, got {message!r:.80}",
+                row=row,
+                column=column,
+            )
+        messages.append({"role": message["role"], "content": message["content"]})
+    if not any(m["content"].strip() for m in messages):
+        raise DataFormatError(path, "empty prompt (every message is blank)", row=row, column=column)
+    return messages
+
+
+def _index(extra_info: dict[str, Any], position: int) -> int:
+    index = extra_info.get("index")
+    return index if isinstance(index, int) and not isinstance(index, bool) else position
+
+
+def _verl_record(row: Row, position: int, path: Path, cfg: DataConfig) -> PromptRecord:
+    number = position + 1
+    data_source = row.get("data_source")
+    if not isinstance(data_source, str) or not data_source:
+        raise DataFormatError(
+            path, f"expected a non-empty string, got {data_source!r:.60}", number, "data_source"
+        )
+    reward_model = row.get("reward_model")
+    if not isinstance(reward_model, dict) or "ground_truth" not in reward_model:
+        raise DataFormatError(
+            path,
+            f"expected an object with a 'ground_truth' key, got {reward_model!r:.80}",
+            number,
+            "reward_model",
+        )
+    extra_info = row.get("extra_info")
+    if extra_info is None:
+        extra_info = {}
+    if not isinstance(extra_info, dict):
+        raise DataFormatError(
+            path, f"expected an object, got {type(extra_info).__name__}", number, "extra_info"
+        )
+    return PromptRecord(
+        index=_index(extra_info, position),
+        data_source=data_source,
+        messages=_messages(row.get(cfg.prompt_key), path, number, cfg.prompt_key),
+        ground_truth=reward_model["ground_truth"],
+        extra_info=dict(extra_info),
+    )
+
+
+def _prompt_answer_record(row: Row, position: int, path: Path, cfg: DataConfig) -> PromptRecord:
+    number = position + 1
+    answer = row.get(cfg.answer_key)
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        raise DataFormatError(path, "missing answer", number, cfg.answer_key)
+    data_source = row.get("data_source")
+    if data_source is None or data_source == "":
+        data_source = cfg.data_source
+    if not isinstance(data_source, str):
+        raise DataFormatError(
+            path, f"expected a string, got {type(data_source).__name__}", number, "data_source"
+        )
+    taken = {cfg.prompt_key, cfg.answer_key, "data_source"}
+    extra_info = {key: value for key, value in row.items() if key not in taken}
+    extra_info.setdefault("index", position)
+    return PromptRecord(
+        index=_index(extra_info, position),
+        data_source=data_source,
+        messages=_messages(row.get(cfg.prompt_key), path, number, cfg.prompt_key),
+        ground_truth=answer,
+        extra_info=extra_info,
+    )
+
+
+def records_from_rows(
+    rows: list[Row], cfg: DataConfig, path: str | Path = "<data>"
+) -> list[PromptRecord]:
+    """Map raw rows to records (the mapping step, shared by all file types)."""
+    path = Path(path)
+    if not rows:
+        raise DataFormatError(path, "the file has no rows")
+    table_format = detect_format(columns_of(rows), cfg, path)
+    to_record = _verl_record if table_format == "verl" else _prompt_answer_record
+    return [to_record(row, position, path, cfg) for position, row in enumerate(rows)]
+
+
+def read_prompt_records(path: str | Path, cfg: DataConfig) -> list[PromptRecord]:
+    """Read one dataset file into records; raises `DataFormatError` on bad data."""
+    return records_from_rows(read_rows(path), cfg, path)
+
+
+def read_prompt_files(paths: Iterable[str | Path], cfg: DataConfig) -> list[PromptRecord]:
+    """Records of several files, concatenated in order."""
+    records: list[PromptRecord] = []
+    for path in paths:
+        records.extend(read_prompt_records(path, cfg))
+    return records

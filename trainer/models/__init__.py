@@ -1,0 +1,1 @@
+"""Models: loading policies, tokenizers and the critic; building the offline demo model."""

@@ -1,0 +1,137 @@
+"""Loading policies, tokenizers and the critic from a local Hugging Face folder.
+
+Nothing is ever downloaded: every `from_pretrained` is `local_files_only`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import nn
+from transformers import (
+    AutoModel,
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+DevicePref = Literal["auto", "cpu", "cuda"]
+VALUE_HEAD_FILE = "value_head.pt"
+
+_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+
+def resolve_device(pref: str = "auto") -> torch.device:
+    """`auto` -> CUDA when available, else CPU; `cuda` without a GPU is an error."""
+    if pref == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if pref == "cpu":
+        return torch.device("cpu")
+    if pref == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                "resources.device='cuda' but no CUDA device is available; "
+                "use resources.device='auto' or 'cpu'"
+            )
+        return torch.device("cuda")
+    raise ValueError(f"unknown device {pref!r}; allowed: 'auto', 'cpu', 'cuda'")
+
+
+def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in _DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; allowed: {sorted(_DTYPES)}")
+    return _DTYPES[dtype]
+
+
+def _check_folder(path: str | Path) -> str:
+    folder = Path(path)
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{folder} is not a model folder (no config.json); set model.path to a local "
+            "Hugging Face folder, e.g. one built by `rlstudio make-demo-model`"
+        )
+    return str(folder)
+
+
+def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
+    """The folder's tokenizer with left padding and a pad token (EOS if it has none)."""
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise ValueError(f"the tokenizer in {path} has neither a pad nor an EOS token")
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def load_policy(
+    path: str | Path, dtype: str | torch.dtype = "float32", device: str | torch.device = "cpu"
+) -> PreTrainedModel:
+    """A causal LM from a local folder, in `dtype`, on `device`."""
+    model = AutoModelForCausalLM.from_pretrained(
+        _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
+    )
+    return model.to(torch.device(device))
+
+
+class ValueModel(nn.Module):
+    """The PPO critic: a causal-LM backbone plus a linear value head, one value per token."""
+
+    def __init__(self, backbone: PreTrainedModel) -> None:
+        super().__init__()
+        self.backbone = backbone
+        hidden = int(backbone.config.hidden_size)
+        self.value_head = nn.Linear(hidden, 1, dtype=backbone.dtype)
+        # Small init so the first values are near 0 and don't swamp the first advantages.
+        nn.init.normal_(self.value_head.weight, std=1.0 / (hidden + 1) ** 0.5)
+        nn.init.zeros_(self.value_head.bias)
+
+    @property
+    def config(self) -> Any:
+        return self.backbone.config
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,  # (B, T)
+        attention_mask: torch.Tensor,  # (B, T)
+        position_ids: torch.Tensor | None = None,  # (B, T)
+    ) -> torch.Tensor:
+        out = self.backbone(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            use_cache=False,
+        )
+        values: torch.Tensor = self.value_head(out.last_hidden_state).squeeze(-1)  # (B, T)
+        return values.float()
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path: str | Path,
+        dtype: str | torch.dtype = "float32",
+        device: str | torch.device = "cpu",
+    ) -> ValueModel:
+        """Backbone from a policy (or critic) folder; the value head too when one was saved."""
+        backbone = AutoModel.from_pretrained(
+            _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
+        )
+        model = cls(backbone)
+        head = Path(path) / VALUE_HEAD_FILE
+        if head.is_file():
+            model.value_head.load_state_dict(torch.load(head, map_location="cpu"))
+        return model.to(torch.device(device))
+
+    def save_pretrained(self, path: str | Path) -> None:
+        """Backbone as a HF folder, value head beside it (`from_pretrained` reads both)."""
+        self.backbone.save_pretrained(str(path))
+        torch.save(self.value_head.state_dict(), Path(path) / VALUE_HEAD_FILE)

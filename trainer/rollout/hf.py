@@ -1,0 +1,245 @@
+"""`HFEngine`: the transformers rollout engine (CPU and small GPU runs).
+
+A hand-written sampling loop over `past_key_values`: one prefill of the
+left-padded prompts, then one token per step for the unfinished rows only
+(finished rows are dropped from the batch and its KV cache). It yields the
+sampling log-probabilities directly, which `model.generate` does not.
+
+Log-probabilities are ``log_softmax(logits / T)`` of the model's logits, taken
+before top-k/top-p truncation, i.e. exactly what the actor recomputes with a
+teacher-forced forward pass at the same temperature; greedy decoding
+(T = 0) reports them under T = 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from trainer.rollout.engine import Completion, SamplingParams
+
+
+@dataclass
+class _Row:
+    prompt_index: int
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = ""
+
+
+def _eos_ids(model: nn.Module, tokenizer: Any) -> set[int]:
+    ids: set[int] = set()
+    for source in (tokenizer.eos_token_id, getattr(model, "generation_config", None)):
+        value = getattr(source, "eos_token_id", source)
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, list | tuple):
+            ids.update(int(v) for v in value)
+    return ids
+
+
+def _filter_logits(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
+    """Mask logits outside the top-k / nucleus set with -inf. `scaled`: (B, V)."""
+    if 0 < top_k < scaled.shape[-1]:
+        kth = torch.topk(scaled, top_k, dim=-1).values[:, -1:]
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    if top_p < 1.0:
+        sorted_logits, sorted_idx = torch.sort(scaled, dim=-1, descending=True)
+        cum = sorted_logits.softmax(-1).cumsum(-1)
+        # Drop a token when the mass before it already reaches top_p (the top one always stays).
+        drop_sorted = (cum - sorted_logits.softmax(-1)) >= top_p
+        drop = drop_sorted.scatter(-1, sorted_idx, drop_sorted)
+        scaled = scaled.masked_fill(drop, float("-inf"))
+    return scaled
+
+
+class HFEngine:
+    """Batched generation with a transformers causal LM; see the module docstring.
+
+    `model` may be the actor's own module: then weights are always current and
+    `update_weights` is a no-op (it checks the tensors are the model's own).
+    `max_batch_size` caps the sequences (prompts x n) generated together.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        tokenizer: Any,
+        device: str | torch.device = "cpu",
+        max_batch_size: int = 64,
+        offload_when_asleep: bool = False,
+    ) -> None:
+        if max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = torch.device(device)
+        self.max_batch_size = max_batch_size
+        # Move the weights to CPU in sleep() (only for an engine owning a separate copy).
+        self.offload_when_asleep = offload_when_asleep
+        self.asleep = False
+        self.eos_ids = _eos_ids(model, tokenizer)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad) if pad is not None else min(self.eos_ids, default=0)
+
+    # -- protocol ---------------------------------------------------------------------------
+
+    def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Completion]:
+        """len(prompts) * sampling.n completions, prompt-major (all n of prompt 0 first)."""
+        if self.asleep:
+            raise RuntimeError("HFEngine.generate() called while asleep; call wake() first")
+        for i, prompt in enumerate(prompts):
+            if not prompt:
+                raise ValueError(f"prompt {i} is empty; every prompt needs at least one token")
+        expanded = [i for i in range(len(prompts)) for _ in range(sampling.n)]
+        generator = None
+        if sampling.seed is not None and sampling.temperature > 0:
+            generator = torch.Generator(device=self.device)
+            generator.manual_seed(sampling.seed)
+        was_training = self.model.training
+        self.model.eval()
+        rows: list[_Row] = []
+        try:
+            with torch.inference_mode():
+                for start in range(0, len(expanded), self.max_batch_size):
+                    chunk = expanded[start : start + self.max_batch_size]
+                    rows.extend(
+                        self._generate_chunk([prompts[i] for i in chunk], chunk, sampling, generator)
+                    )
+        finally:
+            self.model.train(was_training)
+        return [self._completion(row, sampling.stop) for row in rows]
+
+    def update_weights(self, state: Mapping[str, torch.Tensor]) -> None:
+        """Load a full state dict; a no-op when `state` holds this model's own tensors."""
+        own = self.model.state_dict()
+        if all(
+            name in own and tensor.data_ptr() == own[name].data_ptr()
+            for name, tensor in state.items()
+        ):
+            return
+        self.model.load_state_dict(state, strict=True)
+
+    def sleep(self) -> None:
+        """Drop cached memory; the KV cache lives only inside generate(), so little is held."""
+        self.asleep = True
+        if self.offload_when_asleep:
+            self.model.to("cpu")
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+    def wake(self) -> None:
+        if self.offload_when_asleep:
+            self.model.to(self.device)
+        self.asleep = False
+
+    # -- generation ------------------------------------------------------------------------
+
+    def _generate_chunk(
+        self,
+        prompts: list[list[int]],
+        prompt_indices: list[int],
+        sampling: SamplingParams,
+        generator: torch.Generator | None,
+    ) -> list[_Row]:
+        batch = len(prompts)
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((batch, width), self.pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((batch, width), dtype=torch.long)
+        for b, prompt in enumerate(prompts):  # left padding
+            input_ids[b, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+            attention_mask[b, width - len(prompt) :] = 1
+        input_ids = input_ids.to(self.device)  # (B, P)
+        attention_mask = attention_mask.to(self.device)  # (B, P)
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (B, P)
+
+        rows = [_Row(prompt_index=i) for i in prompt_indices]
+        active = torch.arange(batch, device=self.device)  # rows of `rows` still generating
+        out = self.model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        cache = out.past_key_values
+        logits = out.logits[:, -1, :].float()  # (A, V)
+        next_pos = position_ids[:, -1] + 1  # (A,)
+        stop_window = 4 * max((len(s) for s in sampling.stop), default=0) + 8
+
+        for step in range(sampling.max_new_tokens):
+            tokens, logprobs = self._sample(logits, sampling, generator)  # (A,), (A,)
+            keep: list[int] = []
+            for a, (token, logprob) in enumerate(
+                zip(tokens.tolist(), logprobs.tolist(), strict=True)
+            ):
+                row = rows[int(active[a])]
+                row.token_ids.append(token)
+                row.logprobs.append(logprob)
+                if token in self.eos_ids:
+                    row.finish_reason = "eos"
+                elif sampling.stop and self._hit_stop(row.token_ids, sampling.stop, stop_window):
+                    row.finish_reason = "stop"
+                elif step == sampling.max_new_tokens - 1:
+                    row.finish_reason = "length"
+                else:
+                    keep.append(a)
+            if not keep:
+                break
+            if len(keep) < len(active):  # drop finished rows from the batch and the cache
+                index = torch.tensor(keep, device=self.device)
+                cache.batch_select_indices(index)
+                active, tokens = active[index], tokens[index]
+                attention_mask, next_pos = attention_mask[index], next_pos[index]
+            attention_mask = torch.cat(
+                [attention_mask, attention_mask.new_ones((len(active), 1))], dim=-1
+            )
+            out = self.model(
+                input_ids=tokens[:, None],
+                attention_mask=attention_mask,
+                position_ids=next_pos[:, None],
+                past_key_values=cache,
+                use_cache=True,
+            )
+            cache = out.past_key_values
+            logits = out.logits[:, -1, :].float()
+            next_pos = next_pos + 1
+        return rows
+
+    @staticmethod
+    def _sample(
+        logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Next tokens and their log-probabilities (see the module docstring). logits: (A, V)."""
+        if sampling.temperature == 0:
+            tokens = logits.argmax(-1)
+            logp = logits.log_softmax(-1)
+        else:
+            scaled = logits / sampling.temperature
+            logp = scaled.log_softmax(-1)
+            probs = _filter_logits(scaled, sampling.top_k, sampling.top_p).softmax(-1)
+            tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+
+    def _hit_stop(self, token_ids: list[int], stop: tuple[str, ...], window: int) -> bool:
+        # Only the tail can hold a new match: earlier text was checked at earlier steps.
+        tail = self.tokenizer.decode(token_ids[-window:], skip_special_tokens=True)
+        return any(s in tail for s in stop)
+
+    def _completion(self, row: _Row, stop: tuple[str, ...]) -> Completion:
+        text: str = self.tokenizer.decode(row.token_ids, skip_special_tokens=True)
+        if row.finish_reason == "stop":  # keep the stop string, cut what its token carried after
+            ends = [text.find(s) + len(s) for s in stop if s in text]
+            if ends:
+                text = text[: min(ends)]
+        return Completion(
+            prompt_index=row.prompt_index,
+            token_ids=row.token_ids,
+            logprobs=row.logprobs,
+            text=text,
+            finish_reason=row.finish_reason,
+        )
