@@ -8,6 +8,7 @@ later phases (logprobs, values, advantages) start as None.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -39,7 +40,7 @@ class RolloutBatch:
 
     def select(self, rows: Tensor | slice) -> RolloutBatch:
         """A batch of the chosen rows (a view where slicing allows it)."""
-        picked = {
+        picked: dict[str, Any] = {
             f.name: value[rows]
             for f in fields(self)
             if isinstance(value := getattr(self, f.name), Tensor)
@@ -47,7 +48,7 @@ class RolloutBatch:
         return replace(self, **picked)
 
     def to(self, device: torch.device) -> RolloutBatch:
-        moved = {
+        moved: dict[str, Any] = {
             f.name: value.to(device)
             for f in fields(self)
             if isinstance(value := getattr(self, f.name), Tensor)

@@ -65,11 +65,14 @@ def _resolve(items: list[str], preset: str | None) -> RunConfig:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from transformers.utils import logging as hf_logging
+
     from trainer.loop import Trainer  # torch is imported only when training
     from trainer.reporting.base import MultiReporter
     from trainer.reporting.console import ConsoleReporter
     from trainer.reporting.jsonl import JsonlReporter
 
+    hf_logging.disable_progress_bar()  # weight loading bars would drown the metric lines
     cfg = _resolve(args.items, args.preset)
     if args.print_config:
         print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))

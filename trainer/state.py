@@ -105,7 +105,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
         engine=engine,
         scorer=make_scorer(cfg.reward),
         kl_ctrl=make_kl_controller(cfg.algorithm.kl_ctrl),
-        pad_token_id=int(tokenizer.pad_token_id),  # type: ignore[attr-defined]
+        pad_token_id=int(tokenizer.pad_token_id),
         update_generator=generator,
         ref=ref,
         critic=critic,

@@ -112,15 +112,15 @@ def update_actor(
                 kl = kl_penalty(stats.logprobs, micro.ref_logprobs, cfg.kl_loss_type)
                 kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode, norm_constant)
                 loss = loss + cfg.kl_loss_coef * kl_loss
-                _add(sums, "actor/kl_loss", float(kl_loss))
+                _add(sums, "actor/kl_loss", float(kl_loss.detach()))
             weight = micro_weight(micro.response_mask, mask_total, row_total, cfg.loss_agg_mode)
             (loss * weight).backward()
             w = float(weight)
-            _add(sums, "actor/pg_loss", float(pg.loss), w)
+            _add(sums, "actor/pg_loss", float(pg.loss.detach()), w)
             _add(sums, "actor/pg_clipfrac", float(pg.clipfrac), w)
             _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
             _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
-            _add(sums, "actor/entropy", float(entropy), w)
+            _add(sums, "actor/entropy", float(entropy.detach()), w)
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
         if torch.isfinite(grad_norm):
             optimizer.step()
@@ -152,18 +152,14 @@ def update_critic(
         optimizer.zero_grad(set_to_none=True)
         for start in range(0, mini.size, micro_batch_size):
             micro = mini.select(slice(start, start + micro_batch_size))
+            assert micro.values is not None and micro.returns is not None
             vpreds = critic_values(critic, micro)
             loss, clipfrac = value_loss(
-                vpreds,
-                micro.values,
-                micro.returns,
-                micro.response_mask,  # type: ignore[arg-type]
-                cfg.cliprange_value,
-                mode,
+                vpreds, micro.values, micro.returns, micro.response_mask, cfg.cliprange_value, mode
             )
             weight = micro_weight(micro.response_mask, mask_total, row_total, mode)
             (loss * weight).backward()
-            _add(sums, "critic/vf_loss", float(loss), float(weight))
+            _add(sums, "critic/vf_loss", float(loss.detach()), float(weight))
             _add(sums, "critic/vf_clipfrac", float(clipfrac), float(weight))
         grad_norm = torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.optim.grad_clip)
         if torch.isfinite(grad_norm):

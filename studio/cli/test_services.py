@@ -54,8 +54,19 @@ def _start_system_redis() -> bool:
     if not shutil.which("redis-server"):
         return False
     subprocess.run(
-        ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", "6379",
-         "--save", "", "--appendonly", "no"],
+        [
+            "redis-server",
+            "--daemonize",
+            "yes",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "6379",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
         check=False,
         capture_output=True,
     )
@@ -66,13 +77,17 @@ def ensure() -> dict[str, str]:
     env: dict[str, str] = {}
     if not os.environ.get("DATABASE_URL"):
         if not port_open(5432) and not _start_system_postgres():
-            sys.exit("make test: no Postgres on 127.0.0.1:5432 and none could be started; "
-                     "set DATABASE_URL to a Postgres the tests may use.")
+            sys.exit(
+                "make test: no Postgres on 127.0.0.1:5432 and none could be started; "
+                "set DATABASE_URL to a Postgres the tests may use."
+            )
         env["DATABASE_URL"] = LOCAL_POSTGRES
     if not os.environ.get("REDIS_URL"):
         if not port_open(6379) and not _start_system_redis():
-            sys.exit("make test: no Redis on 127.0.0.1:6379 and none could be started; "
-                     "set REDIS_URL to a Redis the tests may use.")
+            sys.exit(
+                "make test: no Redis on 127.0.0.1:6379 and none could be started; "
+                "set REDIS_URL to a Redis the tests may use."
+            )
         env["REDIS_URL"] = LOCAL_REDIS
     return env
 

@@ -50,7 +50,7 @@ class DataFormatError(ValueError):
             where += f", column {column!r}"
         super().__init__(f"{where}: {message}")
         self.path = str(path)
-        self.row = row  # 1-based data row (the CSV header is not counted)
+        self.row = row  # 1-based data row (CSV header and blank JSONL lines not counted)
         self.column = column
 
 
@@ -82,7 +82,7 @@ def read_rows(path: str | Path) -> list[Row]:
     if suffix in JSONL_SUFFIXES:
         return _read_json_rows(path)
     if suffix in CSV_SUFFIXES:
-        with path.open(newline="", encoding="utf-8") as handle:
+        with path.open(newline="", encoding="utf-8-sig") as handle:  # -sig: Excel's BOM
             return [dict(row) for row in csv.DictReader(handle)]
     allowed = PARQUET_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
     raise DataFormatError(path, f"unsupported file type {suffix!r}; allowed: {list(allowed)}")
@@ -104,13 +104,15 @@ def _read_json_rows(path: Path) -> list[Row]:
             try:
                 items.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise DataFormatError(path, f"invalid JSON ({exc.msg})", row=number) from exc
+                raise DataFormatError(path, f"line {number}: invalid JSON ({exc.msg})") from exc
+    rows: list[Row] = []
     for number, item in items:
         if not isinstance(item, dict):
             raise DataFormatError(
-                path, f"expected a JSON object, got {type(item).__name__}", row=number
+                path, f"item {number}: expected a JSON object, got {type(item).__name__}"
             )
-    return [item for _, item in items]
+        rows.append(item)
+    return rows
 
 
 def columns_of(rows: Iterable[Row]) -> set[str]:
@@ -129,9 +131,7 @@ def detect_format(columns: set[str], cfg: DataConfig, path: str | Path = "<data>
                     path, f"verl data needs a {needed!r} column; columns are {sorted(columns)}"
                 )
         return "verl"
-    if cfg.format == "prompt_answer" or (
-        cfg.prompt_key in columns and cfg.answer_key in columns
-    ):
+    if cfg.format == "prompt_answer" or (cfg.prompt_key in columns and cfg.answer_key in columns):
         for needed, flag in ((cfg.prompt_key, "prompt_key"), (cfg.answer_key, "answer_key")):
             if needed not in columns:
                 raise DataFormatError(

@@ -52,9 +52,9 @@ def encode_prompts(
     texts = [render_prompt(r, tokenizer, cfg.apply_chat_template) for r in records]
     if not texts:
         return [], 0
-    ids: list[list[int]] = tokenizer(
-        texts, add_special_tokens=not cfg.apply_chat_template
-    )["input_ids"]
+    ids: list[list[int]] = tokenizer(texts, add_special_tokens=not cfg.apply_chat_template)[
+        "input_ids"
+    ]
     kept: list[EncodedPrompt] = []
     for record, text, prompt_ids in zip(records, texts, ids, strict=True):
         if len(prompt_ids) <= cfg.max_prompt_length:

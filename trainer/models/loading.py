@@ -6,9 +6,10 @@ Nothing is ever downloaded: every `from_pretrained` is `local_files_only`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
+from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import (
     AutoModel,
@@ -19,7 +20,7 @@ from transformers import (
 )
 
 DevicePref = Literal["auto", "cpu", "cuda"]
-VALUE_HEAD_FILE = "value_head.pt"
+VALUE_HEAD_FILE = "value_head.safetensors"
 
 _DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -80,7 +81,9 @@ def load_policy(
     model = AutoModelForCausalLM.from_pretrained(
         _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
     )
-    return model.to(torch.device(device))
+    # transformers types `to` through a decorator that mypy cannot call; it returns self.
+    moved: PreTrainedModel = cast(Any, model).to(torch.device(device))
+    return moved
 
 
 class ValueModel(nn.Module):
@@ -128,10 +131,11 @@ class ValueModel(nn.Module):
         model = cls(backbone)
         head = Path(path) / VALUE_HEAD_FILE
         if head.is_file():
-            model.value_head.load_state_dict(torch.load(head, map_location="cpu"))
+            model.value_head.load_state_dict(load_file(head))
         return model.to(torch.device(device))
 
     def save_pretrained(self, path: str | Path) -> None:
         """Backbone as a HF folder, value head beside it (`from_pretrained` reads both)."""
         self.backbone.save_pretrained(str(path))
-        torch.save(self.value_head.state_dict(), Path(path) / VALUE_HEAD_FILE)
+        head = {k: v.contiguous() for k, v in self.value_head.state_dict().items()}
+        save_file(head, Path(path) / VALUE_HEAD_FILE)

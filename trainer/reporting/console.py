@@ -1,8 +1,13 @@
-"""Console reporter: a progress bar with ETA and one line of key metrics per step."""
+"""Console reporter: a progress bar with ETA and one line of key metrics per step.
+
+On a terminal the bar redraws in place; in a log file (no TTY) a bar would
+print a line per refresh, so each metric line carries the progress and ETA.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import TextIO
 
 from tqdm import tqdm
@@ -25,12 +30,28 @@ def format_metrics(values: dict[str, float]) -> str:
     return " ".join(parts)
 
 
+def format_eta(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 class ConsoleReporter:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
+        self.interactive = self.stream.isatty()
         self.bar: tqdm | None = None
+        self.total = 0
+        self.step = 0
+        self.first_step: int | None = None
+        self.started = time.monotonic()
 
     def progress(self, step: int, total: int) -> None:
+        self.step, self.total = step, total
+        if self.first_step is None:
+            self.first_step, self.started = step, time.monotonic()
+        if not self.interactive:
+            return
         if self.bar is None:
             self.bar = tqdm(
                 total=total,
@@ -43,22 +64,29 @@ class ConsoleReporter:
         else:
             self.bar.update(step - self.bar.n)
 
-    def metrics(self, step: int, values: dict[str, float]) -> None:
-        line = f"step {step}: {format_metrics(values)}"
+    def _eta(self) -> str:
+        done = self.step - (self.first_step or 0)
+        if done <= 0 or not self.total:
+            return ""
+        rate = (time.monotonic() - self.started) / done
+        return f" eta {format_eta(rate * (self.total - self.step))}"
+
+    def _write(self, text: str) -> None:
         if self.bar is not None:
-            self.bar.write(line, file=self.stream)
+            self.bar.write(text, file=self.stream)
         else:
-            print(line, file=self.stream, flush=True)
+            print(text, file=self.stream, flush=True)
+
+    def metrics(self, step: int, values: dict[str, float]) -> None:
+        where = f"step {step}/{self.total}" if self.total else f"step {step}"
+        eta = "" if self.interactive else self._eta()
+        self._write(f"{where}{eta}: {format_metrics(values)}")
 
     def samples(self, step: int, samples: list[SampleRecord]) -> None:
         return None
 
     def log(self, level: str, message: str) -> None:
-        text = f"[{level}] {message}"
-        if self.bar is not None:
-            self.bar.write(text, file=self.stream)
-        else:
-            print(text, file=self.stream, flush=True)
+        self._write(f"[{level}] {message}")
 
     def checkpoint(self, step: int, path: str) -> None:
         self.log("info", f"checkpoint at step {step}: {path}")

@@ -37,9 +37,7 @@ class Completion:
 
 
 class RolloutEngine(Protocol):
-    def generate(
-        self, prompts: list[list[int]], sampling: SamplingParams
-    ) -> list[Completion]:
+    def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Completion]:
         """Return len(prompts) * sampling.n completions, prompt-major order."""
         ...
 

@@ -63,6 +63,7 @@ class HFEngine:
     `model` may be the actor's own module: then weights are always current and
     `update_weights` is a no-op (it checks the tensors are the model's own).
     `max_batch_size` caps the sequences (prompts x n) generated together.
+    The model must already be on `device`.
     """
 
     def __init__(
@@ -108,7 +109,9 @@ class HFEngine:
                 for start in range(0, len(expanded), self.max_batch_size):
                     chunk = expanded[start : start + self.max_batch_size]
                     rows.extend(
-                        self._generate_chunk([prompts[i] for i in chunk], chunk, sampling, generator)
+                        self._generate_chunk(
+                            [prompts[i] for i in chunk], chunk, sampling, generator
+                        )
                     )
         finally:
             self.model.train(was_training)

@@ -1,0 +1,146 @@
+"""`seed_demo`: what a first start needs, made once and kept across restarts.
+
+- an admin superuser (RLSTUDIO_ADMIN_USER / RLSTUDIO_ADMIN_PASSWORD, or a generated
+  password printed once, when the user is created);
+- the offline demo model and toy data, built by `python -m trainer make-demo-model`
+  in a subprocess (the studio never imports torch); a missing or failing trainer CLI
+  is a warning, not a failed start;
+- the `grpo-tiny-arith` preset as a config file under var/demo/.
+Projects and runs are seeded by a later step, once those models exist.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import IntegrityError, transaction
+
+from studio.paths import REPO_ROOT, var_dir
+from trainer.config import PRESETS, ConfigError, load_config
+
+DEMO_PRESET = "grpo-tiny-arith"
+DEMO_BUILD_TIMEOUT_S = 600
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the admin user once, build the demo model and data if missing, "
+        "write the demo preset."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--skip-demo-model", action="store_true", help="do not build the demo model and data"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        var = var_dir()
+        self.ensure_admin()
+        if not options["skip_demo_model"]:
+            self.ensure_demo_assets(var / "demo-model", var / "demo-data", var / "logs")
+        self.write_preset(var)
+
+    def ensure_admin(self) -> None:
+        username = os.environ.get("RLSTUDIO_ADMIN_USER") or "admin"
+        user_model = get_user_model()
+        if user_model.objects.filter(username=username).exists():
+            return
+        given = os.environ.get("RLSTUDIO_ADMIN_PASSWORD", "")
+        password = given or secrets.token_urlsafe(12)
+        try:
+            with transaction.atomic():
+                user_model.objects.create_superuser(username=username, email="", password=password)
+        except IntegrityError:  # another seed created it a moment ago
+            return
+        if given:
+            self.stdout.write(
+                f"Created admin user {username!r} (password from RLSTUDIO_ADMIN_PASSWORD)."
+            )
+        else:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"Created admin user {username!r} with password {password!r}: shown only "
+                    f"this once (reset: python -m django changepassword {username})."
+                )
+            )
+
+    def ensure_demo_assets(self, model_dir: Path, data_dir: Path, logs: Path) -> None:
+        if (model_dir / "config.json").exists() and data_dir.is_dir() and any(data_dir.iterdir()):
+            return
+        if importlib.util.find_spec("trainer.__main__") is None:
+            self.stdout.write(
+                self.style.WARNING(
+                    "seed_demo: warning: the trainer CLI (python -m trainer) is not installed "
+                    "yet, so the demo model was not built; build it later with "
+                    "`rlstudio make-demo-model`."
+                )
+            )
+            return
+        logs.mkdir(parents=True, exist_ok=True)
+        log_path = logs / "demo-build.log"
+        command = [sys.executable, "-m", "trainer", "make-demo-model"]
+        command += ["--model-dir", str(model_dir), "--data-dir", str(data_dir)]
+        started = time.monotonic()
+        with log_path.open("ab") as log:
+            try:
+                result = subprocess.run(
+                    command,
+                    cwd=REPO_ROOT,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    timeout=DEMO_BUILD_TIMEOUT_S,
+                    check=False,
+                )
+                code: int | str = result.returncode
+            except subprocess.TimeoutExpired:
+                code = f"timed out after {DEMO_BUILD_TIMEOUT_S} s"
+        took = time.monotonic() - started
+        if code == 0:
+            self.stdout.write(f"Built the demo model and data in {took:.1f} s ({model_dir}).")
+        else:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"seed_demo: warning: building the demo model failed (exit {code}); the "
+                    f"studio runs without it. See {log_path}; "
+                    "retry with `rlstudio make-demo-model`."
+                )
+            )
+
+    def write_preset(self, var: Path) -> None:
+        """var/demo/grpo-tiny-arith.yaml: the preset with this var dir's demo paths."""
+        tree: dict[str, Any] = copy.deepcopy(PRESETS[DEMO_PRESET])
+        data_dir = var / "demo-data" / "arith"
+        tree.setdefault("model", {})["path"] = str(var / "demo-model")
+        tree.setdefault("data", {}).update(
+            train_files=[str(data_dir / "train.parquet")],
+            val_files=[str(data_dir / "test.parquet")],
+        )
+        path = var / "demo" / f"{DEMO_PRESET}.yaml"
+        text = (
+            f"# The {DEMO_PRESET} preset on the offline demo model, written by seed_demo.\n"
+            f"# Train it: rlstudio train {path}\n" + yaml.safe_dump(tree, sort_keys=False)
+        )
+        if path.exists() and path.read_text() == text:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = path.with_suffix(".tmp")
+        scratch.write_text(text)
+        try:
+            load_config(scratch)
+        except ConfigError as exc:
+            scratch.unlink()
+            self.stdout.write(self.style.WARNING(f"seed_demo: warning: preset not written: {exc}"))
+            return
+        scratch.replace(path)
