@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served locally, never from a CDN
     "django_filters",
     "django.contrib.postgres",
     "studio.core.apps.CoreConfig",
@@ -153,9 +154,14 @@ WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.exists() else None
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        "studio.api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",  # enforces CSRF
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "studio.api.pagination.StandardPagination",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "studio.api.errors.api_exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
 }
 
 SPECTACULAR_SETTINGS = {
@@ -163,6 +169,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, datasets, reward functions, runs, metrics and rollout samples.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 CELERY_BROKER_URL = REDIS_URL

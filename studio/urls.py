@@ -1,12 +1,17 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from studio.api.auth import LoginView, LogoutView, MeView
 from studio.core.views import HealthView
 from studio.frontend import SPA_PATH_PATTERN, index
 
 urlpatterns = [
     path("api/health", HealthView.as_view(), name="health"),
+    path("api/auth/login", LoginView.as_view(), name="login"),
+    path("api/auth/logout", LogoutView.as_view(), name="logout"),
+    path("api/auth/me", MeView.as_view(), name="me"),
+    path("api/", include("studio.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),

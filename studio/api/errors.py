@@ -1,0 +1,41 @@
+"""One error format for the whole API.
+
+{"error": {"code": "validation_error", "message": "first problem, in words",
+           "fields": {"config.actor.lr": ["..."]}}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+def _first_message(detail: Any) -> str:
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            message = _first_message(value)
+            return message if key in ("detail", "non_field_errors") else f"{key}: {message}"
+    if isinstance(detail, list) and detail:
+        return _first_message(detail[0])
+    return str(detail)
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        code = "validation_error"
+    elif isinstance(exc, exceptions.APIException):
+        codes = exc.get_codes()
+        code = codes if isinstance(codes, str) else exc.default_code
+    else:
+        code = "error"
+    body: dict[str, Any] = {"code": code, "message": _first_message(response.data)}
+    if isinstance(exc, exceptions.ValidationError) and isinstance(response.data, dict):
+        body["fields"] = response.data
+    response.data = {"error": body}
+    return response

@@ -1,0 +1,175 @@
+"""Projects, their members, personal API tokens and the audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.text import slugify
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studio.api.permissions import signed_in_user
+from studio.api.scoping import ProjectScopedViewSet
+from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField(help_text="Your role in this project.")
+
+    class Meta:
+        model = Project
+        fields = ["id", "name", "slug", "description", "created_at", "role"]
+        read_only_fields = ["id", "slug", "created_at", "role"]
+
+    def get_role(self, project: Project) -> str | None:
+        user = self.context["request"].user
+        membership = next((m for m in project.memberships.all() if m.user_id == user.pk), None)
+        return membership.role if membership else None
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    username = serializers.SlugRelatedField(
+        source="user", slug_field="username", queryset=get_user_model().objects.all()
+    )
+
+    class Meta:
+        model = Membership
+        fields = ["id", "username", "role", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+
+class ProjectViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    ProjectScopedViewSet,
+):
+    """Projects you belong to. Creating one makes you its owner."""
+
+    queryset = Project.objects.prefetch_related("memberships").order_by("name")
+    serializer_class = ProjectSerializer
+    lookup_field = "slug"
+    project_path = "id"  # a project is its own project
+
+    def get_queryset(self) -> QuerySet[Project]:
+        user = self.request.user
+        if not user.is_authenticated:
+            return Project.objects.none()
+        return self.queryset.filter(memberships__user=user).distinct()
+
+    def get_permissions(self) -> Any:
+        if self.action in ("update", "partial_update", "destroy", "members"):
+            self.write_role = Role.OWNER
+        return super().get_permissions()
+
+    @transaction.atomic
+    def perform_create(self, serializer: serializers.BaseSerializer[Project]) -> None:
+        base = slugify(serializer.validated_data["name"])[:90] or "project"
+        slug, n = base, 1
+        while Project.objects.filter(slug=slug).exists():
+            n += 1
+            slug = f"{base}-{n}"
+        user = signed_in_user(self.request)
+        project = serializer.save(slug=slug, created_by=user)
+        Membership.objects.create(project=project, user=user, role=Role.OWNER)
+        self.audit("project.create", project, project)
+
+    def perform_destroy(self, instance: Project) -> None:
+        self.audit("project.delete", instance, instance, name=instance.name)
+        instance.delete()
+
+    @extend_schema(request=MembershipSerializer, responses=MembershipSerializer(many=True))
+    @action(detail=True, methods=["get", "post"], serializer_class=MembershipSerializer)
+    def members(self, request: Request, slug: str | None = None) -> Response:
+        """List members (any role) or add/change one (owners only)."""
+        project = self.get_object()  # viewers may read; writing needs the owner role
+        if request.method == "POST":
+            serializer = MembershipSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            membership, _ = Membership.objects.update_or_create(
+                project=project,
+                user=serializer.validated_data["user"],
+                defaults={"role": serializer.validated_data["role"]},
+            )
+            self.audit("member.set", membership, project, role=membership.role)
+        members = project.memberships.select_related("user").order_by("id")
+        return Response(MembershipSerializer(members, many=True).data)
+
+
+class ApiTokenSerializer(serializers.ModelSerializer):
+    token = serializers.CharField(read_only=True, help_text="Shown once, at creation.")
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_used_at",
+            "token",
+        ]
+        read_only_fields = ["id", "prefix", "created_at", "revoked_at", "last_used_at", "token"]
+
+
+class ApiTokenViewSet(
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Your personal API tokens. The secret is returned once, when created;
+    deleting a token revokes it."""
+
+    serializer_class = ApiTokenSerializer
+    permission_classes = [IsAuthenticated]
+    queryset = ApiToken.objects.none()  # for the schema; real rows come from get_queryset
+
+    def get_queryset(self) -> QuerySet[ApiToken]:
+        if not self.request.user.is_authenticated:
+            return ApiToken.objects.none()
+        return ApiToken.objects.filter(user=signed_in_user(self.request))
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        token, raw = ApiToken.issue(
+            signed_in_user(request),
+            serializer.validated_data["name"],
+            serializer.validated_data.get("expires_at"),
+        )
+        body = dict(ApiTokenSerializer(token).data)
+        body["token"] = raw
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: ApiToken) -> None:
+        ApiToken.objects.filter(pk=instance.pk).update(revoked_at=timezone.now())
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", default=None, read_only=True)
+    project = serializers.CharField(source="project.slug", default=None, read_only=True)
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "at", "project", "actor", "action", "object_type", "object_id", "detail"]
+
+
+class AuditEventViewSet(mixins.ListModelMixin, ProjectScopedViewSet):
+    """Who created, changed, cancelled or labelled what (newest first)."""
+
+    queryset = AuditEvent.objects.select_related("actor", "project").order_by("-at")
+    serializer_class = AuditEventSerializer
+    filterset_fields = ["action"]

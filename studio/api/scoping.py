@@ -1,0 +1,51 @@
+"""Every queryset is scoped to the projects the user belongs to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Model, QuerySet
+from rest_framework import exceptions, viewsets
+
+from studio.api.permissions import ProjectRolePermission, has_role
+from studio.projects.models import AuditEvent, Project, Role
+
+
+class ProjectScopedViewSet(viewsets.GenericViewSet):
+    """Base of every project-owned resource.
+
+    `project_path` is the ORM path from the model to its Project ("project",
+    "dataset__project", ...). Lists and details only ever see objects of the
+    requesting user's projects; creating needs `write_role` in the target project.
+    """
+
+    permission_classes = [ProjectRolePermission]
+    project_path = "project"
+    write_role = Role.MEMBER
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = super().get_queryset()
+        user = self.request.user
+        if not user.is_authenticated:
+            return queryset.none()
+        return queryset.filter(**{f"{self.project_path}__memberships__user": user}).distinct()
+
+    def require_role(self, project: Project, role: Role | None = None) -> None:
+        if not has_role(project, self.request.user, role or self.write_role):
+            # 404 for outsiders so project ids don't leak; 403 for members lacking a role.
+            if not has_role(project, self.request.user, Role.VIEWER):
+                raise exceptions.NotFound("No such project.")
+            raise exceptions.PermissionDenied(
+                f"This needs the {(role or self.write_role).value} role in project "
+                f"{project.slug!r}."
+            )
+
+    def audit(self, action: str, obj: Model, project: Project, **detail: Any) -> None:
+        AuditEvent.objects.create(
+            project=project,
+            actor=self.request.user if self.request.user.is_authenticated else None,
+            action=action,
+            object_type=obj._meta.model_name or "",
+            object_id=str(obj.pk),
+            detail=detail,
+        )

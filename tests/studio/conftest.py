@@ -1,0 +1,45 @@
+"""Shared fixtures for API tests: one project with an owner, a member and a viewer,
+an outsider with a project of their own, and authenticated API clients for each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from studio.projects.models import ApiToken, Membership, Project, Role
+
+
+@dataclass
+class World:
+    project: Project
+    other_project: Project
+    owner: User
+    member: User
+    viewer: User
+    outsider: User
+
+    def client(self, who: str | None) -> APIClient:
+        """An API client authenticated by a personal token (None: anonymous)."""
+        client = APIClient()
+        if who is not None:
+            _, raw = ApiToken.issue(getattr(self, who), f"{who}-token")
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return client
+
+
+def make_user(name: str) -> User:
+    return User.objects.create_user(name, f"{name}@example.org", "a-long-password-123")
+
+
+@pytest.fixture
+def world(db: None) -> World:
+    owner, member, viewer, outsider = (make_user(n) for n in ("owner", "member", "viewer", "eve"))
+    project = Project.objects.create(name="Alpha", slug="alpha", created_by=owner)
+    for user, role in ((owner, Role.OWNER), (member, Role.MEMBER), (viewer, Role.VIEWER)):
+        Membership.objects.create(project=project, user=user, role=role)
+    other = Project.objects.create(name="Other", slug="other", created_by=outsider)
+    Membership.objects.create(project=other, user=outsider, role=Role.OWNER)
+    return World(project, other, owner, member, viewer, outsider)
