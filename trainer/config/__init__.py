@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from trainer.config.overrides import (
     ConfigError,
+    ConfigIssue,
     build_config,
     load_yaml,
     parse_value,
@@ -24,7 +25,9 @@ __all__ = [
     "PRESETS",
     "VERL_KEY_MAP",
     "ConfigError",
+    "ConfigIssue",
     "RunConfig",
+    "deep_merge",
     "load_config",
     "preset_names",
     "schema_paths",
@@ -43,11 +46,11 @@ def schema_paths(model: type[BaseModel] = RunConfig, prefix: str = "") -> set[st
     return paths
 
 
-def _deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in update.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+            merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = copy.deepcopy(value)
     return merged
@@ -64,11 +67,11 @@ def load_config(
     if preset is not None:
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; choose one of {preset_names()}")
-        tree = _deep_merge(tree, PRESETS[preset])
+        tree = deep_merge(tree, PRESETS[preset])
     if base:
-        tree = _deep_merge(tree, base)
+        tree = deep_merge(tree, base)
     if path is not None:
-        tree = _deep_merge(tree, load_yaml(path))
+        tree = deep_merge(tree, load_yaml(path))
     ours = schema_paths()
     verl_pairs: list[tuple[str, Any]] = []
     for item in overrides or []:

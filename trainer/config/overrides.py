@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +13,25 @@ from pydantic import ValidationError
 from trainer.config.schema import RunConfig
 
 
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem at one dotted config path ("" for a rule that spans several fields)."""
+
+    path: str
+    message: str
+    kind: str  # pydantic's error type, e.g. "greater_than" or "extra_forbidden"
+
+
 class ConfigError(ValueError):
-    """A config that cannot be used; the message names the field and the fix."""
+    """A config that cannot be used; the message names the field and the fix.
+
+    `issues` lists the per-field problems when schema validation failed (empty
+    otherwise), so an API can point a form at each field.
+    """
+
+    def __init__(self, message: str, issues: Sequence[ConfigIssue] = ()) -> None:
+        super().__init__(message)
+        self.issues = tuple(issues)
 
 
 def parse_value(text: str) -> Any:
@@ -51,11 +70,22 @@ def format_validation_error(error: ValidationError) -> str:
     return "; ".join(lines)
 
 
+def config_issues(error: ValidationError) -> list[ConfigIssue]:
+    return [
+        ConfigIssue(
+            path=".".join(str(p) for p in issue["loc"]),
+            message=issue["msg"].removeprefix("Value error, "),
+            kind=issue["type"],
+        )
+        for issue in error.errors()
+    ]
+
+
 def build_config(tree: dict[str, Any]) -> RunConfig:
     try:
         return RunConfig.model_validate(tree)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc)) from exc
+        raise ConfigError(format_validation_error(exc), config_issues(exc)) from exc
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:

@@ -8,8 +8,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "grpo-tiny-arith": {
         "data": {"train_batch_size": 16},
         "rollout": {"n": 8, "max_new_tokens": 16, "temperature": 1.0},
-        "actor": {"optim": {"lr": 5e-5}, "ppo_mini_batch_size": 16, "micro_batch_size": 64},
-        "trainer": {"total_steps": 30, "val_every": 10},
+        "actor": {"optim": {"lr": 1e-4}, "ppo_mini_batch_size": 16, "micro_batch_size": 64},
+        "trainer": {"total_steps": 40, "val_every": 10},
     },
     "dr-grpo": {
         "algorithm": {"norm_adv_by_std_in_grpo": False},
