@@ -95,6 +95,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before WhiteNoise, so static files and the SPA's pages carry the policy too.
+    "studio.core.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -150,6 +152,19 @@ STORAGES = {
 }
 # The built frontend is served from its dist folder at the site root (index.html, assets/).
 WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.exists() else None
+# Uploaded dataset files (normalised parquet) live here; never served as static files.
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", var_dir() / "media"))
+
+# Dataset uploads larger than this are refused with 413, checked from Content-Length
+# before the body is read and again while it streams to a temporary file.
+RLSTUDIO_MAX_UPLOAD_BYTES = int(os.environ.get("RLSTUDIO_MAX_UPLOAD_BYTES", str(512 * 1024**2)))
+# Reward test-runs: wall-clock budget of one synchronous test-run, in seconds.
+RLSTUDIO_REWARD_TEST_BUDGET_S = float(os.environ.get("RLSTUDIO_REWARD_TEST_BUDGET_S", "30"))
+# Refuse to run user reward code when a sandbox protection is missing on this host
+# (on by default in production; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow).
+RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION = (
+    os.environ.get("RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION", "1" if PRODUCTION else "0") == "1"
+)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -173,6 +188,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "studio.runs.models.RunStatus"},
 }
 
 CELERY_BROKER_URL = REDIS_URL

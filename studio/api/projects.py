@@ -9,16 +9,23 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from studio.api.datasets import Conflict
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
+from studio.datasets.models import DatasetVersion
+from studio.datasets.versions import delete_files
 from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role
+from studio.runs.models import RunStatus
+
+# Runs whose Ray job may still be going: their project can't be deleted under them.
+LIVE_STATUSES = (RunStatus.STARTING, RunStatus.RUNNING, RunStatus.CANCELLING)
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -84,9 +91,36 @@ class ProjectViewSet(
         Membership.objects.create(project=project, user=user, role=Role.OWNER)
         self.audit("project.create", project, project)
 
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs are live.")})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Delete the project with everything in it (owners only). Refused while any of
+        its runs is starting, running or cancelling: cancel those first."""
+        return super().destroy(request, *args, **kwargs)
+
     def perform_destroy(self, instance: Project) -> None:
-        self.audit("project.delete", instance, instance, name=instance.name)
-        instance.delete()
+        live = list(instance.runs.filter(status__in=LIVE_STATUSES).values_list("name", flat=True))
+        if live:
+            raise Conflict(
+                f"Project {instance.slug!r} has live runs ({', '.join(sorted(live)[:5])}); "
+                "cancel them and wait for them to stop first."
+            )
+        files = list(
+            DatasetVersion.objects.filter(dataset__project=instance).values_list("file", flat=True)
+        )
+        with transaction.atomic():
+            # Kept without a project, so the event outlives the project's cascade.
+            AuditEvent.objects.create(
+                project=None,
+                actor=signed_in_user(self.request),
+                action="project.delete",
+                object_type="project",
+                object_id=str(instance.pk),
+                detail={"name": instance.name, "slug": instance.slug},
+            )
+            # Runs pin dataset and reward versions (PROTECT): they go first.
+            instance.runs.all().delete()
+            instance.delete()
+            transaction.on_commit(lambda: delete_files(files))
 
     @extend_schema(request=MembershipSerializer, responses=MembershipSerializer(many=True))
     @action(detail=True, methods=["get", "post"], serializer_class=MembershipSerializer)

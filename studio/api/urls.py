@@ -1,12 +1,55 @@
 """All REST routes under /api/."""
 
+from django.urls import path
+from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
+from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
+from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
+from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.register("projects", ProjectViewSet, basename="project")
 router.register("tokens", ApiTokenViewSet, basename="token")
 router.register("audit", AuditEventViewSet, basename="audit")
+router.register("datasets", DatasetViewSet, basename="dataset")
+router.register(
+    r"datasets/(?P<dataset_id>[0-9]+)/versions", DatasetVersionViewSet, basename="dataset-version"
+)
+router.register("reward-functions", RewardFunctionViewSet, basename="reward-function")
+router.register(
+    r"reward-functions/(?P<function_id>[0-9]+)/versions",
+    RewardVersionViewSet,
+    basename="reward-version",
+)
+router.register("reward-templates", RewardTemplateViewSet, basename="reward-template")
+router.register("runs", RunViewSet, basename="run")
+router.register("samples", SampleViewSet, basename="sample")
 
 urlpatterns = router.urls
+urlpatterns += [path("config/schema", ConfigSchemaView.as_view(), name="config-schema")]
+urlpatterns += [path("config/presets", ConfigPresetsView.as_view(), name="config-presets")]
+urlpatterns += [path("config/validate", ConfigValidateView.as_view(), name="config-validate")]
+urlpatterns += [
+    path("metrics/query", MetricsQueryView.as_view(), name="metrics-query"),
+    path(
+        "runs/<int:pk>/metrics/keys",
+        RunMetricsViewSet.as_view({"get": "metric_keys"}),
+        name="run-metric-keys",
+    ),
+    path(
+        "runs/<int:pk>/metrics.csv",
+        RunMetricsViewSet.as_view(
+            {"get": "metrics_csv"}, renderer_classes=[JSONRenderer, CsvRenderer]
+        ),
+        name="run-metrics-csv",
+    ),
+    path(
+        "runs/<int:pk>/export-labelled",
+        RunSamplesViewSet.as_view({"post": "export_labelled"}),
+        name="run-export-labelled",
+    ),
+]

@@ -31,7 +31,40 @@ class MetricPoint(models.Model):
                 fields=["run", "attempt", "seq", "key"], name="metric_point_once"
             )
         ]
-        indexes = [models.Index(fields=["run", "key", "step"])]
+        indexes = [
+            # Series reads (downsampling, CSV export, key lists) only want live points:
+            # a partial index that carries `value` makes them index-only scans.
+            models.Index(
+                fields=["run", "key", "step"],
+                include=["value"],
+                condition=models.Q(superseded=False),
+                name="metric_live_series",
+            )
+        ]
+
+
+class MetricTile(models.Model):
+    """Lowest and highest live point of one key over `size` consecutive steps.
+
+    Kept exact by database triggers on MetricPoint (migration 0003), whatever writes
+    the points, so downsampled series read a few tiles instead of every point (see
+    studio.telemetry.series). Never written by application code.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    size = models.PositiveIntegerField()  # steps per tile, one of series.TILE_SIZES
+    tile = models.IntegerField()  # covers steps [tile * size, (tile + 1) * size)
+    n = models.PositiveIntegerField()  # live points in the tile
+    min_step = models.IntegerField()
+    min_value = models.FloatField()
+    max_step = models.IntegerField()
+    max_value = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "key", "size", "tile"], name="metric_tile_once")
+        ]
 
 
 class RolloutSample(models.Model):
@@ -57,6 +90,8 @@ class RolloutSample(models.Model):
         RewardVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     token_data = models.JSONField(null=True, blank=True)
+    # to_tsvector('english', prompt || response), kept current by a database trigger
+    # (migration 0002), so every insert path (ingest, bulk_create, COPY) is searchable.
     search = SearchVectorField(null=True)
     superseded = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
@@ -71,6 +106,12 @@ class RolloutSample(models.Model):
             models.Index(fields=["run", "step", "id"]),
             models.Index(fields=["run", "group_id", "step"]),
             GinIndex(fields=["search"], name="sample_search"),
+            # Cursor pages of a run's live samples walk this backwards (ordering -id).
+            models.Index(
+                fields=["run", "id"],
+                condition=models.Q(superseded=False),
+                name="sample_live_by_run",
+            ),
         ]
 
 

@@ -71,6 +71,176 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/config/presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Named configs, each resolved over the defaults. */
+        get: operations["config_presets_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/config/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The JSON schema of a run config; the browser renders the run form from it. */
+        get: operations["config_schema_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/config/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Resolve a preset + partial config + overrides without creating a run. */
+        post: operations["config_validate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Datasets of your projects. Viewers read; members create and upload versions;
+         *     deleting a dataset (and its files) needs the owner role.
+         */
+        get: operations["datasets_list"];
+        put?: never;
+        /** @description Create an empty dataset in a project (member role); upload versions next. */
+        post: operations["datasets_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{dataset_id}/versions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Versions of the dataset, newest first. */
+        get: operations["datasets_versions_list"];
+        put?: never;
+        /**
+         * @description Upload a new version (multipart). Parquet, JSONL and CSV are validated against
+         *     the verl format or the given column mapping and stored as parquet; errors name
+         *     the row and column. Versions are immutable.
+         */
+        post: operations["datasets_versions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{dataset_id}/versions/{number}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Immutable versions of one dataset: upload (multipart), stats, preview, download. */
+        get: operations["datasets_versions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{dataset_id}/versions/{number}/download/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The version's normalised parquet file, streamed. */
+        get: operations["datasets_versions_download_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{dataset_id}/versions/{number}/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0. */
+        get: operations["datasets_versions_preview_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Datasets of your projects. Viewers read; members create and upload versions;
+         *     deleting a dataset (and its files) needs the owner role.
+         */
+        get: operations["datasets_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Datasets of your projects. Viewers read; members create and upload versions;
+         *     deleting a dataset (and its files) needs the owner role.
+         */
+        delete: operations["datasets_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Rename or describe a dataset. Its versions never change. */
+        patch: operations["datasets_partial_update"];
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -80,6 +250,28 @@ export interface paths {
         };
         /** @description Liveness and readiness of the studio and the services it depends on. */
         get: operations["health_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/metrics/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Each (run, key) series in the step range, with at most `points` points: the
+         *     lowest and highest point of each of `points/2 - 1` equal step buckets plus the
+         *     series' first and last points, so spikes are never averaged away. Superseded
+         *     points are excluded; (run, key) pairs without points are left out.
+         */
+        get: operations["metrics_query"];
         put?: never;
         post?: never;
         delete?: never;
@@ -138,6 +330,396 @@ export interface paths {
         put?: never;
         /** @description List members (any role) or add/change one (owners only). */
         post: operations["projects_members_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-functions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Reward functions of your projects. Viewers read; members create, push versions and
+         *     test-run; deleting one needs the owner role.
+         */
+        get: operations["reward_functions_list"];
+        put?: never;
+        /**
+         * @description Create a reward function, optionally with version 1 from `code` or a built-in
+         *     template (`from_template`).
+         */
+        post: operations["reward_functions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-functions/{function_id}/versions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Versions, newest first (without their code; read one version for it). */
+        get: operations["reward_functions_versions_list"];
+        put?: never;
+        /**
+         * @description Push a new version. The code is checked statically first (size, syntax with the
+         *     line number, the entry point defined); nothing runs.
+         */
+        post: operations["reward_functions_versions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-functions/{function_id}/versions/{number}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Immutable versions of one reward function: push, read, test-run in the sandbox. */
+        get: operations["reward_functions_versions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-functions/{function_id}/versions/{number}/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Run this version in the sandbox on pasted completions, or on dataset rows with
+         *     their reference answers as responses, and summarise the scores. Bounded to 200 rows
+         *     and a total time budget; the code's failures come back as per-row errors.
+         */
+        post: operations["reward_functions_versions_test_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-functions/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Reward functions of your projects. Viewers read; members create, push versions and
+         *     test-run; deleting one needs the owner role.
+         */
+        get: operations["reward_functions_retrieve"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Reward functions of your projects. Viewers read; members create, push versions and
+         *     test-run; deleting one needs the owner role.
+         */
+        delete: operations["reward_functions_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Rename or describe a reward function. Its versions never change. */
+        patch: operations["reward_functions_partial_update"];
+        trace?: never;
+    };
+    "/api/reward-functions/{id}/diff/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Unified diff between two versions' code. */
+        get: operations["reward_functions_diff_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-templates/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The built-in reward functions, as code to start a reward function from. */
+        get: operations["reward_templates_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Training runs of your projects. Viewers read; members create and control runs. */
+        get: operations["runs_list"];
+        put?: never;
+        /**
+         * @description Create a queued run. The config is resolved as defaults <- preset <- `config`
+         *     <- `overrides` and stored in full; errors are keyed by config path.
+         */
+        post: operations["runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Training runs of your projects. Viewers read; members create and control runs. */
+        get: operations["runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Rename, re-tag, annotate or reprioritise. The config can't change: clone instead. */
+        patch: operations["runs_partial_update"];
+        trace?: never;
+    };
+    "/api/runs/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A queued run is cancelled at once; a starting or running one goes to
+         *     `cancelling` until its job has stopped. Cancelling twice is harmless.
+         */
+        post: operations["runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/clone/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description A new queued run from this one's config, with optional edits (a partial
+         *     `config` tree and `overrides`), name, priority, tags and notes.
+         */
+        post: operations["runs_clone_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/export-labelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Write the run's labelled samples (optionally one label) as a new version of a
+         *     dataset in the same project: verl parquet, one row per prompt.
+         */
+        post: operations["runs_export_labelled_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/metrics.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every live point of the run (optionally only some keys and a step range) as
+         *     CSV, streamed.
+         */
+        get: operations["runs_metrics_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/metrics/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's metric keys (of live points), sorted. */
+        get: operations["runs_metrics_keys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/priority/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Change the run's place in the queue (higher starts first). */
+        post: operations["runs_priority_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/resume/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Queue a failed or cancelled run again; it continues from its latest checkpoint. */
+        post: operations["runs_resume_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/samples/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Live samples of one run, newest first (`ordering=id` for oldest first), in
+         *     cursor pages that stay stable while the run adds samples.
+         */
+        get: operations["samples_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/samples/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Rollout samples of runs in your projects. Labelling needs the member role. */
+        get: operations["samples_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/samples/{id}/labels/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST adds your label (or changes its note: 200); DELETE removes your label
+         *     named by `label` (query parameter or body). Viewers may not label.
+         */
+        post: operations["samples_labels_create"];
+        /**
+         * @description POST adds your label (or changes its note: 200); DELETE removes your label
+         *     named by `label` (query parameter or body). Viewers may not label.
+         */
+        delete: operations["samples_labels_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/samples/group/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every live sample of one prompt at one step (a GRPO group), by id. */
+        get: operations["samples_group_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -212,6 +794,19 @@ export interface components {
             /** Format: date-time */
             expires_at?: string | null;
         };
+        Attempt: {
+            number: number;
+            submission_id: string;
+            resume_from_step?: number | null;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            started_at?: string | null;
+            /** Format: date-time */
+            finished_at?: string | null;
+            ray_status?: string;
+            exit_message?: string;
+        };
         AuditEvent: {
             readonly id: number;
             /** Format: date-time */
@@ -222,6 +817,39 @@ export interface components {
             object_type: string;
             object_id: string;
             detail?: unknown;
+        };
+        Bin: {
+            /** Format: double */
+            start: number;
+            /** Format: double */
+            end: number;
+            count: number;
+        };
+        /** @enum {unknown} */
+        BlankEnum: "";
+        Column: {
+            name: string;
+            /** @description Arrow type of the column in the stored parquet. */
+            type: string;
+        };
+        ColumnMapping: {
+            /** @description Column holding the prompt. */
+            prompt_key: string;
+            /** @description Answer column of prompt_answer data. */
+            answer_key: string;
+            /** @description data_source of rows that have none. */
+            data_source: string;
+        };
+        CompletionRequest: {
+            /** @description The response. */
+            solution_str: string;
+            /** @description The reference answer, any JSON value. */
+            ground_truth: unknown;
+            /** @default default */
+            data_source: string;
+            extra_info?: {
+                [key: string]: unknown;
+            };
         };
         ComponentHealth: {
             status: components["schemas"]["ComponentHealthStatusEnum"];
@@ -236,6 +864,137 @@ export interface components {
          * @enum {string}
          */
         ComponentHealthStatusEnum: "ok" | "error" | "disabled";
+        ConfigRequestRequest: {
+            preset?: components["schemas"]["PresetEnum"] | components["schemas"]["BlankEnum"];
+            /** @description A partial config tree (see /api/config/schema), applied over the preset. */
+            config?: {
+                [key: string]: unknown;
+            };
+            /** @description Dotted `key=value` overrides applied last, e.g. `actor.optim.lr=1e-6`; verl-style keys such as `actor_rollout_ref.rollout.n=4` are translated. */
+            overrides?: string[];
+        };
+        ConfigValidation: {
+            valid: boolean;
+            /** @description The full resolved config, when valid. */
+            config?: {
+                [key: string]: unknown;
+            };
+            /** @description Messages by config path, e.g. {"config.actor.optim.lr": [...]}. */
+            errors?: {
+                [key: string]: string[];
+            };
+        };
+        /**
+         * @description * `verl` - verl parquet/JSONL
+         *     * `prompt_answer` - prompt + answer columns
+         * @enum {string}
+         */
+        DataFormatEnum: "verl" | "prompt_answer";
+        Dataset: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly description: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly version_count: number;
+            readonly latest_version: components["schemas"]["DatasetVersion"] | null;
+        };
+        DatasetCreateRequest: {
+            /** @description The project's slug. */
+            project: string;
+            name: string;
+            /** @default  */
+            description: string;
+        };
+        DatasetStats: {
+            /** @description Prompt lengths in characters. */
+            prompt_chars: components["schemas"]["LengthStats"];
+            /** @description Rows per data_source. */
+            data_sources: components["schemas"]["NamedCount"][];
+            /** @description Rows per extra_info.split. */
+            splits: components["schemas"]["NamedCount"][];
+            rows_without_split: number;
+            /** @description The file as uploaded. */
+            upload: components["schemas"]["SourceFile"];
+        };
+        DatasetUploadRequest: {
+            /**
+             * Format: binary
+             * @description Parquet (.parquet), JSON lines (.jsonl/.json) or CSV (.csv), UTF-8 text.
+             */
+            file: string;
+            /** @default  */
+            message: string;
+            /**
+             * @description `verl`: data_source, prompt (chat messages), reward_model.ground_truth, extra_info. `prompt_answer`: a prompt column and an answer column named by prompt_key/answer_key. `auto` picks by the columns present.
+             *
+             *     * `auto` - auto
+             *     * `verl` - verl
+             *     * `prompt_answer` - prompt_answer
+             * @default auto
+             */
+            format: components["schemas"]["FormatEnum"];
+            /** @default prompt */
+            prompt_key: string;
+            /** @default answer */
+            answer_key: string;
+            /**
+             * @description data_source for rows without one.
+             * @default default
+             */
+            data_source: string;
+        };
+        DatasetVersion: {
+            readonly id: number;
+            readonly dataset: number;
+            readonly number: number;
+            readonly source_format: string;
+            readonly data_format: components["schemas"]["DataFormatEnum"];
+            /** @description With `data_format`, the trainer's data config needed to read the file. */
+            readonly column_mapping: components["schemas"]["ColumnMapping"];
+            readonly size_bytes: number;
+            readonly checksum: string;
+            readonly row_count: number;
+            readonly columns: components["schemas"]["Column"][];
+            readonly stats: components["schemas"]["DatasetStats"];
+            readonly message: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly download_url: string;
+        };
+        ExportedVersion: {
+            id: number;
+            dataset: number;
+            number: number;
+            row_count: number;
+            size_bytes: number;
+            checksum: string;
+            message: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description * `auto` - auto
+         *     * `verl` - verl
+         *     * `prompt_answer` - prompt_answer
+         * @enum {string}
+         */
+        FormatEnum: "auto" | "verl" | "prompt_answer";
+        /**
+         * @description * `exact_match` - exact_match
+         *     * `numeric` - numeric
+         *     * `arith` - arith
+         *     * `gsm8k` - gsm8k
+         *     * `boxed_math` - boxed_math
+         *     * `countdown` - countdown
+         *     * `format_regex` - format_regex
+         *     * `length_penalty` - length_penalty
+         * @enum {string}
+         */
+        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty";
         Health: {
             /**
              * @description ok when every configured component answers; degraded otherwise (HTTP 503).
@@ -255,6 +1014,23 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded";
+        LabelledExportRequest: {
+            /** @description Dataset (of the run's project) that gets the new version. */
+            dataset: number;
+            /** @description Only samples with this label (default: any). */
+            label?: string;
+        };
+        LengthStats: {
+            min: number;
+            max: number;
+            /** Format: double */
+            mean: number;
+            /** Format: double */
+            p50: number;
+            /** Format: double */
+            p95: number;
+            histogram: components["schemas"]["Bin"][];
+        };
         LoginRequest: {
             username: string;
             password: string;
@@ -271,6 +1047,29 @@ export interface components {
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
             username: string;
             role?: components["schemas"]["RoleEnum"];
+        };
+        MetricKeys: {
+            run: number;
+            keys: string[];
+        };
+        MetricSeries: {
+            run: number;
+            key: string;
+            /** @description Points in the step range before downsampling. */
+            total: number;
+            downsampled: boolean;
+            steps: number[];
+            /** @description null for NaN or infinity. */
+            values: (number | null)[];
+        };
+        MetricsQueryResult: {
+            /** @description The per-series limit that was applied. */
+            points: number;
+            series: components["schemas"]["MetricSeries"][];
+        };
+        NamedCount: {
+            name: string;
+            count: number;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -302,6 +1101,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedDatasetList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Dataset"][];
+        };
         PaginatedMembershipList: {
             /** @example 123 */
             count: number;
@@ -332,9 +1146,103 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Project"][];
         };
+        PaginatedRewardFunctionList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["RewardFunction"][];
+        };
+        PaginatedRolloutSampleList: {
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cD00ODY%3D"
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?cursor=cj0xJnA9NDg3
+             */
+            previous?: string | null;
+            results: components["schemas"]["RolloutSample"][];
+        };
+        PaginatedRunList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Run"][];
+        };
+        PatchedDatasetUpdateRequest: {
+            name?: string;
+            description?: string;
+        };
         PatchedProjectRequest: {
             name?: string;
             description?: string;
+        };
+        PatchedRewardFunctionUpdateRequest: {
+            name?: string;
+            description?: string;
+        };
+        /** @description Only these can change; the config is immutable (clone the run instead). */
+        PatchedRunUpdateRequest: {
+            name?: string;
+            notes?: string;
+            /** @description Up to 32 tags of at most 64 characters. */
+            tags?: string[];
+            /** @description Higher starts first; ties start in order of creation. */
+            priority?: number;
+        };
+        Preset: {
+            name: string;
+            /** @description The preset applied over the defaults, in full. */
+            config: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description * `dapo` - dapo
+         *     * `dr-grpo` - dr-grpo
+         *     * `grpo-kl` - grpo-kl
+         *     * `grpo-tiny-arith` - grpo-tiny-arith
+         *     * `gspo` - gspo
+         *     * `ppo-gae` - ppo-gae
+         *     * `reinforce-pp` - reinforce-pp
+         *     * `rloo` - rloo
+         * @enum {string}
+         */
+        PresetEnum: "dapo" | "dr-grpo" | "grpo-kl" | "grpo-tiny-arith" | "gspo" | "ppo-gae" | "reinforce-pp" | "rloo";
+        Preview: {
+            offset: number;
+            /** @description The limit applied (after clamping). */
+            limit: number;
+            /** @description Rows in the version. */
+            total: number;
+            columns: string[];
+            rows: {
+                [key: string]: unknown;
+            }[];
+        };
+        PriorityRequest: {
+            /** @description Higher starts first; ties start in order of creation. */
+            priority: number;
         };
         Project: {
             readonly id: number;
@@ -350,6 +1258,207 @@ export interface components {
             name: string;
             description?: string;
         };
+        ReasonRequest: {
+            /** @description Shown in the run's history. */
+            reason?: string;
+        };
+        /** @description The run's whole request; defaults come from the config's `resources` section. */
+        Resources: {
+            /** Format: double */
+            cpus?: number;
+            /** Format: double */
+            gpus?: number;
+            /** Format: double */
+            memory_gb?: number;
+        };
+        /** @description The run's whole request; defaults come from the config's `resources` section. */
+        ResourcesRequest: {
+            /** Format: double */
+            cpus?: number;
+            /** Format: double */
+            gpus?: number;
+            /** Format: double */
+            memory_gb?: number;
+        };
+        RewardDiff: {
+            from_version: number;
+            to_version: number;
+            from_hash: string;
+            to_hash: string;
+            /** @description Unified diff of the code; empty when identical. */
+            diff: string;
+        };
+        RewardFunction: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly description: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly version_count: number;
+            readonly latest_version: components["schemas"]["RewardVersionSummary"] | null;
+        };
+        RewardFunctionCreateRequest: {
+            /** @description The project's slug. */
+            project: string;
+            name: string;
+            /** @default  */
+            description: string;
+            /**
+             * @description Start version 1 from this built-in's source (see /api/reward-templates/).
+             *
+             *     * `exact_match` - exact_match
+             *     * `numeric` - numeric
+             *     * `arith` - arith
+             *     * `gsm8k` - gsm8k
+             *     * `boxed_math` - boxed_math
+             *     * `countdown` - countdown
+             *     * `format_regex` - format_regex
+             *     * `length_penalty` - length_penalty
+             */
+            from_template?: components["schemas"]["FromTemplateEnum"];
+            /** @description Source of version 1 (or a template). */
+            code?: string;
+            /** @default compute_score */
+            entrypoint: string;
+            /** @default  */
+            message: string;
+        };
+        RewardTemplate: {
+            name: string;
+            /** @description The first line of the template's docstring. */
+            description: string;
+            code: string;
+        };
+        RewardTestRequestRequest: {
+            /** @description Pasted completions to score (at most 200). */
+            completions?: components["schemas"]["CompletionRequest"][];
+            /** @description Id of a dataset version of this project: its rows are scored with their reference answers as the responses (a function should score them as correct). */
+            dataset_version?: number;
+            /**
+             * @description Dataset rows to score.
+             * @default 20
+             */
+            rows: number;
+            /**
+             * @description First dataset row.
+             * @default 0
+             */
+            offset: number;
+            /**
+             * @description How a reference answer becomes a response, e.g. `#### {ground_truth}`.
+             * @default {ground_truth}
+             */
+            solution_template: string;
+            /**
+             * Format: double
+             * @description Per-call time limit.
+             * @default 2
+             */
+            timeout_s: number;
+        };
+        RewardTestResult: {
+            function: number;
+            version: number;
+            dataset_version: number | null;
+            rows: components["schemas"]["RewardTestRow"][];
+            summary: components["schemas"]["RewardTestSummary"];
+            /** @description Sandbox protections active on this host. */
+            isolation: {
+                [key: string]: boolean;
+            };
+            /** @description Loading the code failed. */
+            load_error: string;
+            /** Format: double */
+            elapsed_ms: number;
+            /** Format: double */
+            budget_s: number;
+        };
+        RewardTestRow: {
+            /** @description Position in `completions`, or the dataset row. */
+            index: number;
+            data_source: string;
+            /** @description Dataset rows: the prompt text. */
+            prompt: string | null;
+            solution_str: string;
+            ground_truth: unknown;
+            /**
+             * Format: double
+             * @description 0.0 when the call failed.
+             */
+            score: number;
+            components: {
+                [key: string]: number;
+            };
+            /** @description Why the call failed; empty if ok. */
+            error: string;
+            /** Format: double */
+            elapsed_ms: number;
+            /** @description What the function printed. */
+            output: string;
+            /** @description Not run: the time budget ran out first. */
+            skipped: boolean;
+        };
+        RewardTestSummary: {
+            count: number;
+            scored: number;
+            /** @description Rows whose call failed (see their `error`). */
+            failed: number;
+            skipped: number;
+            /**
+             * Format: double
+             * @description Errors over rows run.
+             */
+            error_rate: number;
+            /** Format: double */
+            mean: number | null;
+            /**
+             * Format: double
+             * @description Population standard deviation.
+             */
+            std: number | null;
+            /** Format: double */
+            min: number | null;
+            /** Format: double */
+            max: number | null;
+            /** @description 10 bins over [min(0, low), max(1, high)]. */
+            histogram: components["schemas"]["Bin"][];
+        };
+        RewardVersion: {
+            readonly id: number;
+            readonly function: number;
+            readonly number: number;
+            readonly code_hash: string;
+            readonly entrypoint: string;
+            readonly message: string;
+            readonly author: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly code: string;
+        };
+        RewardVersionCreateRequest: {
+            /** @description Python source defining `compute_score(data_source, solution_str, ground_truth, extra_info, **kw)` (verl's signature); at most 64 KiB. */
+            code: string;
+            /**
+             * @description The function to call (its batch form `<name>_batch` is used when defined).
+             * @default compute_score
+             */
+            entrypoint: string;
+            /** @default  */
+            message: string;
+        };
+        RewardVersionSummary: {
+            readonly id: number;
+            readonly function: number;
+            readonly number: number;
+            readonly code_hash: string;
+            readonly entrypoint: string;
+            readonly message: string;
+            readonly author: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
         /**
          * @description * `owner` - Owner
          *     * `member` - Member
@@ -357,6 +1466,208 @@ export interface components {
          * @enum {string}
          */
         RoleEnum: "owner" | "member" | "viewer";
+        RolloutSample: {
+            readonly id: number;
+            readonly run: number;
+            readonly attempt: number;
+            readonly step: number;
+            readonly split: string;
+            readonly group_id: string;
+            readonly data_source: string;
+            readonly prompt: string;
+            readonly response: string;
+            readonly ground_truth: string;
+            /** Format: double */
+            score: number | null;
+            readonly components: unknown;
+            /** Format: double */
+            advantage: number | null;
+            readonly prompt_length: number;
+            readonly response_length: number;
+            readonly finish_reason: string;
+            readonly error: string;
+            readonly reward_version: number | null;
+            readonly superseded: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly labels: components["schemas"]["SampleLabel"][];
+            /** @description Whether the detail carries token-level data (logprobs, advantages, entropy). */
+            readonly has_token_data: boolean;
+        };
+        RolloutSampleDetail: {
+            readonly id: number;
+            readonly run: number;
+            readonly attempt: number;
+            readonly step: number;
+            readonly split: string;
+            readonly group_id: string;
+            readonly data_source: string;
+            readonly prompt: string;
+            readonly response: string;
+            readonly ground_truth: string;
+            /** Format: double */
+            score: number | null;
+            readonly components: unknown;
+            /** Format: double */
+            advantage: number | null;
+            readonly prompt_length: number;
+            readonly response_length: number;
+            readonly finish_reason: string;
+            readonly error: string;
+            readonly reward_version: number | null;
+            readonly superseded: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly labels: components["schemas"]["SampleLabel"][];
+            /** @description Whether the detail carries token-level data (logprobs, advantages, entropy). */
+            readonly has_token_data: boolean;
+            readonly token_data: unknown;
+        };
+        Run: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly status: components["schemas"]["RunStatusEnum"];
+            readonly status_reason: string;
+            readonly priority: number;
+            readonly preset: string;
+            readonly dataset_version: number | null;
+            readonly reward_version: number | null;
+            readonly parent: number | null;
+            readonly resources: components["schemas"]["Resources"];
+            readonly tags: string[];
+            readonly notes: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+        };
+        RunCloneRequest: {
+            name?: string;
+            /** @description A partial config tree (see /api/config/schema), applied over the preset. */
+            config?: {
+                [key: string]: unknown;
+            };
+            /** @description Dotted `key=value` overrides applied last, e.g. `actor.optim.lr=1e-6`; verl-style keys such as `actor_rollout_ref.rollout.n=4` are translated. */
+            overrides?: string[];
+            /** @description Higher starts first; ties start in order of creation. */
+            priority?: number;
+            resources?: components["schemas"]["ResourcesRequest"];
+            /** @description Up to 32 tags of at most 64 characters. */
+            tags?: string[];
+            notes?: string;
+        };
+        RunCreateRequest: {
+            /** @description The project's slug. */
+            project: string;
+            name: string;
+            preset?: components["schemas"]["PresetEnum"] | components["schemas"]["BlankEnum"];
+            /** @description A partial config tree (see /api/config/schema), applied over the preset. */
+            config?: {
+                [key: string]: unknown;
+            };
+            /** @description Dotted `key=value` overrides applied last, e.g. `actor.optim.lr=1e-6`; verl-style keys such as `actor_rollout_ref.rollout.n=4` are translated. */
+            overrides?: string[];
+            dataset_version?: number | null;
+            reward_version?: number | null;
+            /** @description Higher starts first; ties start in order of creation. */
+            priority?: number;
+            resources?: components["schemas"]["ResourcesRequest"];
+            /** @description Up to 32 tags of at most 64 characters. */
+            tags?: string[];
+            notes?: string;
+        };
+        RunDetail: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly status: components["schemas"]["RunStatusEnum"];
+            readonly status_reason: string;
+            readonly priority: number;
+            readonly preset: string;
+            readonly dataset_version: number | null;
+            readonly reward_version: number | null;
+            readonly parent: number | null;
+            readonly resources: components["schemas"]["Resources"];
+            readonly tags: string[];
+            readonly notes: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /** @description The full, validated RunConfig. */
+            readonly config: {
+                [key: string]: unknown;
+            };
+            readonly last_error: string;
+            readonly status_history: components["schemas"]["StatusChange"][];
+            readonly attempts: components["schemas"]["Attempt"][];
+        };
+        /**
+         * @description * `queued` - Queued
+         *     * `starting` - Starting
+         *     * `running` - Running
+         *     * `cancelling` - Cancelling
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
+         *     * `cancelled` - Cancelled
+         * @enum {string}
+         */
+        RunStatusEnum: "queued" | "starting" | "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
+        SampleGroup: {
+            run: number;
+            step: number;
+            group_id: string;
+            count: number;
+            /** Format: double */
+            score_mean: number | null;
+            /**
+             * Format: double
+             * @description Population std; 0 means GRPO learns nothing from the group.
+             */
+            score_std: number | null;
+            samples: components["schemas"]["RolloutSample"][];
+        };
+        SampleLabel: {
+            readonly id: number;
+            readonly label: string;
+            readonly note: string;
+            readonly author: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        SampleLabelWriteRequest: {
+            /** @description 1-64 characters: letters, digits, space, _ . : / - (e.g. reward-hacking). */
+            label: string;
+            /** @default  */
+            note: string;
+        };
+        SourceFile: {
+            /** @description The uploaded file's name. */
+            filename: string;
+            /** @description Size of the uploaded file. */
+            size_bytes: number;
+            /** @description Checksum of the uploaded file as sent. */
+            sha256: string;
+        };
+        StatusChange: {
+            from_status?: components["schemas"]["RunStatusEnum"] | components["schemas"]["BlankEnum"];
+            to_status: components["schemas"]["RunStatusEnum"];
+            reason?: string;
+            readonly actor: string;
+            /** Format: date-time */
+            at?: string;
+        };
         User: {
             id: number;
             username: string;
@@ -458,6 +1769,337 @@ export interface operations {
             };
         };
     };
+    config_presets_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preset"][];
+                };
+            };
+        };
+    };
+    config_schema_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    config_validate_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ConfigRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ConfigRequestRequest"];
+                "multipart/form-data": components["schemas"]["ConfigRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigValidation"];
+                };
+            };
+        };
+    };
+    datasets_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /** @description Part of the dataset's name. */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedDatasetList"];
+                };
+            };
+        };
+    };
+    datasets_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["DatasetCreateRequest"];
+                "multipart/form-data": components["schemas"]["DatasetCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dataset"];
+                };
+            };
+        };
+    };
+    datasets_versions_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The dataset's id. */
+                dataset_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"][];
+                };
+            };
+        };
+    };
+    datasets_versions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The dataset's id. */
+                dataset_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DatasetUploadRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description The upload is larger than the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    datasets_versions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The dataset's id. */
+                dataset_id: number;
+                /** @description The version number (1, 2, ...). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+        };
+    };
+    datasets_versions_download_retrieve: {
+        parameters: {
+            query?: {
+                format?: "bin" | "json";
+            };
+            header?: never;
+            path: {
+                /** @description The dataset's id. */
+                dataset_id: number;
+                /** @description The version number (1, 2, ...). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version's parquet file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+        };
+    };
+    datasets_versions_preview_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Rows to return; larger values are clamped to 100. */
+                limit?: number;
+                /** @description First row (0-based). */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The dataset's id. */
+                dataset_id: number;
+                /** @description The version number (1, 2, ...). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preview"];
+                };
+            };
+        };
+    };
+    datasets_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this dataset. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dataset"];
+                };
+            };
+        };
+    };
+    datasets_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this dataset. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Runs use it. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    datasets_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this dataset. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDatasetUpdateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedDatasetUpdateRequest"];
+                "multipart/form-data": components["schemas"]["PatchedDatasetUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dataset"];
+                };
+            };
+        };
+    };
     health_retrieve: {
         parameters: {
             query?: never;
@@ -482,6 +2124,50 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Health"];
                 };
+            };
+        };
+    };
+    metrics_query: {
+        parameters: {
+            query: {
+                /** @description Comma-separated metric keys, at most 100. */
+                keys: string;
+                /** @description Most points returned per series. */
+                points?: number;
+                /** @description Comma-separated run ids, at most 20; every one must be readable. */
+                runs: string;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricsQueryResult"];
+                };
+            };
+            /** @description A parameter is missing or out of bounds. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -684,6 +2370,889 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["PaginatedMembershipList"];
                 };
+            };
+        };
+    };
+    reward_functions_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /** @description Part of the function's name. */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRewardFunctionList"];
+                };
+            };
+        };
+    };
+    reward_functions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardFunctionCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardFunctionCreateRequest"];
+                "multipart/form-data": components["schemas"]["RewardFunctionCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardFunction"];
+                };
+            };
+        };
+    };
+    reward_functions_versions_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The function's id. */
+                function_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardVersionSummary"][];
+                };
+            };
+        };
+    };
+    reward_functions_versions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The function's id. */
+                function_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardVersionCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardVersionCreateRequest"];
+                "multipart/form-data": components["schemas"]["RewardVersionCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardVersion"];
+                };
+            };
+        };
+    };
+    reward_functions_versions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The function's id. */
+                function_id: number;
+                /** @description The version number (1, 2, ...). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardVersion"];
+                };
+            };
+        };
+    };
+    reward_functions_versions_test_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The function's id. */
+                function_id: number;
+                /** @description The version number (1, 2, ...). */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RewardTestRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardTestRequestRequest"];
+                "multipart/form-data": components["schemas"]["RewardTestRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTestResult"];
+                };
+            };
+            /** @description The sandbox can't run untrusted code here. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_functions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this reward function. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardFunction"];
+                };
+            };
+        };
+    };
+    reward_functions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this reward function. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Runs use it. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    reward_functions_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this reward function. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRewardFunctionUpdateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedRewardFunctionUpdateRequest"];
+                "multipart/form-data": components["schemas"]["PatchedRewardFunctionUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardFunction"];
+                };
+            };
+        };
+    };
+    reward_functions_diff_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Older version number (default: to - 1). */
+                from?: number;
+                /** @description Newer version number (default: latest). */
+                to?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this reward function. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardDiff"];
+                };
+            };
+        };
+    };
+    reward_templates_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTemplate"][];
+                };
+            };
+        };
+    };
+    runs_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Ordering
+                 *
+                 *     * `created_at` - Created at
+                 *     * `-created_at` - Created at (descending)
+                 *     * `priority` - Priority
+                 *     * `-priority` - Priority (descending)
+                 *     * `name` - Name
+                 *     * `-name` - Name (descending)
+                 *     * `status` - Status
+                 *     * `-status` - Status (descending)
+                 *     * `started_at` - Started at
+                 *     * `-started_at` - Started at (descending)
+                 *     * `finished_at` - Finished at
+                 *     * `-finished_at` - Finished at (descending)
+                 */
+                ordering?: ("-created_at" | "-finished_at" | "-name" | "-priority" | "-started_at" | "-status" | "created_at" | "finished_at" | "name" | "priority" | "started_at" | "status")[];
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /** @description Part of the run's name. */
+                search?: string;
+                /**
+                 * @description Repeatable.
+                 *
+                 *     * `queued` - Queued
+                 *     * `starting` - Starting
+                 *     * `running` - Running
+                 *     * `cancelling` - Cancelling
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 *     * `cancelled` - Cancelled
+                 */
+                status?: ("cancelled" | "cancelling" | "failed" | "queued" | "running" | "starting" | "succeeded")[];
+                /** @description Runs carrying this tag. */
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRunList"];
+                };
+            };
+        };
+    };
+    runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RunCreateRequest"];
+                "multipart/form-data": components["schemas"]["RunCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+        };
+    };
+    runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+        };
+    };
+    runs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRunUpdateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PatchedRunUpdateRequest"];
+                "multipart/form-data": components["schemas"]["PatchedRunUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+        };
+    };
+    runs_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReasonRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
+                "multipart/form-data": components["schemas"]["ReasonRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+            /** @description The run's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_clone_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunCloneRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RunCloneRequest"];
+                "multipart/form-data": components["schemas"]["RunCloneRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+        };
+    };
+    runs_export_labelled_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LabelledExportRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["LabelledExportRequest"];
+                "multipart/form-data": components["schemas"]["LabelledExportRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportedVersion"];
+                };
+            };
+            /** @description No such dataset here, or nothing to export. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Exporting needs the member role. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_metrics_csv: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated metric keys, at most 100. */
+                keys?: string;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Columns step,key,value; by key, then step. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description A parameter is out of bounds. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_metrics_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricKeys"];
+                };
+            };
+            /** @description No such run. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_priority_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PriorityRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PriorityRequest"];
+                "multipart/form-data": components["schemas"]["PriorityRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+        };
+    };
+    runs_resume_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReasonRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
+                "multipart/form-data": components["schemas"]["ReasonRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+            /** @description The run's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    samples_list: {
+        parameters: {
+            query: {
+                /** @description The pagination cursor value. */
+                cursor?: string;
+                data_source?: string;
+                group_id?: string;
+                has_error?: boolean;
+                /** @description Has this label. */
+                label?: string;
+                /** @description Which field to use when ordering the results. */
+                ordering?: string;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Full-text search of prompt and response (web syntax: words, "a phrase", or, -word). */
+                q?: string;
+                reward_version?: number;
+                run: number;
+                score_max?: number;
+                score_min?: number;
+                /** @description train or val. */
+                split?: string;
+                step_max?: number;
+                step_min?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRolloutSampleList"];
+                };
+            };
+            /** @description A filter is missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    samples_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rollout sample. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RolloutSampleDetail"];
+                };
+            };
+        };
+    };
+    samples_labels_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rollout sample. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SampleLabelWriteRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SampleLabelWriteRequest"];
+                "multipart/form-data": components["schemas"]["SampleLabelWriteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SampleLabel"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SampleLabel"];
+                };
+            };
+            /** @description The label or note is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Labelling needs the member role. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such sample in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    samples_labels_destroy: {
+        parameters: {
+            query: {
+                /** @description The label to remove. */
+                label: string;
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rollout sample. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No label named. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Labelling needs the member role. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such sample, or you have no such label on it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    samples_group_retrieve: {
+        parameters: {
+            query: {
+                group_id: string;
+                run: number;
+                step: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SampleGroup"];
+                };
+            };
+            /** @description A parameter is missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

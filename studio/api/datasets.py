@@ -1,0 +1,344 @@
+"""Datasets and their immutable versions: upload, stats, preview and download.
+
+An upload streams to a temporary file (size-capped), is validated and normalised to
+parquet in a private staging folder, and only then moved into storage, in the same
+transaction that creates the version row: a rejected upload leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import django_filters.rest_framework as filters
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import Count, Prefetch, ProtectedError, QuerySet
+from django.http import FileResponse, HttpRequest
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import exceptions, mixins, renderers, status
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studio.api.permissions import signed_in_user
+from studio.api.scoping import ProjectScopedViewSet
+from studio.datasets.files import json_safe, read_slice
+from studio.datasets.ingest import ColumnMapping
+from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.serializers import (
+    PREVIEW_MAX_LIMIT,
+    DatasetCreateSerializer,
+    DatasetSerializer,
+    DatasetUpdateSerializer,
+    DatasetUploadSerializer,
+    DatasetVersionSerializer,
+    PreviewQuerySerializer,
+    PreviewSerializer,
+)
+from studio.datasets.sniff import UploadError
+from studio.datasets.uploads import LimitedTemporaryFileUploadHandler, check_content_length
+from studio.datasets.versions import add_version, delete_files
+from studio.projects.models import Project, Role
+
+VERSION_NUMBER = OpenApiParameter(
+    "number", int, OpenApiParameter.PATH, description="The version number (1, 2, ...)."
+)
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "This object is in use."
+
+
+class DatasetFilter(filters.FilterSet):
+    project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
+    search = filters.CharFilter(
+        field_name="name", lookup_expr="icontains", help_text="Part of the dataset's name."
+    )
+
+    class Meta:
+        model = Dataset
+        fields = ["project", "search"]
+
+
+def project_for_write(view: ProjectScopedViewSet, slug: str) -> Project:
+    """The project named by a request body; 404 alike for unknown and foreign slugs."""
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise exceptions.NotFound("No such project.")
+    view.require_role(project)
+    return project
+
+
+class DatasetViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    ProjectScopedViewSet,
+):
+    """Datasets of your projects. Viewers read; members create and upload versions;
+    deleting a dataset (and its files) needs the owner role."""
+
+    queryset = (
+        Dataset.objects.select_related("project", "created_by")
+        .annotate(version_count=Count("versions"))
+        .prefetch_related(
+            Prefetch(
+                "versions",
+                queryset=DatasetVersion.objects.select_related("created_by").order_by("-number"),
+                to_attr="ordered_versions",
+            )
+        )
+        .order_by("name", "id")
+    )
+    serializer_class = DatasetSerializer
+    filterset_class = DatasetFilter
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    def get_permissions(self) -> Any:
+        if self.action == "destroy":
+            self.write_role = Role.OWNER
+        return super().get_permissions()
+
+    def _detail(self, pk: int, code: int = status.HTTP_200_OK) -> Response:
+        dataset = self.get_queryset().get(pk=pk)
+        return Response(DatasetSerializer(dataset).data, status=code)
+
+    @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
+    def create(self, request: Request) -> Response:
+        """Create an empty dataset in a project (member role); upload versions next."""
+        data = DatasetCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        project = project_for_write(self, v["project"])
+        if Dataset.objects.filter(project=project, name=v["name"]).exists():
+            raise exceptions.ValidationError(
+                {"name": [f"A dataset named {v['name']!r} already exists in {project.slug!r}."]}
+            )
+        with transaction.atomic():
+            dataset = Dataset.objects.create(
+                project=project,
+                name=v["name"],
+                description=v["description"],
+                created_by=signed_in_user(request),
+            )
+            self.audit("dataset.create", dataset, project, name=dataset.name)
+        return self._detail(dataset.pk, status.HTTP_201_CREATED)
+
+    @extend_schema(request=DatasetUpdateSerializer, responses=DatasetSerializer)
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        """Rename or describe a dataset. Its versions never change."""
+        dataset = self.get_object()
+        data = DatasetUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        name = changes.get("name")
+        if (
+            name
+            and Dataset.objects.filter(project=dataset.project, name=name)
+            .exclude(pk=dataset.pk)
+            .exists()
+        ):
+            raise exceptions.ValidationError(
+                {"name": [f"A dataset named {name!r} already exists in this project."]}
+            )
+        with transaction.atomic():
+            Dataset.objects.filter(pk=dataset.pk).update(**changes)
+            self.audit("dataset.update", dataset, dataset.project, fields=sorted(changes))
+        return self._detail(dataset.pk)
+
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        dataset = self.get_object()
+        files = list(dataset.versions.values_list("file", flat=True))
+        try:
+            with transaction.atomic():
+                self.audit("dataset.delete", dataset, dataset.project, name=dataset.name)
+                dataset.delete()
+                transaction.on_commit(lambda: delete_files(files))
+        except ProtectedError as exc:
+            runs = sorted({str(obj) for obj in exc.protected_objects})[:5]
+            raise Conflict(
+                f"Dataset {dataset.name!r} can't be deleted: runs use its versions "
+                f"({', '.join(runs)}). Delete those runs first."
+            ) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class BinaryRenderer(renderers.BaseRenderer):
+    """Lets `Accept: application/octet-stream` reach the download view."""
+
+    media_type = "application/octet-stream"
+    format = "bin"
+    charset = None
+    render_style = "binary"
+
+    def render(self, data: Any, accepted_media_type: Any = None, context: Any = None) -> Any:
+        return data
+
+
+@extend_schema_view(retrieve=extend_schema(parameters=[VERSION_NUMBER]))
+@extend_schema(
+    parameters=[
+        OpenApiParameter("dataset_id", int, OpenApiParameter.PATH, description="The dataset's id."),
+    ]
+)
+class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
+    """Immutable versions of one dataset: upload (multipart), stats, preview, download."""
+
+    queryset = DatasetVersion.objects.select_related("dataset__project", "created_by").order_by(
+        "-number"
+    )
+    serializer_class = DatasetVersionSerializer
+    project_path = "dataset__project"
+    lookup_field = "number"
+    lookup_value_regex = "[0-9]+"
+    pagination_class = None
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_queryset(self) -> QuerySet[DatasetVersion]:
+        return super().get_queryset().filter(dataset_id=self.kwargs["dataset_id"])
+
+    def get_dataset(self) -> Dataset:
+        visible = Dataset.objects.select_related("project").filter(
+            project__memberships__user=signed_in_user(self.request)
+        )
+        return get_object_or_404(visible.distinct(), pk=self.kwargs["dataset_id"])
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
+        drf_request = super().initialize_request(request, *args, **kwargs)
+        if self.action == "create":
+            # Before anything reads the body (session auth's CSRF check reads form data).
+            request.upload_handlers = [LimitedTemporaryFileUploadHandler(request)]
+        return drf_request
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        if self.action == "create":
+            check_content_length(request._request)  # 413 before a byte of the body is read
+        super().initial(request, *args, **kwargs)
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Versions of the dataset, newest first."""
+        self.get_dataset()  # 404 rather than an empty list for datasets you can't see
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request={"multipart/form-data": DatasetUploadSerializer},
+        responses={
+            201: DatasetVersionSerializer,
+            413: OpenApiResponse(description="The upload is larger than the size limit."),
+        },
+    )
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Upload a new version (multipart). Parquet, JSONL and CSV are validated against
+        the verl format or the given column mapping and stored as parquet; errors name
+        the row and column. Versions are immutable."""
+        dataset = self.get_dataset()
+        self.require_role(dataset.project)
+        data = DatasetUploadSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        upload: UploadedFile = v["file"]
+        mapping = ColumnMapping(
+            format=v["format"],
+            prompt_key=v["prompt_key"],
+            answer_key=v["answer_key"],
+            data_source=v["data_source"],
+        )
+        project = dataset.project
+
+        def audited(version: DatasetVersion) -> None:
+            self.audit(
+                "dataset.upload",
+                version,
+                project,
+                dataset=dataset.name,
+                number=version.number,
+                rows=version.row_count,
+                checksum=version.checksum,
+            )
+
+        scratch = Path(
+            tempfile.mkdtemp(prefix="rlstudio-upload-", dir=settings.FILE_UPLOAD_TEMP_DIR)
+        )
+        try:
+            version = add_version(
+                dataset,
+                _on_disk(upload, scratch),
+                Path(upload.name or "upload").name,
+                mapping,
+                message=v["message"],
+                user=signed_in_user(request),
+                on_created=audited,
+            )
+        except UploadError as exc:
+            raise exceptions.ValidationError({"file": [str(exc)]}) from None
+        finally:
+            upload.close()
+            shutil.rmtree(scratch, ignore_errors=True)
+        return Response(DatasetVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[VERSION_NUMBER, PreviewQuerySerializer], responses=PreviewSerializer)
+    @action(detail=True, methods=["get"])
+    def preview(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0."""
+        version = self.get_object()
+        query = PreviewQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        offset = query.validated_data["offset"]
+        limit = min(query.validated_data["limit"], PREVIEW_MAX_LIMIT)
+        rows = read_slice(version, offset, limit)
+        body = {
+            "offset": offset,
+            "limit": limit,
+            "total": version.row_count,
+            "columns": [column["name"] for column in version.columns],
+            "rows": [json_safe(row) for row in rows],
+        }
+        return Response(body)
+
+    @extend_schema(
+        parameters=[VERSION_NUMBER],
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                response=OpenApiTypes.BINARY, description="The version's parquet file."
+            )
+        },
+    )
+    @action(detail=True, methods=["get"], renderer_classes=[renderers.JSONRenderer, BinaryRenderer])
+    def download(self, request: Request, *args: Any, **kwargs: Any) -> FileResponse:
+        """The version's normalised parquet file, streamed."""
+        version = self.get_object()
+        response = FileResponse(
+            version.file.open("rb"),
+            as_attachment=True,
+            filename=f"{version.dataset.name}-v{version.number}.parquet",
+            content_type="application/octet-stream",
+        )
+        response["X-Checksum-SHA256"] = version.checksum
+        return response
+
+
+def _on_disk(upload: UploadedFile, staging: Path) -> Path:
+    """The upload's path on disk (streamed uploads already are; others are written)."""
+    temporary_path = getattr(upload, "temporary_file_path", None)
+    if temporary_path is not None:
+        return Path(temporary_path())
+    target = staging / "raw-upload"
+    with target.open("wb") as handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+    return target

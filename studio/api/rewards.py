@@ -1,0 +1,444 @@
+"""Reward functions with immutable versions, diffs, built-in templates and sandboxed
+test-runs (synchronous, bounded in rows and time)."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from typing import Any
+
+import django_filters.rest_framework as filters
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Max, Prefetch, ProtectedError, QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import exceptions, mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studio.api.datasets import VERSION_NUMBER, Conflict, project_for_write
+from studio.api.permissions import signed_in_user
+from studio.api.scoping import ProjectScopedViewSet
+from studio.datasets.models import DatasetVersion
+from studio.projects.models import Project, Role
+from studio.rewards.models import RewardFunction, RewardVersion
+from studio.rewards.serializers import (
+    RewardDiffSerializer,
+    RewardFunctionCreateSerializer,
+    RewardFunctionSerializer,
+    RewardFunctionUpdateSerializer,
+    RewardTemplateSerializer,
+    RewardTestRequestSerializer,
+    RewardTestResultSerializer,
+    RewardVersionCreateSerializer,
+    RewardVersionSerializer,
+    RewardVersionSummarySerializer,
+)
+from studio.rewards.testrun import TrialRow, rows_from_dataset, run_trial
+from trainer.rewards import RewardCodeError, SandboxUnavailableError, builtin_source, check_source
+from trainer.rewards.builtins import BUILTIN_NAMES
+
+
+class SandboxUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "sandbox_unavailable"
+    default_detail = "The reward sandbox is not available on this server."
+
+
+def code_hash(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def checked_code(code: str, entrypoint: str) -> None:
+    """Static checks of the trainer (size, syntax with line numbers, the function)."""
+    try:
+        check_source(code, entrypoint)
+    except RewardCodeError as exc:
+        raise exceptions.ValidationError({"code": [str(exc)]}) from None
+
+
+class RewardFunctionFilter(filters.FilterSet):
+    project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
+    search = filters.CharFilter(
+        field_name="name", lookup_expr="icontains", help_text="Part of the function's name."
+    )
+
+    class Meta:
+        model = RewardFunction
+        fields = ["project", "search"]
+
+
+def _create_version(
+    function: RewardFunction, code: str, entrypoint: str, message: str, user: Any
+) -> RewardVersion:
+    """Inside a transaction: the next number, taken under a lock on the function."""
+    RewardFunction.objects.select_for_update().filter(pk=function.pk).get()
+    last = function.versions.aggregate(last=Max("number"))["last"] or 0
+    return RewardVersion.objects.create(
+        function=function,
+        number=last + 1,
+        code=code,
+        code_hash=code_hash(code),
+        entrypoint=entrypoint,
+        message=message,
+        author=user,
+    )
+
+
+class RewardFunctionViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    ProjectScopedViewSet,
+):
+    """Reward functions of your projects. Viewers read; members create, push versions and
+    test-run; deleting one needs the owner role."""
+
+    queryset = (
+        RewardFunction.objects.select_related("project", "created_by")
+        .annotate(version_count=Count("versions"))
+        .prefetch_related(
+            Prefetch(
+                "versions",
+                queryset=RewardVersion.objects.select_related("author")
+                .defer("code")
+                .order_by("-number"),
+                to_attr="ordered_versions",
+            )
+        )
+        .order_by("name", "id")
+    )
+    serializer_class = RewardFunctionSerializer
+    filterset_class = RewardFunctionFilter
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    def get_permissions(self) -> Any:
+        if self.action == "destroy":
+            self.write_role = Role.OWNER
+        return super().get_permissions()
+
+    def _detail(self, pk: int, code: int = status.HTTP_200_OK) -> Response:
+        function = self.get_queryset().get(pk=pk)
+        return Response(RewardFunctionSerializer(function).data, status=code)
+
+    @extend_schema(
+        request=RewardFunctionCreateSerializer, responses={201: RewardFunctionSerializer}
+    )
+    def create(self, request: Request) -> Response:
+        """Create a reward function, optionally with version 1 from `code` or a built-in
+        template (`from_template`)."""
+        data = RewardFunctionCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        project = project_for_write(self, v["project"])
+        if RewardFunction.objects.filter(project=project, name=v["name"]).exists():
+            raise exceptions.ValidationError(
+                {
+                    "name": [
+                        f"A reward function named {v['name']!r} already exists in {project.slug!r}."
+                    ]
+                }
+            )
+        code: str | None = v.get("code")
+        message = v["message"]
+        if "from_template" in v:
+            code = builtin_source(v["from_template"])
+            message = message or f"From the built-in template {v['from_template']!r}."
+        if code is not None:
+            checked_code(code, v["entrypoint"])
+        user = signed_in_user(request)
+        with transaction.atomic():
+            function = RewardFunction.objects.create(
+                project=project, name=v["name"], description=v["description"], created_by=user
+            )
+            self.audit(
+                "reward.create",
+                function,
+                project,
+                name=function.name,
+                template=v.get("from_template", ""),
+            )
+            if code is not None:
+                version = _create_version(function, code, v["entrypoint"], message, user)
+                self.audit("reward.push", version, project, number=1, code_hash=version.code_hash)
+        return self._detail(function.pk, status.HTTP_201_CREATED)
+
+    @extend_schema(request=RewardFunctionUpdateSerializer, responses=RewardFunctionSerializer)
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        """Rename or describe a reward function. Its versions never change."""
+        function = self.get_object()
+        data = RewardFunctionUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        name = changes.get("name")
+        if (
+            name
+            and RewardFunction.objects.filter(project=function.project, name=name)
+            .exclude(pk=function.pk)
+            .exists()
+        ):
+            raise exceptions.ValidationError(
+                {"name": [f"A reward function named {name!r} already exists in this project."]}
+            )
+        with transaction.atomic():
+            RewardFunction.objects.filter(pk=function.pk).update(**changes)
+            self.audit("reward.update", function, function.project, fields=sorted(changes))
+        return self._detail(function.pk)
+
+    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        function = self.get_object()
+        try:
+            with transaction.atomic():
+                self.audit("reward.delete", function, function.project, name=function.name)
+                function.delete()
+        except ProtectedError as exc:
+            runs = sorted({str(obj) for obj in exc.protected_objects})[:5]
+            raise Conflict(
+                f"Reward function {function.name!r} can't be deleted: runs use its versions "
+                f"({', '.join(runs)}). Delete those runs first."
+            ) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", int, description="Older version number (default: to - 1)."),
+            OpenApiParameter("to", int, description="Newer version number (default: latest)."),
+        ],
+        responses=RewardDiffSerializer,
+    )
+    @action(detail=True, methods=["get"])
+    def diff(self, request: Request, pk: str | None = None) -> Response:
+        """Unified diff between two versions' code."""
+        function = self.get_object()
+        latest = function.versions.aggregate(last=Max("number"))["last"]
+        if latest is None:
+            raise exceptions.NotFound("This reward function has no versions yet.")
+        to_number = _version_param(request, "to", latest)
+        from_number = _version_param(request, "from", max(1, to_number - 1))
+        versions = {
+            v.number: v for v in function.versions.filter(number__in=[from_number, to_number])
+        }
+        for key, number in (("from", from_number), ("to", to_number)):
+            if number not in versions:
+                raise exceptions.ValidationError(
+                    {key: [f"No version {number}; versions are 1 to {latest}."]}
+                )
+        old, new = versions[from_number], versions[to_number]
+        lines = difflib.unified_diff(
+            old.code.splitlines(),
+            new.code.splitlines(),
+            fromfile=f"{function.name} v{old.number}",
+            tofile=f"{function.name} v{new.number}",
+            lineterm="",
+        )
+        text = "\n".join(lines)
+        body = {
+            "from_version": old.number,
+            "to_version": new.number,
+            "from_hash": old.code_hash,
+            "to_hash": new.code_hash,
+            "diff": text + "\n" if text else "",
+        }
+        return Response(body)
+
+
+def _version_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise exceptions.ValidationError({name: [f"A version number, got {raw!r}."]}) from None
+    if value < 1:
+        raise exceptions.ValidationError({name: [f"Versions start at 1, got {value}."]})
+    return value
+
+
+@extend_schema_view(retrieve=extend_schema(parameters=[VERSION_NUMBER]))
+@extend_schema(
+    parameters=[
+        OpenApiParameter(
+            "function_id", int, OpenApiParameter.PATH, description="The function's id."
+        ),
+    ]
+)
+class RewardVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
+    """Immutable versions of one reward function: push, read, test-run in the sandbox."""
+
+    queryset = RewardVersion.objects.select_related("function__project", "author").order_by(
+        "-number"
+    )
+    serializer_class = RewardVersionSerializer
+    project_path = "function__project"
+    lookup_field = "number"
+    lookup_value_regex = "[0-9]+"
+    pagination_class = None
+
+    def get_queryset(self) -> QuerySet[RewardVersion]:
+        queryset = super().get_queryset().filter(function_id=self.kwargs["function_id"])
+        return queryset.defer("code") if self.action == "list" else queryset
+
+    def get_serializer_class(self) -> Any:
+        return RewardVersionSummarySerializer if self.action == "list" else RewardVersionSerializer
+
+    def get_function(self) -> RewardFunction:
+        visible = RewardFunction.objects.select_related("project").filter(
+            project__memberships__user=signed_in_user(self.request)
+        )
+        return get_object_or_404(visible.distinct(), pk=self.kwargs["function_id"])
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Versions, newest first (without their code; read one version for it)."""
+        self.get_function()
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=RewardVersionCreateSerializer, responses={201: RewardVersionSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Push a new version. The code is checked statically first (size, syntax with the
+        line number, the entry point defined); nothing runs."""
+        function = self.get_function()
+        self.require_role(function.project)
+        data = RewardVersionCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        checked_code(v["code"], v["entrypoint"])
+        with transaction.atomic():
+            version = _create_version(
+                function, v["code"], v["entrypoint"], v["message"], signed_in_user(request)
+            )
+            self.audit(
+                "reward.push",
+                version,
+                function.project,
+                number=version.number,
+                code_hash=version.code_hash,
+            )
+        version = self.get_queryset().get(pk=version.pk)
+        return Response(RewardVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        parameters=[VERSION_NUMBER],
+        request=RewardTestRequestSerializer,
+        responses={
+            200: RewardTestResultSerializer,
+            503: OpenApiResponse(description="The sandbox can't run untrusted code here."),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Run this version in the sandbox on pasted completions, or on dataset rows with
+        their reference answers as responses, and summarise the scores. Bounded to 200 rows
+        and a total time budget; the code's failures come back as per-row errors."""
+        version = self.get_object()  # POST: needs the member role
+        project: Project = version.function.project
+        data = RewardTestRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        dataset_version: DatasetVersion | None = None
+        if "dataset_version" in v:
+            dataset_version = (
+                DatasetVersion.objects.select_related("dataset")
+                .filter(pk=v["dataset_version"], dataset__project=project)
+                .first()
+            )
+            if dataset_version is None:
+                raise exceptions.ValidationError(
+                    {
+                        "dataset_version": [
+                            f"No dataset version {v['dataset_version']} in this project."
+                        ]
+                    }
+                )
+            try:
+                rows = rows_from_dataset(
+                    dataset_version, v["offset"], v["rows"], v["solution_template"]
+                )
+            except ValueError as exc:  # the file no longer reads as the trainer expects
+                raise exceptions.ValidationError({"dataset_version": [str(exc)]}) from None
+            if not rows:
+                raise exceptions.ValidationError(
+                    {
+                        "offset": [
+                            f"The dataset version has {dataset_version.row_count} rows; "
+                            f"offset {v['offset']} is past the end."
+                        ]
+                    }
+                )
+        else:
+            rows = [
+                TrialRow(
+                    data_source=c["data_source"],
+                    solution_str=c["solution_str"],
+                    ground_truth=c["ground_truth"],
+                    extra_info=c["extra_info"],
+                    index=i,
+                )
+                for i, c in enumerate(v["completions"])
+            ]
+        budget_s = float(settings.RLSTUDIO_REWARD_TEST_BUDGET_S)
+        try:
+            report = run_trial(
+                version.code,
+                version.entrypoint,
+                rows,
+                timeout_s=min(v["timeout_s"], budget_s),
+                budget_s=budget_s,
+                require_full_isolation=settings.RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION,
+            )
+        except SandboxUnavailableError as exc:
+            raise SandboxUnavailable(f"The reward sandbox can't start here: {exc}") from None
+        summary = report.summary
+        self.audit(
+            "reward.test",
+            version,
+            project,
+            number=version.number,
+            source="dataset" if dataset_version else "completions",
+            dataset_version=dataset_version.pk if dataset_version else None,
+            rows=summary["count"],
+            failed=summary["failed"],
+            mean=summary["mean"],
+        )
+        body = {
+            "function": version.function_id,
+            "version": version.number,
+            "dataset_version": dataset_version.pk if dataset_version else None,
+            "rows": report.rows,
+            "summary": summary,
+            "isolation": report.isolation,
+            "load_error": report.load_error,
+            "elapsed_ms": report.elapsed_ms,
+            "budget_s": budget_s,
+        }
+        return Response(body)
+
+
+class RewardTemplateViewSet(viewsets.ViewSet):
+    """The built-in reward functions, as code to start a reward function from."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=RewardTemplateSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        templates = []
+        for name in BUILTIN_NAMES:
+            code = builtin_source(name)
+            templates.append({"name": name, "description": _summary_line(code), "code": code})
+        return Response(templates)
+
+
+def _summary_line(code: str) -> str:
+    import ast
+
+    docstring = ast.get_docstring(ast.parse(code)) or ""
+    return docstring.strip().splitlines()[0] if docstring.strip() else ""

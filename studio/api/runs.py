@@ -1,0 +1,297 @@
+"""Runs: create from a preset and/or config, clone, cancel, resume, reprioritise;
+plus the config schema, presets and a validator for the browser's run form."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+import django_filters.rest_framework as filters
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, mixins, status
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from studio.api.permissions import signed_in_user
+from studio.api.scoping import ProjectScopedViewSet
+from studio.datasets.models import DatasetVersion
+from studio.projects.models import Project
+from studio.rewards.models import RewardVersion
+from studio.runs import lifecycle
+from studio.runs.configs import InvalidConfig, resolve, resolve_edit, resources_of
+from studio.runs.models import Run, RunStatus
+from studio.runs.serializers import (
+    ConfigRequestSerializer,
+    ConfigValidationSerializer,
+    PresetSerializer,
+    PrioritySerializer,
+    ReasonSerializer,
+    RunCloneSerializer,
+    RunCreateSerializer,
+    RunDetailSerializer,
+    RunSerializer,
+    RunUpdateSerializer,
+    unique_tags,
+)
+from trainer.config import PRESETS, RunConfig, preset_names
+
+CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "The run's status does not allow this."
+
+
+class RunFilter(filters.FilterSet):
+    project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
+    status = filters.MultipleChoiceFilter(choices=RunStatus.choices, help_text="Repeatable.")
+    tag = filters.CharFilter(method="filter_tag", help_text="Runs carrying this tag.")
+    search = filters.CharFilter(
+        field_name="name", lookup_expr="icontains", help_text="Part of the run's name."
+    )
+    ordering = filters.OrderingFilter(
+        fields=["created_at", "priority", "name", "status", "started_at", "finished_at"]
+    )
+
+    class Meta:
+        model = Run
+        fields = ["project", "status", "tag", "search"]
+
+    def filter_tag(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        return queryset.filter(tags__contains=[value])
+
+
+@contextmanager
+def config_errors_as_400() -> Iterator[None]:
+    try:
+        yield
+    except InvalidConfig as exc:
+        raise exceptions.ValidationError(exc.errors) from exc
+
+
+def _in_project(queryset: QuerySet[Any], pk: int | None, field: str, project: Project) -> Any:
+    """The object if it belongs to `project`. The error is the same whether the id exists
+    in another project or nowhere, so other projects' ids don't leak."""
+    if pk is None:
+        return None
+    found = queryset.filter(pk=pk).first()
+    if found is None:
+        what = field.replace("_", " ")
+        raise exceptions.ValidationError({field: [f"No {what} {pk} in project {project.slug!r}."]})
+    return found
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
+    """Training runs of your projects. Viewers read; members create and control runs."""
+
+    queryset = Run.objects.select_related("project", "created_by").order_by("-created_at", "-id")
+    serializer_class = RunSerializer
+    filterset_class = RunFilter
+    http_method_names = ["get", "post", "patch", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[Run]:
+        queryset = super().get_queryset()
+        if self.action != "list":
+            queryset = queryset.prefetch_related("status_history__actor", "attempts")
+        return queryset
+
+    def get_serializer_class(self) -> Any:
+        return {"list": RunSerializer, "retrieve": RunDetailSerializer}.get(
+            self.action, RunDetailSerializer
+        )
+
+    def _detail(self, run_id: int, code: int = status.HTTP_200_OK) -> Response:
+        run = self.get_queryset().get(pk=run_id)
+        return Response(RunDetailSerializer(run).data, status=code)
+
+    @extend_schema(request=RunCreateSerializer, responses={201: RunDetailSerializer})
+    def create(self, request: Request) -> Response:
+        """Create a queued run. The config is resolved as defaults <- preset <- `config`
+        <- `overrides` and stored in full; errors are keyed by config path."""
+        data = RunCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        project = Project.objects.filter(slug=v["project"]).first()
+        if project is None:
+            raise exceptions.NotFound("No such project.")
+        self.require_role(project)
+        dataset = _in_project(
+            DatasetVersion.objects.filter(dataset__project=project),
+            v.get("dataset_version"),
+            "dataset_version",
+            project,
+        )
+        reward = _in_project(
+            RewardVersion.objects.filter(function__project=project),
+            v.get("reward_version"),
+            "reward_version",
+            project,
+        )
+        with config_errors_as_400():
+            resolved = resolve(v.get("config"), v.get("overrides"), v.get("preset"))
+        user = signed_in_user(request)
+        with transaction.atomic():
+            run = Run.objects.create(
+                project=project,
+                name=v["name"],
+                preset=v.get("preset") or "",
+                config=resolved.tree,
+                dataset_version=dataset,
+                reward_version=reward,
+                priority=v.get("priority", 0),
+                resources={**resources_of(resolved.config), **v.get("resources", {})},
+                tags=unique_tags(v.get("tags", [])),
+                notes=v.get("notes", ""),
+                created_by=user,
+            )
+            lifecycle.record_creation(run, "created", user)
+            self.audit("run.create", run, project, name=run.name, preset=run.preset)
+        return self._detail(run.pk, status.HTTP_201_CREATED)
+
+    @extend_schema(request=RunUpdateSerializer, responses=RunDetailSerializer)
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        """Rename, re-tag, annotate or reprioritise. The config can't change: clone instead."""
+        run = self.get_object()
+        data = RunUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        if "tags" in changes:
+            changes["tags"] = unique_tags(changes["tags"])
+        if changes:
+            with transaction.atomic():
+                Run.objects.filter(pk=run.pk).update(**changes, updated_at=timezone.now())
+                self.audit("run.update", run, run.project, fields=sorted(changes))
+        return self._detail(run.pk)
+
+    @extend_schema(request=RunCloneSerializer, responses={201: RunDetailSerializer})
+    @action(detail=True, methods=["post"])
+    def clone(self, request: Request, pk: str | None = None) -> Response:
+        """A new queued run from this one's config, with optional edits (a partial
+        `config` tree and `overrides`), name, priority, tags and notes."""
+        parent = self.get_object()
+        data = RunCloneSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        with config_errors_as_400():
+            resolved = resolve_edit(parent.config, v.get("config"), v.get("overrides"))
+        same_request = resolved.tree["resources"] == parent.config.get("resources")
+        resources = parent.resources if same_request else resources_of(resolved.config)
+        user = signed_in_user(request)
+        with transaction.atomic():
+            run = Run.objects.create(
+                project=parent.project,
+                name=v.get("name") or f"{parent.name} (clone)"[:200],
+                preset=parent.preset,
+                config=resolved.tree,
+                dataset_version=parent.dataset_version,
+                reward_version=parent.reward_version,
+                priority=v.get("priority", parent.priority),
+                resources={**resources, **v.get("resources", {})},
+                tags=unique_tags(v.get("tags", parent.tags)),
+                notes=v.get("notes", parent.notes),
+                parent=parent,
+                created_by=user,
+            )
+            lifecycle.record_creation(run, f"cloned from run {parent.pk}", user)
+            self.audit("run.clone", run, parent.project, parent=parent.pk, name=run.name)
+        return self._detail(run.pk, status.HTTP_201_CREATED)
+
+    @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """A queued run is cancelled at once; a starting or running one goes to
+        `cancelling` until its job has stopped. Cancelling twice is harmless."""
+        run = self.get_object()
+        data = ReasonSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            with transaction.atomic():
+                after, changed = lifecycle.cancel(
+                    run.pk, request.user, data.validated_data.get("reason", "")
+                )
+                if changed:
+                    self.audit("run.cancel", run, run.project, previous=run.status, status=after)
+        except lifecycle.TransitionRefused as exc:
+            raise Conflict(str(exc)) from exc
+        return self._detail(run.pk)
+
+    @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        """Queue a failed or cancelled run again; it continues from its latest checkpoint."""
+        run = self.get_object()
+        data = ReasonSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            with transaction.atomic():
+                lifecycle.resume(run.pk, request.user, data.validated_data.get("reason", ""))
+                self.audit("run.resume", run, run.project, previous=run.status)
+        except lifecycle.TransitionRefused as exc:
+            raise Conflict(str(exc)) from exc
+        return self._detail(run.pk)
+
+    @extend_schema(request=PrioritySerializer, responses=RunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def priority(self, request: Request, pk: str | None = None) -> Response:
+        """Change the run's place in the queue (higher starts first)."""
+        run = self.get_object()
+        data = PrioritySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        new = data.validated_data["priority"]
+        with transaction.atomic():
+            Run.objects.filter(pk=run.pk).update(priority=new, updated_at=timezone.now())
+            self.audit("run.priority", run, run.project, previous=run.priority, priority=new)
+        return self._detail(run.pk)
+
+
+@cache
+def _presets() -> list[dict[str, Any]]:
+    return [{"name": n, "config": resolve(preset=n).tree} for n in preset_names() if n in PRESETS]
+
+
+class ConfigSchemaView(APIView):
+    """The JSON schema of a run config; the browser renders the run form from it."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        return Response(RunConfig.model_json_schema())
+
+
+class ConfigPresetsView(APIView):
+    """Named configs, each resolved over the defaults."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=PresetSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(_presets())
+
+
+class ConfigValidateView(APIView):
+    """Resolve a preset + partial config + overrides without creating a run."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=ConfigRequestSerializer, responses=ConfigValidationSerializer)
+    def post(self, request: Request) -> Response:
+        data = ConfigRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            resolved = resolve(v.get("config"), v.get("overrides"), v.get("preset"))
+        except InvalidConfig as exc:
+            return Response({"valid": False, "errors": exc.errors})
+        return Response({"valid": True, "config": resolved.tree})

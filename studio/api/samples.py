@@ -1,0 +1,438 @@
+"""Rollout samples: filtered cursor pages, GRPO groups, detail, labels, export."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+import django_filters.rest_framework as filters
+from django import forms
+from django.contrib.postgres.search import SearchQuery
+from django.db import IntegrityError, transaction
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+)
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import exceptions, mixins, serializers, status
+from rest_framework.decorators import action
+from rest_framework.filters import OrderingFilter
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studio.api.metrics import readable_runs
+from studio.api.pagination import SampleCursorPagination
+from studio.api.permissions import project_of, signed_in_user
+from studio.api.scoping import ProjectScopedViewSet
+from studio.datasets.models import Dataset
+from studio.runs.models import Run
+from studio.telemetry.export import NothingToExport, export_labelled
+from studio.telemetry.models import RolloutSample, SampleLabel
+from studio.telemetry.series import STEP_MAX
+
+SEARCH_CONFIG = "english"  # the configuration the search trigger (migration 0002) uses
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 _.:/-]{0,63}$"
+LABEL_HELP = "1-64 characters: letters, digits, space, _ . : / - (e.g. reward-hacking)."
+GROUP_LIMIT = 1000
+
+
+# --- serializers -------------------------------------------------------------------------
+
+
+class FiniteFloatField(serializers.FloatField):
+    """NaN and infinity become null: JSON has no such numbers."""
+
+    def to_representation(self, value: float) -> float | None:  # type: ignore[override]
+        number = float(value)
+        return number if math.isfinite(number) else None
+
+
+class SampleLabelSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username", read_only=True)
+
+    class Meta:
+        model = SampleLabel
+        fields = ["id", "label", "note", "author", "created_at"]
+        read_only_fields = fields
+
+
+class SampleLabelWriteSerializer(serializers.Serializer):
+    # A declared field named `label` shadows Field.label only in the type stubs.
+    label = serializers.RegexField(LABEL_PATTERN, help_text=LABEL_HELP)  # type: ignore[assignment]
+    note = serializers.CharField(max_length=2000, allow_blank=True, default="")
+
+
+class RolloutSampleSerializer(serializers.ModelSerializer):
+    score = FiniteFloatField(allow_null=True)
+    advantage = FiniteFloatField(allow_null=True)
+    labels = SampleLabelSerializer(many=True, read_only=True)
+    has_token_data = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RolloutSample
+        fields = [
+            "id",
+            "run",
+            "attempt",
+            "step",
+            "split",
+            "group_id",
+            "data_source",
+            "prompt",
+            "response",
+            "ground_truth",
+            "score",
+            "components",
+            "advantage",
+            "prompt_length",
+            "response_length",
+            "finish_reason",
+            "error",
+            "reward_version",
+            "superseded",
+            "created_at",
+            "labels",
+            "has_token_data",
+        ]
+        read_only_fields = fields
+
+    def get_has_token_data(self, sample: RolloutSample) -> bool:
+        """Whether the detail carries token-level data (logprobs, advantages, entropy)."""
+        return bool(getattr(sample, "token_data_recorded", sample.token_data is not None))
+
+
+class RolloutSampleDetailSerializer(RolloutSampleSerializer):
+    class Meta(RolloutSampleSerializer.Meta):
+        fields = [*RolloutSampleSerializer.Meta.fields, "token_data"]
+        read_only_fields = fields
+
+
+class SampleGroupQuerySerializer(serializers.Serializer):
+    run = serializers.IntegerField(min_value=1)
+    step = serializers.IntegerField(min_value=0, max_value=STEP_MAX)
+    group_id = serializers.CharField(max_length=100)
+
+
+class SampleGroupSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    step = serializers.IntegerField()
+    group_id = serializers.CharField()
+    count = serializers.IntegerField()
+    score_mean = serializers.FloatField(allow_null=True)
+    score_std = serializers.FloatField(
+        allow_null=True, help_text="Population std; 0 means GRPO learns nothing from the group."
+    )
+    samples = RolloutSampleSerializer(many=True)
+
+
+class LabelledExportSerializer(serializers.Serializer):
+    dataset = serializers.IntegerField(
+        min_value=1, help_text="Dataset (of the run's project) that gets the new version."
+    )
+    label = serializers.RegexField(  # type: ignore[assignment]
+        LABEL_PATTERN, required=False, help_text="Only samples with this label (default: any)."
+    )
+
+
+class ExportedVersionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    dataset = serializers.IntegerField(source="dataset_id")
+    number = serializers.IntegerField()
+    row_count = serializers.IntegerField()
+    size_bytes = serializers.IntegerField()
+    checksum = serializers.CharField()
+    message = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+# --- filters -----------------------------------------------------------------------------
+
+
+@extend_schema_field(OpenApiTypes.INT)
+class IntegerFilter(filters.NumberFilter):
+    field_class = forms.IntegerField
+
+
+@extend_schema_field(OpenApiTypes.DOUBLE)
+class FloatFilter(filters.NumberFilter):
+    field_class = forms.FloatField
+
+
+class StrictBooleanField(forms.NullBooleanField):
+    """true/false (or 1/0); anything else is an error, not silently ignored."""
+
+    def to_python(self, value: Any) -> bool | None:  # type: ignore[override]
+        if value in (None, ""):
+            return None
+        if value in (True, "true", "True", "1"):
+            return True
+        if value in (False, "false", "False", "0"):
+            return False
+        raise forms.ValidationError(f"Use true or false, not {value!r:.40}.", code="invalid")
+
+
+@extend_schema_field(OpenApiTypes.BOOL)
+class StrictBooleanFilter(filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.TextInput)  # BooleanWidget maps unknown words to None
+        super().__init__(*args, **kwargs)
+
+
+class SampleFilter(filters.FilterSet):
+    run = IntegerFilter(field_name="run_id", required=True, min_value=1, help_text="Run id.")
+    step_min = IntegerFilter(field_name="step", lookup_expr="gte", min_value=0, max_value=STEP_MAX)
+    step_max = IntegerFilter(field_name="step", lookup_expr="lte", min_value=0, max_value=STEP_MAX)
+    score_min = FloatFilter(field_name="score", lookup_expr="gte", help_text="Lowest reward.")
+    score_max = FloatFilter(field_name="score", lookup_expr="lte", help_text="Highest reward.")
+    data_source = filters.CharFilter(max_length=100)
+    split = filters.CharFilter(max_length=8, help_text="train or val.")
+    group_id = filters.CharFilter(max_length=100)
+    reward_version = IntegerFilter(field_name="reward_version_id", min_value=1)
+    label = filters.CharFilter(method="filter_label", max_length=64, help_text="Has this label.")
+    has_error = StrictBooleanFilter(method="filter_has_error", help_text="Reward errored.")
+    q = filters.CharFilter(
+        method="filter_text",
+        max_length=200,
+        help_text='Full-text search of prompt and response (web syntax: words, "a phrase", '
+        "or, -word).",
+    )
+
+    class Meta:
+        model = RolloutSample
+        fields: list[str] = []
+
+    def filter_label(self, queryset: QuerySet[RolloutSample], name: str, value: str) -> Any:
+        labelled = SampleLabel.objects.filter(sample=OuterRef("pk"), label=value)
+        return queryset.filter(Exists(labelled))
+
+    def filter_has_error(self, queryset: QuerySet[RolloutSample], name: str, value: bool) -> Any:
+        return queryset.exclude(error="") if value else queryset.filter(error="")
+
+    def filter_text(self, queryset: QuerySet[RolloutSample], name: str, value: str) -> Any:
+        query = SearchQuery(value, search_type="websearch", config=SEARCH_CONFIG)
+        return queryset.filter(search=query)
+
+
+# --- views -------------------------------------------------------------------------------
+
+
+def score_summary(samples: list[RolloutSample]) -> tuple[float | None, float | None]:
+    scores = [s.score for s in samples if math.isfinite(s.score)]
+    if not scores:
+        return None, None
+    return statistics.fmean(scores), statistics.pstdev(scores)
+
+
+class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
+    """Rollout samples of runs in your projects. Labelling needs the member role."""
+
+    queryset = RolloutSample.objects.all()
+    serializer_class = RolloutSampleSerializer
+    filterset_class = SampleFilter
+    filter_backends = [filters.DjangoFilterBackend, OrderingFilter]
+    ordering_fields = ["id"]
+    ordering = ["-id"]
+    pagination_class = SampleCursorPagination
+    project_path = "run__project"
+
+    def get_queryset(self) -> QuerySet[RolloutSample]:
+        user = self.request.user
+        if not user.is_authenticated:
+            return RolloutSample.objects.none()
+        labels = SampleLabel.objects.select_related("author").order_by("id")
+        samples = RolloutSample.objects.prefetch_related(Prefetch("labels", queryset=labels))
+        if self.action == "retrieve":
+            samples = samples.defer("search")
+        else:  # token data only travels in the detail
+            samples = samples.defer("search", "token_data").annotate(
+                token_data_recorded=ExpressionWrapper(
+                    Q(token_data__isnull=False), output_field=BooleanField()
+                )
+            )
+        if self.action in ("list", "group"):
+            # The run was checked readable first; no membership join needed.
+            return samples.filter(run_id=self.run.pk, superseded=False)
+        # One membership per (project, user): the join cannot duplicate rows, so no
+        # DISTINCT (which would defeat the cursor's index scan).
+        return samples.filter(run__project__memberships__user=user)
+
+    def get_serializer_class(self) -> Any:
+        if self.action == "retrieve":
+            return RolloutSampleDetailSerializer
+        return super().get_serializer_class()
+
+    @extend_schema(
+        responses={
+            200: RolloutSampleSerializer(many=True),
+            400: OpenApiResponse(description="A filter is missing or invalid."),
+            404: OpenApiResponse(description="The run is not in your projects."),
+        }
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Live samples of one run, newest first (`ordering=id` for oldest first), in
+        cursor pages that stay stable while the run adds samples."""
+        raw = request.query_params.get("run", "")
+        if not raw.isdigit():
+            raise exceptions.ValidationError(
+                {"run": [f"Give the run's id, e.g. ?run=12 (got {raw!r:.40})."]}
+            )
+        (self.run,) = readable_runs(request, [int(raw)])
+        return super().list(request, *args, **kwargs)
+
+    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        # The filters (run is required) are the list's; a detail is found by id alone.
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
+
+    @extend_schema(
+        parameters=[SampleGroupQuerySerializer],
+        responses={
+            200: SampleGroupSerializer,
+            400: OpenApiResponse(description="A parameter is missing or invalid."),
+            404: OpenApiResponse(description="The run is not in your projects."),
+        },
+    )
+    @action(detail=False, methods=["get"], filter_backends=[], pagination_class=None)
+    def group(self, request: Request) -> Response:
+        """Every live sample of one prompt at one step (a GRPO group), by id."""
+        query = SampleGroupQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        v = query.validated_data
+        (self.run,) = readable_runs(request, [v["run"]])
+        samples = list(
+            self.get_queryset()
+            .filter(step=v["step"], group_id=v["group_id"])
+            .order_by("id")[:GROUP_LIMIT]
+        )
+        mean, std = score_summary(samples)
+        return Response(
+            {
+                "run": self.run.pk,
+                "step": v["step"],
+                "group_id": v["group_id"],
+                "count": len(samples),
+                "score_mean": mean,
+                "score_std": std,
+                "samples": RolloutSampleSerializer(samples, many=True).data,
+            }
+        )
+
+    @extend_schema(
+        methods=["POST"],
+        request=SampleLabelWriteSerializer,
+        responses={
+            200: SampleLabelSerializer,
+            201: SampleLabelSerializer,
+            400: OpenApiResponse(description="The label or note is invalid."),
+            403: OpenApiResponse(description="Labelling needs the member role."),
+            404: OpenApiResponse(description="No such sample in your projects."),
+        },
+    )
+    @extend_schema(
+        methods=["DELETE"],
+        parameters=[
+            OpenApiParameter("label", str, required=True, description="The label to remove.")
+        ],
+        request=None,
+        responses={
+            204: None,
+            400: OpenApiResponse(description="No label named."),
+            403: OpenApiResponse(description="Labelling needs the member role."),
+            404: OpenApiResponse(description="No such sample, or you have no such label on it."),
+        },
+    )
+    @action(detail=True, methods=["post", "delete"], filter_backends=[], pagination_class=None)
+    def labels(self, request: Request, pk: str | None = None) -> Response:
+        """POST adds your label (or changes its note: 200); DELETE removes your label
+        named by `label` (query parameter or body). Viewers may not label."""
+        sample = self.get_object()  # members and owners only, for both methods
+        project = project_of(sample)
+        user = signed_in_user(request)
+        if request.method == "DELETE":
+            given = request.query_params.get("label") or (
+                request.data.get("label") if hasattr(request.data, "get") else None
+            )
+            named = SampleLabelWriteSerializer(data={"label": given})
+            named.is_valid(raise_exception=True)
+            name = named.validated_data["label"]
+            found = SampleLabel.objects.filter(sample=sample, author=user, label=name).first()
+            if found is None:
+                raise exceptions.NotFound(f"You have no label {name!r:.70} on sample {sample.pk}.")
+            with transaction.atomic():
+                self.audit("sample.unlabel", found, project, sample=sample.pk, label=name)
+                found.delete()
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        data = SampleLabelWriteSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        with transaction.atomic():
+            label, created = SampleLabel.objects.update_or_create(
+                sample=sample, author=user, label=v["label"], defaults={"note": v["note"]}
+            )
+            self.audit("sample.label", label, project, sample=sample.pk, label=label.label)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(SampleLabelSerializer(label).data, status=code)
+
+
+class RunSamplesViewSet(ProjectScopedViewSet):
+    """Sample actions of one run (routed explicitly under /api/runs/{id}/)."""
+
+    queryset = Run.objects.select_related("project")
+
+    @extend_schema(
+        request=LabelledExportSerializer,
+        responses={
+            201: ExportedVersionSerializer,
+            400: OpenApiResponse(description="No such dataset here, or nothing to export."),
+            403: OpenApiResponse(description="Exporting needs the member role."),
+            404: OpenApiResponse(description="No such run."),
+        },
+    )
+    def export_labelled(self, request: Request, pk: int) -> Response:
+        """Write the run's labelled samples (optionally one label) as a new version of a
+        dataset in the same project: verl parquet, one row per prompt."""
+        run = self.get_object()  # the member role, for writing a dataset version
+        data = LabelledExportSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        dataset = Dataset.objects.filter(pk=v["dataset"], project=run.project).first()
+        if dataset is None:
+            raise exceptions.ValidationError(
+                {"dataset": [f"No dataset {v['dataset']} in project {run.project.slug!r}."]}
+            )
+        label = v.get("label")
+
+        def audited(version: Any) -> None:
+            self.audit(
+                "dataset.export_labelled",
+                version,
+                run.project,
+                run=run.pk,
+                dataset=dataset.name,
+                number=version.number,
+                label=label,
+                rows=version.row_count,
+            )
+
+        try:
+            version = export_labelled(run, dataset, label, signed_in_user(request), audited)
+        except NothingToExport as exc:
+            raise exceptions.ValidationError({"label": [str(exc)]}) from None
+        except IntegrityError:  # a concurrent upload took the number despite the lock
+            raise exceptions.ValidationError(
+                {"dataset": ["Another version was created at the same time; try again."]}
+            ) from None
+        return Response(ExportedVersionSerializer(version).data, status=status.HTTP_201_CREATED)

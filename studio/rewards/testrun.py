@@ -1,0 +1,201 @@
+"""Test-run a reward version in the sandbox, bounded in rows and in wall-clock time.
+
+The studio runs user code only through `trainer.rewards.SandboxPool`, the same pool the
+trainer uses. A pool is started for one test-run and closed after it. Rows are sent in
+chunks sized so that even if every call hits its timeout the run stays inside the time
+budget; rows that no longer fit are reported as skipped, not run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from studio.datasets.files import json_safe, read_slice
+from studio.datasets.models import DatasetVersion
+from studio.datasets.stats import Bin, histogram
+from trainer.config.schema import DataConfig
+from trainer.data.formats import DataFormatError, records_from_rows
+from trainer.rewards import (
+    RewardCodeError,
+    RewardRequest,
+    RewardResult,
+    SandboxLimits,
+    SandboxPool,
+)
+
+MAX_ROWS = 200
+HISTOGRAM_BINS = 10
+OUTPUT_CHARS = 2000  # printed output kept per row in the response
+POOL_START_S = 1.0  # time reserved for starting the pool, out of the budget
+CALL_OVERHEAD_S = 0.25  # fork + hand-off per call, on top of its timeout
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """One call to make: verl's arguments plus where the row came from."""
+
+    data_source: str
+    solution_str: str
+    ground_truth: Any
+    extra_info: dict[str, Any]
+    index: int
+    prompt: str | None = None  # the row's prompt text (dataset rows only), for display
+
+
+@dataclass
+class TrialReport:
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+    isolation: dict[str, bool] = field(default_factory=dict)
+    load_error: str = ""
+    elapsed_ms: float = 0.0
+
+
+def solution_from_reference(ground_truth: Any, template: str) -> str:
+    """The reference answer as a response, e.g. template "#### {ground_truth}"."""
+    if isinstance(ground_truth, str):
+        text = ground_truth
+    elif isinstance(ground_truth, (dict, list)):
+        text = json.dumps(json_safe(ground_truth), ensure_ascii=False)
+    else:
+        text = str(ground_truth)
+    return template.replace("{ground_truth}", text)
+
+
+def rows_from_dataset(
+    version: DatasetVersion, offset: int, count: int, template: str
+) -> list[TrialRow]:
+    """`count` rows of a dataset version from `offset`, each answered by its reference."""
+    raw = read_slice(version, offset, count)
+    if not raw:
+        return []
+    cfg = DataConfig(format=version.data_format, **version.column_mapping)
+    try:
+        records = records_from_rows(raw, cfg, f"{version.dataset.name} v{version.number}")
+    except DataFormatError as exc:  # validated at upload; only a changed reader gets here
+        raise ValueError(str(exc)) from exc
+    return [
+        TrialRow(
+            data_source=record.data_source,
+            solution_str=solution_from_reference(record.ground_truth, template),
+            ground_truth=record.ground_truth,
+            extra_info=record.extra_info,
+            index=offset + position,
+            prompt=record.messages[-1]["content"],
+        )
+        for position, record in enumerate(records)
+    ]
+
+
+def run_trial(
+    code: str,
+    entrypoint: str,
+    rows: Sequence[TrialRow],
+    *,
+    timeout_s: float,
+    budget_s: float,
+    require_full_isolation: bool,
+) -> TrialReport:
+    """Score `rows` with the code in a fresh one-worker sandbox pool, within `budget_s`.
+
+    Never raises for anything the user's code does: load failures, timeouts and crashes
+    become per-row errors. Raises `SandboxUnavailableError` when the sandbox can't start.
+    """
+    started = time.monotonic()
+    deadline = started + budget_s
+    results: list[RewardResult | None] = [None] * len(rows)
+    skipped = f"skipped: the test-run's time budget of {budget_s:g} s ran out"
+    load_error = ""
+    isolation: dict[str, bool] = {}
+    limits = SandboxLimits(
+        timeout_s=timeout_s, load_timeout_s=max(1.0, min(10.0, budget_s - timeout_s))
+    )
+    try:
+        pool = SandboxPool(
+            code,
+            entrypoint,
+            workers=1,
+            limits=limits,
+            require_full_isolation=require_full_isolation,
+        )
+    except RewardCodeError as exc:
+        load_error = str(exc)
+        results = [RewardResult(score=0.0, error=f"load failed: {exc}") for _ in rows]
+    else:
+        with pool:
+            isolation = dict(pool.isolation)
+            done = 0
+            while done < len(rows):
+                remaining = deadline - time.monotonic()
+                fits = math.floor(remaining / (timeout_s + CALL_OVERHEAD_S))
+                if fits < 1:
+                    break
+                part = list(range(done, min(len(rows), done + fits)))
+                requests = [
+                    RewardRequest(
+                        data_source=rows[i].data_source,
+                        solution_str=rows[i].solution_str,
+                        ground_truth=rows[i].ground_truth,
+                        extra_info=rows[i].extra_info,
+                    )
+                    for i in part
+                ]
+                for i, result in zip(part, pool.score_batch(requests), strict=True):
+                    results[i] = result
+                done = part[-1] + 1
+    outcomes = [
+        _row(row, result)
+        if result is not None
+        else {**_row(row, RewardResult(0.0, error=skipped)), "skipped": True}
+        for row, result in zip(rows, results, strict=True)
+    ]
+    elapsed_ms = (time.monotonic() - started) * 1000
+    return TrialReport(
+        rows=outcomes,
+        summary=summarise(outcomes),
+        isolation=isolation,
+        load_error=load_error,
+        elapsed_ms=elapsed_ms,
+    )
+
+
+def _row(row: TrialRow, result: RewardResult) -> dict[str, Any]:
+    return {
+        "index": row.index,
+        "data_source": row.data_source,
+        "prompt": row.prompt,
+        "solution_str": row.solution_str,
+        "ground_truth": json_safe(row.ground_truth),
+        "score": result.score,
+        "components": dict(result.components),
+        "error": result.error,
+        "elapsed_ms": result.elapsed_ms,
+        "output": result.output[:OUTPUT_CHARS],
+        "skipped": False,
+    }
+
+
+def summarise(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean, spread, error rate and a 10-bin histogram of the rows that scored."""
+    ran = [o for o in outcomes if not o["skipped"]]
+    scores: list[float] = [o["score"] for o in ran if not o["error"]]
+    failed = sum(1 for o in ran if o["error"])
+    bins: list[Bin] = histogram(scores, HISTOGRAM_BINS, low=0.0, high=1.0)
+    return {
+        "count": len(outcomes),
+        "scored": len(scores),
+        "failed": failed,
+        "skipped": len(outcomes) - len(ran),
+        "error_rate": failed / len(ran) if ran else 0.0,
+        "mean": statistics.fmean(scores) if scores else None,
+        "std": statistics.pstdev(scores) if scores else None,
+        "min": min(scores) if scores else None,
+        "max": max(scores) if scores else None,
+        "histogram": bins,
+    }

@@ -1,0 +1,94 @@
+"""Resolve a run's config with trainer.config and turn its errors into form errors.
+
+Errors are keyed by the config path the user typed ("config.actor.optim.lr"), so
+the browser's form can put each message next to its field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainer.config import ConfigError, RunConfig, deep_merge, load_config, schema_paths
+
+FieldErrors = dict[str, list[str]]
+
+
+class InvalidConfig(Exception):
+    def __init__(self, errors: FieldErrors) -> None:
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Resolved:
+    config: RunConfig
+    tree: dict[str, Any] = field(repr=False)  # config.model_dump(mode="json")
+
+
+def _allowed_keys(section: str) -> list[str]:
+    prefix = f"{section}." if section else ""
+    return sorted({p[len(prefix) :].split(".")[0] for p in schema_paths() if p.startswith(prefix)})
+
+
+def _errors_of(exc: ConfigError) -> FieldErrors:
+    if not exc.issues:
+        # Not a schema problem: an unknown preset, a bad or unknown override, ...
+        return {"overrides": [str(exc)]}
+    errors: FieldErrors = {}
+    for issue in exc.issues:
+        message = issue.message
+        if issue.kind == "extra_forbidden":
+            section = issue.path.rpartition(".")[0]
+            message = (
+                f"Unknown config key {issue.path!r}; allowed keys"
+                f"{f' in {section!r}' if section else ''}: {', '.join(_allowed_keys(section))}."
+            )
+        where = f"config.{issue.path}" if issue.path else "config"
+        errors.setdefault(where, []).append(message)
+    return errors
+
+
+def resolve(
+    config: dict[str, Any] | None = None,
+    overrides: list[str] | None = None,
+    preset: str | None = None,
+) -> Resolved:
+    """Defaults <- preset <- config tree <- dotted overrides (ours or verl's)."""
+    try:
+        resolved = load_config(preset=preset or None, base=config or None, overrides=overrides)
+    except ConfigError as exc:
+        raise InvalidConfig(_errors_of(exc)) from exc
+    tree = resolved.model_dump(mode="json")
+    nul = _nul_paths(tree, "config")
+    if nul:
+        # Postgres can't store NUL in JSON; say so here rather than fail on insert.
+        raise InvalidConfig({path: ["Contains a NUL character (\\x00)."] for path in nul})
+    return Resolved(resolved, tree)
+
+
+def _nul_paths(value: Any, path: str) -> list[str]:
+    if isinstance(value, str):
+        return [path] if "\x00" in value else []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _nul_paths(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _nul_paths(v, f"{path}.{i}")]
+    return []
+
+
+def resolve_edit(
+    stored: dict[str, Any], edits: dict[str, Any] | None, overrides: list[str] | None
+) -> Resolved:
+    """A stored (full) config with a partial tree and overrides applied on top."""
+    return resolve(deep_merge(stored, edits or {}), overrides)
+
+
+def resources_of(config: RunConfig) -> dict[str, float]:
+    """The run's whole resource request, from the per-worker numbers in its config."""
+    r = config.resources
+    return {
+        "cpus": r.num_workers * r.cpus_per_worker,
+        "gpus": r.num_workers * r.gpus_per_worker,
+        "memory_gb": r.num_workers * r.memory_gb,
+    }

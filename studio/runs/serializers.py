@@ -1,0 +1,212 @@
+"""Request and response shapes of the runs API (the views are in studio/api/runs.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from studio.runs.models import Run, RunAttempt, RunStatusChange
+from trainer.config import preset_names
+
+MAX_TAGS = 32
+MAX_TAG_LENGTH = 64
+MAX_NOTES = 10_000
+MAX_OVERRIDES = 200
+PRIORITY_MIN, PRIORITY_MAX = -1000, 1000
+EDITABLE_FIELDS = ("name", "notes", "tags", "priority")
+
+
+def _tags() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=MAX_TAG_LENGTH, min_length=1),
+        max_length=MAX_TAGS,
+        required=False,
+        help_text=f"Up to {MAX_TAGS} tags of at most {MAX_TAG_LENGTH} characters.",
+    )
+
+
+def _priority(required: bool = False) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        min_value=PRIORITY_MIN,
+        max_value=PRIORITY_MAX,
+        required=required,
+        help_text="Higher starts first; ties start in order of creation.",
+    )
+
+
+def _config() -> serializers.DictField:
+    return serializers.DictField(
+        required=False,
+        help_text="A partial config tree (see /api/config/schema), applied over the preset.",
+    )
+
+
+def _overrides() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=1000),
+        max_length=MAX_OVERRIDES,
+        required=False,
+        help_text="Dotted `key=value` overrides applied last, e.g. `actor.optim.lr=1e-6`; "
+        "verl-style keys such as `actor_rollout_ref.rollout.n=4` are translated.",
+    )
+
+
+def unique_tags(tags: list[str]) -> list[str]:
+    return list(dict.fromkeys(t.strip() for t in tags if t.strip()))
+
+
+class ResourcesSerializer(serializers.Serializer):
+    """The run's whole request; defaults come from the config's `resources` section."""
+
+    cpus = serializers.FloatField(min_value=0, max_value=100_000, required=False)
+    gpus = serializers.FloatField(min_value=0, max_value=10_000, required=False)
+    memory_gb = serializers.FloatField(min_value=0, max_value=1_000_000, required=False)
+
+
+class RunCreateSerializer(serializers.Serializer):
+    project = serializers.SlugField(max_length=100, help_text="The project's slug.")
+    name = serializers.CharField(max_length=200)
+    preset = serializers.ChoiceField(choices=preset_names(), required=False, allow_blank=True)
+    config = _config()
+    overrides = _overrides()
+    dataset_version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    reward_version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    priority = _priority()
+    resources = ResourcesSerializer(required=False)
+    tags = _tags()
+    notes = serializers.CharField(max_length=MAX_NOTES, required=False, allow_blank=True)
+
+
+class RunCloneSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    config = _config()
+    overrides = _overrides()
+    priority = _priority()
+    resources = ResourcesSerializer(required=False)
+    tags = _tags()
+    notes = serializers.CharField(max_length=MAX_NOTES, required=False, allow_blank=True)
+
+
+class RunUpdateSerializer(serializers.Serializer):
+    """Only these can change; the config is immutable (clone the run instead)."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    notes = serializers.CharField(max_length=MAX_NOTES, required=False, allow_blank=True)
+    tags = _tags()
+    priority = _priority()
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            fixed = sorted(set(data) - set(EDITABLE_FIELDS))
+            if fixed:
+                message = (
+                    "cannot be changed after creation; only "
+                    f"{', '.join(EDITABLE_FIELDS)} can. Clone the run to change its config."
+                )
+                raise serializers.ValidationError({key: [message] for key in fixed})
+        return super().to_internal_value(data)
+
+
+class PrioritySerializer(serializers.Serializer):
+    priority = _priority(required=True)
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, help_text="Shown in the run's history."
+    )
+
+
+class StatusChangeSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", default=None, read_only=True)
+
+    class Meta:
+        model = RunStatusChange
+        fields = ["from_status", "to_status", "reason", "actor", "at"]
+
+
+class AttemptSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RunAttempt
+        fields = [
+            "number",
+            "submission_id",
+            "resume_from_step",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "ray_status",
+            "exit_message",
+        ]
+
+
+class RunSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    resources = ResourcesSerializer(read_only=True)
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+    class Meta:
+        model = Run
+        fields = [
+            "id",
+            "project",
+            "name",
+            "status",
+            "status_reason",
+            "priority",
+            "preset",
+            "dataset_version",
+            "reward_version",
+            "parent",
+            "resources",
+            "tags",
+            "notes",
+            "created_by",
+            "created_at",
+            "updated_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class RunDetailSerializer(RunSerializer):
+    config = serializers.DictField(read_only=True, help_text="The full, validated RunConfig.")
+    status_history = StatusChangeSerializer(many=True, read_only=True)
+    attempts = AttemptSerializer(many=True, read_only=True)
+
+    class Meta(RunSerializer.Meta):
+        fields = [
+            *RunSerializer.Meta.fields,
+            "config",
+            "last_error",
+            "status_history",
+            "attempts",
+        ]
+        read_only_fields = fields
+
+
+class ConfigRequestSerializer(serializers.Serializer):
+    preset = serializers.ChoiceField(choices=preset_names(), required=False, allow_blank=True)
+    config = _config()
+    overrides = _overrides()
+
+
+class ConfigValidationSerializer(serializers.Serializer):
+    valid = serializers.BooleanField()
+    config = serializers.DictField(
+        required=False, help_text="The full resolved config, when valid."
+    )
+    # Shadows Serializer.errors on the class only; this serializer just documents a response.
+    errors = serializers.DictField(  # type: ignore[assignment]
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text='Messages by config path, e.g. {"config.actor.optim.lr": [...]}.',
+    )
+
+
+class PresetSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    config = serializers.DictField(help_text="The preset applied over the defaults, in full.")
