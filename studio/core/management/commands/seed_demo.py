@@ -5,13 +5,15 @@
 - the offline demo model and toy data, built by `python -m trainer make-demo-model`
   in a subprocess (the studio never imports torch); a missing or failing trainer CLI
   is a warning, not a failed start;
-- the `grpo-tiny-arith` preset as a config file under var/demo/.
-Projects and runs are seeded by a later step, once those models exist.
+- the `grpo-tiny-arith` preset as a config file under var/demo/;
+- a "Demo" project owned by the admin, holding the arith dataset (train split as
+  version 1) and an `arith` reward function from the built-in template.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import os
 import secrets
@@ -26,10 +28,17 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import IntegrityError, transaction
 
+from studio.datasets.ingest import ColumnMapping
+from studio.datasets.models import Dataset
+from studio.datasets.versions import add_version
 from studio.paths import REPO_ROOT, var_dir
+from studio.projects.models import Membership, Project, Role
+from studio.rewards.models import RewardFunction, RewardVersion
 from trainer.config import PRESETS, ConfigError, load_config
+from trainer.rewards import builtin_source
 
 DEMO_PRESET = "grpo-tiny-arith"
+DEMO_PROJECT_SLUG = "demo"
 DEMO_BUILD_TIMEOUT_S = 600
 
 
@@ -50,6 +59,7 @@ class Command(BaseCommand):
         if not options["skip_demo_model"]:
             self.ensure_demo_assets(var / "demo-model", var / "demo-data", var / "logs")
         self.write_preset(var)
+        self.ensure_demo_project(var / "demo-data" / "arith" / "train.parquet")
 
     def ensure_admin(self) -> None:
         username = os.environ.get("RLSTUDIO_ADMIN_USER") or "admin"
@@ -117,6 +127,51 @@ class Command(BaseCommand):
                     "retry with `rlstudio make-demo-model`."
                 )
             )
+
+    def ensure_demo_project(self, train_file: Path) -> None:
+        """The demo project a new user lands in; created once, never duplicated."""
+        admin = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
+        if admin is None or Project.objects.filter(slug=DEMO_PROJECT_SLUG).exists():
+            return
+        with transaction.atomic():
+            project = Project.objects.create(
+                name="Demo",
+                slug=DEMO_PROJECT_SLUG,
+                created_by=admin,
+                description="The offline demo: toy arithmetic, a tiny Llama model, GRPO.",
+            )
+            Membership.objects.create(project=project, user=admin, role=Role.OWNER)
+            function = RewardFunction.objects.create(
+                project=project,
+                name="arith",
+                created_by=admin,
+                description="1.0 when the first integer of the response equals the answer.",
+            )
+            code = builtin_source("arith")
+            RewardVersion.objects.create(
+                function=function,
+                number=1,
+                code=code,
+                code_hash=hashlib.sha256(code.encode()).hexdigest(),
+                message="from the built-in template",
+                author=admin,
+            )
+            dataset = Dataset.objects.create(
+                project=project,
+                name="arith",
+                created_by=admin,
+                description="Toy arithmetic prompts in verl format (train split).",
+            )
+        if train_file.exists():
+            add_version(
+                dataset,
+                train_file,
+                train_file.name,
+                ColumnMapping(),
+                message="demo train split",
+                user=admin,
+            )
+        self.stdout.write(f"Created the demo project {DEMO_PROJECT_SLUG!r}.")
 
     def write_preset(self, var: Path) -> None:
         """var/demo/grpo-tiny-arith.yaml: the preset with this var dir's demo paths."""
