@@ -151,9 +151,11 @@ class MetricsQueryView(APIView):
     )
     def get(self, request: Request) -> Response:
         """Each (run, key) series in the step range, with at most `points` points: the
-        lowest and highest point of each of `points/2 - 1` equal step buckets plus the
-        series' first and last points, so spikes are never averaged away. Superseded
-        points are excluded; (run, key) pairs without points are left out."""
+        lowest and highest point of each of up to `points/2 - 1` equal step buckets
+        (widths rounded up to whole pre-aggregated tiles, so at least 2/3 of that many),
+        plus the series' first and last points, so spikes are never averaged away. A
+        series spanning at most `points - 2` steps comes back whole. Superseded points
+        are excluded; (run, key) pairs without points are left out."""
         query = MetricsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         v = query.validated_data
@@ -205,6 +207,7 @@ class RunMetricsViewSet(ProjectScopedViewSet):
     """Metric reads of one run (routed explicitly under /api/runs/{id}/)."""
 
     queryset = Run.objects.select_related("project")
+    serializer_class = MetricKeysSerializer  # for OPTIONS; each action declares its own
 
     @extend_schema(
         operation_id="runs_metrics_keys",

@@ -7,8 +7,8 @@ Downsampling is min/max bucketing. A series' steps are cut into at most `buckets
 equal-width step buckets; each bucket contributes its lowest and its highest point
 (at their real steps), and the series' first and last points are always kept. Every
 spike therefore survives, at most ``2 * buckets + 2`` points come back, and a series
-that already fits is returned unchanged (buckets of one or two steps hold at most two
-points).
+spanning at most ``2 * buckets`` steps comes back whole (its buckets are one or two
+steps wide).
 
 Postgres does the work, and reads few rows: MetricTile holds the min and max of each
 key over aligned blocks of 16 and 128 steps (kept exact by triggers, migration 0003).

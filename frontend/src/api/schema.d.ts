@@ -267,9 +267,11 @@ export interface paths {
         };
         /**
          * @description Each (run, key) series in the step range, with at most `points` points: the
-         *     lowest and highest point of each of `points/2 - 1` equal step buckets plus the
-         *     series' first and last points, so spikes are never averaged away. Superseded
-         *     points are excluded; (run, key) pairs without points are left out.
+         *     lowest and highest point of each of up to `points/2 - 1` equal step buckets
+         *     (widths rounded up to whole pre-aggregated tiles, so at least 2/3 of that many),
+         *     plus the series' first and last points, so spikes are never averaged away. A
+         *     series spanning at most `points - 2` steps comes back whole. Superseded points
+         *     are excluded; (run, key) pairs without points are left out.
          */
         get: operations["metrics_query"];
         put?: never;
@@ -310,7 +312,10 @@ export interface paths {
         /** @description Projects you belong to. Creating one makes you its owner. */
         put: operations["projects_update"];
         post?: never;
-        /** @description Projects you belong to. Creating one makes you its owner. */
+        /**
+         * @description Delete the project with everything in it (owners only). Refused while any of
+         *     its runs is starting, running or cancelling: cancel those first.
+         */
         delete: operations["projects_destroy"];
         options?: never;
         head?: never;
@@ -786,6 +791,20 @@ export interface components {
             readonly revoked_at: string | null;
             /** Format: date-time */
             readonly last_used_at: string | null;
+        };
+        /** @description The creation response: the only time the secret is returned. */
+        ApiTokenCreated: {
+            readonly id: number;
+            name: string;
+            readonly prefix: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            /** Format: date-time */
+            readonly revoked_at: string | null;
+            /** Format: date-time */
+            readonly last_used_at: string | null;
             /** @description Shown once, at creation. */
             readonly token: string;
         };
@@ -1115,21 +1134,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Dataset"][];
-        };
-        PaginatedMembershipList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["Membership"][];
         };
         PaginatedProjectList: {
             /** @example 123 */
@@ -2286,6 +2290,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Runs are live. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     projects_partial_update: {
@@ -2317,12 +2328,7 @@ export interface operations {
     };
     projects_members_list: {
         parameters: {
-            query?: {
-                /** @description A page number within the paginated result set. */
-                page?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 slug: string;
@@ -2336,19 +2342,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedMembershipList"];
+                    "application/json": components["schemas"]["Membership"][];
                 };
             };
         };
     };
     projects_members_create: {
         parameters: {
-            query?: {
-                /** @description A page number within the paginated result set. */
-                page?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 slug: string;
@@ -2368,7 +2369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedMembershipList"];
+                    "application/json": components["schemas"]["Membership"][];
                 };
             };
         };
@@ -3300,7 +3301,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiToken"];
+                    "application/json": components["schemas"]["ApiTokenCreated"];
                 };
             };
         };
