@@ -217,3 +217,5 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# CSRF refusals of /api/ views in the API's error format (studio/core/security.py).
+CSRF_FAILURE_VIEW = "studio.core.security.csrf_failure"

@@ -123,7 +123,12 @@ class ProjectViewSet(
             transaction.on_commit(lambda: delete_files(files))
 
     @extend_schema(request=MembershipSerializer, responses=MembershipSerializer(many=True))
-    @action(detail=True, methods=["get", "post"], serializer_class=MembershipSerializer)
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        serializer_class=MembershipSerializer,
+        pagination_class=None,  # every member, unpaged (as the schema says)
+    )
     def members(self, request: Request, slug: str | None = None) -> Response:
         """List members (any role) or add/change one (owners only)."""
         project = self.get_object()  # viewers may read; writing needs the owner role
@@ -141,21 +146,20 @@ class ProjectViewSet(
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
-    token = serializers.CharField(read_only=True, help_text="Shown once, at creation.")
-
     class Meta:
         model = ApiToken
-        fields = [
-            "id",
-            "name",
-            "prefix",
-            "created_at",
-            "expires_at",
-            "revoked_at",
-            "last_used_at",
-            "token",
-        ]
-        read_only_fields = ["id", "prefix", "created_at", "revoked_at", "last_used_at", "token"]
+        fields = ["id", "name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
+        read_only_fields = ["id", "prefix", "created_at", "revoked_at", "last_used_at"]
+
+
+class ApiTokenCreatedSerializer(ApiTokenSerializer):
+    """The creation response: the only time the secret is returned."""
+
+    token = serializers.CharField(read_only=True, help_text="Shown once, at creation.")
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = [*ApiTokenSerializer.Meta.fields, "token"]
+        read_only_fields = [*ApiTokenSerializer.Meta.read_only_fields, "token"]
 
 
 class ApiTokenViewSet(
@@ -176,6 +180,7 @@ class ApiTokenViewSet(
             return ApiToken.objects.none()
         return ApiToken.objects.filter(user=signed_in_user(self.request))
 
+    @extend_schema(responses={201: ApiTokenCreatedSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)

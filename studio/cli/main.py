@@ -4,6 +4,9 @@
     rlstudio doctor           check this machine can run it, one line per check
     rlstudio train ...        python -m trainer run ...
     rlstudio make-demo-model  python -m trainer make-demo-model ...
+    rlstudio runs list|create|cancel|resume|watch     } against a running studio, with a
+    rlstudio datasets upload                          } personal token (--url/--token or
+    rlstudio rewards push|test                        } RLSTUDIO_URL/RLSTUDIO_TOKEN)
 
 train and make-demo-model exec the trainer's own CLI in a fresh interpreter: the
 studio package never imports torch, transformers or Ray.
@@ -16,7 +19,7 @@ import importlib.util
 import os
 import sys
 
-from studio.cli import doctor, up
+from studio.cli import doctor, remote, up
 from studio.paths import var_dir
 
 # rlstudio subcommand -> `python -m trainer` subcommand
@@ -52,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.add_arguments(doctor_parser)
     doctor_parser.set_defaults(func=doctor.run)
+
+    remote.add_commands(sub)
 
     sub.add_parser(
         "train",

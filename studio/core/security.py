@@ -8,6 +8,9 @@ loading placeholder, the Swagger UI page has an inline <style> block, and Redoc 
 its styles at run time. Scripts stay strictly 'self' (the Swagger UI page is served
 with its init script as a separate file, see studio/urls.py).
 
+`csrf_failure` answers CSRF refusals of Django views under /api/ (the session login is
+one) in the API's error format, like DRF's session authentication does for its views.
+
 Redoc alone needs more: it runs its search index in a blob: worker, so /api/redoc/ gets
 `REDOC_POLICY` (its page is our own template, without drf-spectacular's Google Fonts).
 """
@@ -17,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.csrf import csrf_failure as django_csrf_failure
 
 HEADER = "Content-Security-Policy"
 
@@ -59,3 +63,14 @@ class ContentSecurityPolicyMiddleware:
             redoc = request.path.startswith("/api/redoc/")
             response[HEADER] = self.redoc if redoc else self.default
         return response
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: the API's error format under /api/, Django's page elsewhere."""
+    if not request.path.startswith("/api/"):
+        return django_csrf_failure(request, reason)
+    message = (
+        f"CSRF Failed: {reason} Send the csrftoken cookie's value in the X-CSRFToken header "
+        "(GET / or /api/auth/me sets the cookie)."
+    )
+    return JsonResponse({"error": {"code": "permission_denied", "message": message}}, status=403)

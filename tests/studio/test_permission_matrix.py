@@ -198,15 +198,11 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "project": {project.slug},
             "dataset": {dataset.pk, scratch_dataset.pk},
             "dataset_version": set(
-                DatasetVersion.objects.filter(dataset__project=project).values_list(
-                    "id", flat=True
-                )
+                DatasetVersion.objects.filter(dataset__project=project).values_list("id", flat=True)
             ),
             "reward_function": {function.pk, scratch_function.pk},
             "reward_version": set(
-                RewardVersion.objects.filter(function__project=project).values_list(
-                    "id", flat=True
-                )
+                RewardVersion.objects.filter(function__project=project).values_list("id", flat=True)
             ),
             "run": {r.pk for r in runs},
             "sample": {s.pk for s in samples},
@@ -373,9 +369,7 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("POST", "/api/config/validate"): Op(
         listing(), "/api/config/validate", body=lambda o: {"preset": PRESET}, project_bound=False
     ),
-    ("GET", "/api/reward-templates/"): Op(
-        listing(), "/api/reward-templates/", project_bound=False
-    ),
+    ("GET", "/api/reward-templates/"): Op(listing(), "/api/reward-templates/", project_bound=False),
     # projects and members
     ("GET", "/api/projects/"): Op(listing(), "/api/projects/", kind="project", project_bound=False),
     ("POST", "/api/projects/"): Op(
@@ -476,7 +470,9 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("POST", "/api/runs/{id}/cancel/"): Op(write(), "/api/runs/{o.run}/cancel/"),
     ("POST", "/api/runs/{id}/resume/"): Op(write(), "/api/runs/{o.cancelled_run}/resume/"),
     ("POST", "/api/runs/{id}/clone/"): Op(
-        write(201), "/api/runs/{o.run}/clone/", body=lambda o: {"overrides": ["trainer.total_steps=4"]}
+        write(201),
+        "/api/runs/{o.run}/clone/",
+        body=lambda o: {"overrides": ["trainer.total_steps=4"]},
     ),
     ("POST", "/api/runs/{id}/priority/"): Op(
         write(), "/api/runs/{o.run}/priority/", body=lambda o: {"priority": 5}

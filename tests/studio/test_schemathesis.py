@@ -31,6 +31,7 @@ from tests.studio.test_permission_matrix import Seed, fresh_throttles, seed
 __all__ = ["fresh_throttles", "seed"]  # fixtures used here, defined with the matrix
 
 EXAMPLES_PER_OPERATION = 15
+CSRF_SECRET = "x" * 32  # a well-formed CSRF secret, sent as both cookie and header
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
 schema.config.generation.update(
@@ -56,6 +57,8 @@ def seeded_targets(seed: Seed) -> Iterator[None]:
         function=o.function,
         run=o.run,
         cancelled_run=o.cancelled_run,
+        dataset_version=o.dataset_version,
+        reward_version=o.reward_version,
         sample=o.sample,
         token=seed.member_spare_token,
         auth=f"Bearer {seed.tokens['member']}",
@@ -89,7 +92,9 @@ def seeded_path(path: str, generated: dict[str, Any]) -> dict[str, Any]:
 
 
 @schema.hook
-def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> Any:
+def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None) -> Any:
+    if not isinstance(path_parameters, dict) or not path_parameters:
+        return st.just(path_parameters)
     path = context.operation.path
     return st.sampled_from([seeded_path(path, path_parameters), path_parameters])
 
@@ -106,6 +111,25 @@ def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
     return st.sampled_from([known, query])
 
 
+BODY_REFERENCES = {
+    "project": "slug",
+    "dataset_version": "dataset_version",
+    "reward_version": "reward_version",
+    "dataset": "dataset",
+}
+
+
+@schema.hook
+def flatmap_body(context: Any, body: Any) -> Any:
+    if not isinstance(body, dict) or not (set(BODY_REFERENCES) & set(body)):
+        return st.just(body)
+    known = {
+        key: CURRENT[BODY_REFERENCES[key]] if key in BODY_REFERENCES else value
+        for key, value in body.items()
+    }
+    return st.sampled_from([known, body])
+
+
 @schema.parametrize()
 @settings(
     max_examples=EXAMPLES_PER_OPERATION,
@@ -118,6 +142,9 @@ def test_api_answers_every_generated_request_without_server_errors_and_as_docume
     case: Any, db: None
 ) -> None:
     case.call_and_validate(
-        headers={"Authorization": CURRENT["auth"]},
+        # A token for the API; a CSRF cookie and header pair so /api/auth/login (CSRF
+        # protected even for anonymous callers) runs its handler instead of answering 403.
+        headers={"Authorization": CURRENT["auth"], "X-CSRFToken": CSRF_SECRET},
+        cookies={"csrftoken": CSRF_SECRET},
         checks=[not_a_server_error, response_schema_conformance],
     )

@@ -1,0 +1,427 @@
+"""The API client: one method per common task, errors raised as `ApiError`.
+
+Every method returns the API's JSON as plain dicts and lists (the shapes are in the
+OpenAPI schema at /api/schema/). Lists are followed across pages: page-number pages
+(`next` URLs) and the samples' cursor pages look the same from here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import requests
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+USER_AGENT = "rlstudio-client/0.1"
+
+
+class ApiError(Exception):
+    """The API refused a request (4xx) or failed (5xx); carries its error body."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        fields: dict[str, Any] | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.fields = fields or {}
+        super().__init__(f"{status} {code}: {message}")
+
+    @classmethod
+    def from_response(cls, response: requests.Response) -> ApiError:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict):
+            return cls(
+                response.status_code,
+                str(error.get("code") or "error"),
+                str(error.get("message") or response.reason),
+                error.get("fields") if isinstance(error.get("fields"), dict) else None,
+            )
+        text = response.text.strip().splitlines()[0][:200] if response.text.strip() else ""
+        return cls(response.status_code, "http_error", text or response.reason or "no message")
+
+
+class ServerUnreachable(Exception):
+    """No answer from the server (wrong URL, server down, timeout)."""
+
+
+class Client:
+    """A session with one studio. `url` and `token` default to RLSTUDIO_URL and
+    RLSTUDIO_TOKEN (a personal token, `rls_...`, made at /api/tokens/)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        session: requests.Session | None = None,
+    ) -> None:
+        self.url = (url or os.environ.get("RLSTUDIO_URL") or DEFAULT_URL).rstrip("/")
+        self.token = token or os.environ.get("RLSTUDIO_TOKEN") or None
+        self.timeout_s = timeout_s
+        self.session = session or requests.Session()
+        self.session.headers["User-Agent"] = USER_AGENT
+        self.session.headers["Accept"] = "application/json"
+        if self.token:
+            self.session.headers["Authorization"] = f"Bearer {self.token}"
+
+    # --- plumbing ----------------------------------------------------------------------
+
+    def request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """Send a request to `path` (under the base URL, or a full URL from a `next`
+        link); raise `ApiError` for 4xx/5xx and `ServerUnreachable` for no answer."""
+        url = path if path.startswith(("http://", "https://")) else self.url + path
+        kwargs.setdefault("timeout", self.timeout_s)
+        try:
+            response = self.session.request(method, url, **kwargs)
+        except requests.ConnectionError as exc:
+            raise ServerUnreachable(f"can't reach {self.url}: {exc.__class__.__name__}") from exc
+        except requests.Timeout as exc:
+            raise ServerUnreachable(f"{self.url} did not answer in {self.timeout_s:g} s") from exc
+        if response.status_code >= 400:
+            raise ApiError.from_response(response)
+        return response
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        return self.request("GET", path, params=_clean(params)).json()
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        response = self.request("POST", path, json=_clean(body) or {})
+        return response.json() if response.content else None
+
+    def patch(self, path: str, body: dict[str, Any]) -> Any:
+        return self.request("PATCH", path, json=body).json()
+
+    def delete(self, path: str, params: dict[str, Any] | None = None) -> None:
+        self.request("DELETE", path, params=_clean(params))
+
+    def paginate(self, path: str, params: dict[str, Any] | None = None) -> Iterator[Any]:
+        """Every item of a paged list, following `next` links (page numbers or cursors)."""
+        page = self.get(path, params)
+        while True:
+            yield from page["results"]
+            if not page.get("next"):
+                return
+            page = self.get(page["next"])
+
+    # --- account -----------------------------------------------------------------------
+
+    def me(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.get("/api/auth/me")
+        return result
+
+    def create_token(self, name: str, expires_at: str | None = None) -> dict[str, Any]:
+        """A new personal token; its secret (`token`) is in this answer only."""
+        result: dict[str, Any] = self.post("/api/tokens/", {"name": name, "expires_at": expires_at})
+        return result
+
+    def projects(self) -> list[dict[str, Any]]:
+        return list(self.paginate("/api/projects/"))
+
+    # --- datasets ----------------------------------------------------------------------
+
+    def datasets(self, project: str | None = None, search: str | None = None) -> list[Any]:
+        return list(self.paginate("/api/datasets/", {"project": project, "search": search}))
+
+    def dataset(self, dataset_id: int) -> dict[str, Any]:
+        result: dict[str, Any] = self.get(f"/api/datasets/{dataset_id}/")
+        return result
+
+    def find_dataset(self, project: str, name: str) -> dict[str, Any] | None:
+        matches = [d for d in self.datasets(project, search=name) if d["name"] == name]
+        return matches[0] if matches else None
+
+    def create_dataset(self, project: str, name: str, description: str = "") -> dict[str, Any]:
+        result: dict[str, Any] = self.post(
+            "/api/datasets/", {"project": project, "name": name, "description": description}
+        )
+        return result
+
+    def upload_dataset_version(
+        self,
+        dataset_id: int,
+        path: str | Path,
+        *,
+        message: str = "",
+        format: str = "auto",
+        prompt_key: str | None = None,
+        answer_key: str | None = None,
+        data_source: str | None = None,
+    ) -> dict[str, Any]:
+        """Upload a parquet/JSONL/CSV file as the dataset's next version (streamed)."""
+        fields = _clean(
+            {
+                "message": message,
+                "format": format,
+                "prompt_key": prompt_key,
+                "answer_key": answer_key,
+                "data_source": data_source,
+            }
+        )
+        source = Path(path)
+        with source.open("rb") as handle:
+            response = self.request(
+                "POST",
+                f"/api/datasets/{dataset_id}/versions/",
+                data=fields,
+                files={"file": (source.name, handle)},
+            )
+        result: dict[str, Any] = response.json()
+        return result
+
+    def download_dataset_version(self, dataset_id: int, number: int, dest: str | Path) -> Path:
+        target = Path(dest)
+        response = self.request(
+            "GET",
+            f"/api/datasets/{dataset_id}/versions/{number}/download/",
+            headers={"Accept": "application/octet-stream"},
+            stream=True,
+        )
+        with target.open("wb") as handle:
+            for chunk in response.iter_content(1 << 20):
+                handle.write(chunk)
+        return target
+
+    # --- reward functions --------------------------------------------------------------
+
+    def reward_functions(self, project: str | None = None) -> list[Any]:
+        return list(self.paginate("/api/reward-functions/", {"project": project}))
+
+    def find_reward_function(self, project: str, name: str) -> dict[str, Any] | None:
+        matches = [f for f in self.reward_functions(project) if f["name"] == name]
+        return matches[0] if matches else None
+
+    def create_reward_function(
+        self,
+        project: str,
+        name: str,
+        *,
+        code: str | None = None,
+        from_template: str | None = None,
+        entrypoint: str = "compute_score",
+        message: str = "",
+        description: str = "",
+    ) -> dict[str, Any]:
+        """A reward function; with `code` or `from_template` it gets version 1 too."""
+        result: dict[str, Any] = self.post(
+            "/api/reward-functions/",
+            {
+                "project": project,
+                "name": name,
+                "code": code,
+                "from_template": from_template,
+                "entrypoint": entrypoint,
+                "message": message,
+                "description": description,
+            },
+        )
+        return result
+
+    def push_reward_version(
+        self, function_id: int, code: str, *, entrypoint: str = "compute_score", message: str = ""
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = self.post(
+            f"/api/reward-functions/{function_id}/versions/",
+            {"code": code, "entrypoint": entrypoint, "message": message},
+        )
+        return result
+
+    def test_reward_version(
+        self,
+        function_id: int,
+        number: int,
+        *,
+        completions: list[dict[str, Any]] | None = None,
+        dataset_version: int | None = None,
+        rows: int | None = None,
+        offset: int | None = None,
+        solution_template: str | None = None,
+    ) -> dict[str, Any]:
+        """Score pasted completions ({solution_str, ground_truth, ...}) or a dataset
+        version's rows in the sandbox; returns per-row results and a summary."""
+        result: dict[str, Any] = self.post(
+            f"/api/reward-functions/{function_id}/versions/{number}/test/",
+            {
+                "completions": completions,
+                "dataset_version": dataset_version,
+                "rows": rows,
+                "offset": offset,
+                "solution_template": solution_template,
+            },
+        )
+        return result
+
+    # --- runs --------------------------------------------------------------------------
+
+    def runs(
+        self,
+        project: str | None = None,
+        *,
+        status: list[str] | None = None,
+        tag: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+    ) -> list[Any]:
+        params = {"project": project, "status": status, "tag": tag, "search": search}
+        runs: list[Any] = []
+        for run in self.paginate("/api/runs/", params):
+            if limit is not None and len(runs) >= limit:
+                break
+            runs.append(run)
+        return runs
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        result: dict[str, Any] = self.get(f"/api/runs/{run_id}/")
+        return result
+
+    def create_run(
+        self,
+        project: str,
+        name: str,
+        *,
+        preset: str | None = None,
+        config: dict[str, Any] | None = None,
+        overrides: list[str] | None = None,
+        dataset_version: int | None = None,
+        reward_version: int | None = None,
+        priority: int | None = None,
+        tags: list[str] | None = None,
+        notes: str | None = None,
+    ) -> dict[str, Any]:
+        """A queued run: defaults <- preset <- config <- overrides (`key=value`)."""
+        result: dict[str, Any] = self.post(
+            "/api/runs/",
+            {
+                "project": project,
+                "name": name,
+                "preset": preset,
+                "config": config,
+                "overrides": overrides,
+                "dataset_version": dataset_version,
+                "reward_version": reward_version,
+                "priority": priority,
+                "tags": tags,
+                "notes": notes,
+            },
+        )
+        return result
+
+    def cancel_run(self, run_id: int, reason: str = "") -> dict[str, Any]:
+        result: dict[str, Any] = self.post(f"/api/runs/{run_id}/cancel/", {"reason": reason})
+        return result
+
+    def resume_run(self, run_id: int, reason: str = "") -> dict[str, Any]:
+        result: dict[str, Any] = self.post(f"/api/runs/{run_id}/resume/", {"reason": reason})
+        return result
+
+    def clone_run(
+        self,
+        run_id: int,
+        *,
+        name: str | None = None,
+        config: dict[str, Any] | None = None,
+        overrides: list[str] | None = None,
+        priority: int | None = None,
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = self.post(
+            f"/api/runs/{run_id}/clone/",
+            {"name": name, "config": config, "overrides": overrides, "priority": priority},
+        )
+        return result
+
+    def set_priority(self, run_id: int, priority: int) -> dict[str, Any]:
+        result: dict[str, Any] = self.post(f"/api/runs/{run_id}/priority/", {"priority": priority})
+        return result
+
+    # --- metrics -----------------------------------------------------------------------
+
+    def metric_keys(self, run_id: int) -> list[str]:
+        keys: list[str] = self.get(f"/api/runs/{run_id}/metrics/keys")["keys"]
+        return keys
+
+    def query_metrics(
+        self,
+        run_ids: list[int],
+        keys: list[str],
+        *,
+        step_min: int | None = None,
+        step_max: int | None = None,
+        points: int | None = None,
+    ) -> dict[str, Any]:
+        """Downsampled series: {"points": N, "series": [{run, key, steps, values}, ...]}."""
+        result: dict[str, Any] = self.get(
+            "/api/metrics/query",
+            {
+                "runs": ",".join(str(r) for r in run_ids),
+                "keys": ",".join(keys),
+                "step_min": step_min,
+                "step_max": step_max,
+                "points": points,
+            },
+        )
+        return result
+
+    def metrics_csv(self, run_id: int, keys: list[str] | None = None) -> str:
+        params = {"keys": ",".join(keys) if keys else None}
+        response = self.request(
+            "GET",
+            f"/api/runs/{run_id}/metrics.csv",
+            params=_clean(params),
+            headers={"Accept": "text/csv"},
+        )
+        return response.text
+
+    # --- samples -----------------------------------------------------------------------
+
+    def samples(self, run_id: int, **filters: Any) -> Iterator[Any]:
+        """Live samples of a run, newest first, following cursor pages. Filters:
+        step_min, step_max, score_min, score_max, data_source, split, group_id,
+        reward_version, label, has_error, q (full-text), page_size, ordering."""
+        return self.paginate("/api/samples/", {"run": run_id, **filters})
+
+    def sample(self, sample_id: int) -> dict[str, Any]:
+        result: dict[str, Any] = self.get(f"/api/samples/{sample_id}/")
+        return result
+
+    def sample_group(self, run_id: int, step: int, group_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.get(
+            "/api/samples/group/", {"run": run_id, "step": step, "group_id": group_id}
+        )
+        return result
+
+    def label_sample(self, sample_id: int, label: str, note: str = "") -> dict[str, Any]:
+        result: dict[str, Any] = self.post(
+            f"/api/samples/{sample_id}/labels/", {"label": label, "note": note}
+        )
+        return result
+
+    def unlabel_sample(self, sample_id: int, label: str) -> None:
+        self.delete(f"/api/samples/{sample_id}/labels/", {"label": label})
+
+    def export_labelled(
+        self, run_id: int, dataset_id: int, label: str | None = None
+    ) -> dict[str, Any]:
+        """The run's labelled samples as a new version of a dataset of its project."""
+        result: dict[str, Any] = self.post(
+            f"/api/runs/{run_id}/export-labelled", {"dataset": dataset_id, "label": label}
+        )
+        return result
+
+
+def _clean(values: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Drop unset (None) fields, so the server's defaults apply."""
+    if values is None:
+        return None
+    return {key: value for key, value in values.items() if value is not None}
