@@ -44,7 +44,7 @@ frontend: $(FRONTEND_STAMP)
 up: install frontend
 	$(VENV)/bin/rlstudio up
 
-test: install frontend/node_modules/.package-lock.json
+test: install frontend
 	bash scripts/test.sh
 
 clean-var:

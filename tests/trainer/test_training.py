@@ -78,7 +78,7 @@ def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
     )
     reporter = RecordingReporter()
     trainer = Trainer(cfg, reporter)
-    critic_before = float(sum(p.sum() for p in trainer.state.critic.parameters()))
+    critic_before = float(sum(p.detach().sum() for p in trainer.state.critic.parameters()))
     before = _params_checksum(trainer)
     trainer.fit()
     for step in (1, 2):
@@ -86,7 +86,7 @@ def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
         for key in ("actor/pg_loss", "critic/vf_loss", "actor/grad_norm", "critic/values/mean"):
             assert math.isfinite(metrics[key]), key
     assert _params_checksum(trainer) != before
-    assert float(sum(p.sum() for p in trainer.state.critic.parameters())) != critic_before
+    assert float(sum(p.detach().sum() for p in trainer.state.critic.parameters())) != critic_before
 
 
 @pytest.mark.parametrize("preset", preset_names())
