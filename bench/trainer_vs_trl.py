@@ -1,0 +1,872 @@
+"""Our GRPO trainer vs TRL's GRPOTrainer (CPU): completion tokens/s and reward at matched settings.
+
+Both trainers start from the same weights (each model size built once by the demo builder,
+warm start included), train on the same toy arith prompts in the same order, with the same
+reward (our `arith` built-in, wrapped as a TRL reward function), batch shape, sampling,
+loss aggregation, optimizer and seed (see `MATCHED` and the two config builders). Runs
+alternate (ours, TRL, ours, TRL, ...), each in a fresh subprocess of this script. Per run:
+completion tokens/s (generated response tokens incl. EOS over the wall time of the training
+steps, model load and setup excluded), the mean training reward of the last 5 steps, and the
+greedy accuracy on the arith test split afterwards, computed for every run's final weights
+by one evaluator process (plain `transformers` generate, shared by both).
+
+    .venv/bin/pip install -e '.[bench]'   # trl==1.16.0
+    .venv/bin/python bench/trainer_vs_trl.py [--sizes demo,large] [--runs 3] [--steps 20]
+    .venv/bin/python bench/trainer_vs_trl.py --quick   # 1 run x 2 steps per size
+
+Before a full run it waits (30 s polls, 25 min at most) for the 1-minute load average to
+drop below 1.5, and before each run up to `--run-wait` seconds more; it records the load
+around every run. Pair i (ours run i, TRL run i) uses seed i - 1 for both trainers.
+Models and data are cached under `var/bench/trainer_vs_trl/` (building the large model's
+warm start takes minutes, once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "var" / "bench" / "trainer_vs_trl"
+LOAD_LIMIT = 1.5
+LOAD_POLL_S = 30
+LOAD_MAX_WAIT_S = 25 * 60
+LAST_STEPS = 5  # training reward is averaged over this many final steps
+
+# model size name -> demo builder size (trainer.models.demo.DEMO_SIZES)
+SIZES = {"demo": "tiny", "large": "bench"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Matched:
+    """The settings both trainers get (each translated into its own config)."""
+
+    prompts_per_step: int = 16
+    generations: int = 8  # GRPO group size; 16 x 8 = 128 completions per optimizer step
+    micro_batch: int = 64  # sequences per forward/backward; 2 micro-batches accumulate
+    generation_batch: int = 128  # completions generated in one engine call
+    max_prompt_length: int = 128
+    max_new_tokens: int = 16  # as the grpo-tiny-arith preset
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    lr: float = 5e-5  # as the grpo-tiny-arith preset
+    betas: tuple[float, float] = (0.9, 0.999)
+    adam_eps: float = 1e-8
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    clip_low: float = 0.2
+    clip_high: float = 0.2
+    seed: int = 0  # pair i (ours and TRL run i) both use seed + i - 1; the models use seed
+
+    @property
+    def completions_per_step(self) -> int:
+        return self.prompts_per_step * self.generations
+
+
+MATCHED = Matched()
+
+
+# --------------------------------------------------------------------------------------
+# Config builders (used by the workers and by `show-config`)
+# --------------------------------------------------------------------------------------
+
+
+def ours_config(model_dir: Path, train_file: Path, run_dir: Path, steps: int, seed: int) -> Any:
+    from trainer.config.schema import RunConfig
+
+    m = MATCHED
+    return RunConfig.model_validate(
+        {
+            "model": {"path": str(model_dir), "dtype": "float32", "gradient_checkpointing": False},
+            "data": {
+                "train_files": [str(train_file)],
+                "val_files": [],
+                "format": "verl",
+                "max_prompt_length": m.max_prompt_length,
+                "train_batch_size": m.prompts_per_step,
+                "shuffle": False,  # dataset order, as TRL's shuffle_dataset=False
+                "apply_chat_template": True,
+            },
+            "rollout": {
+                "engine": "hf",
+                "n": m.generations,
+                "temperature": m.temperature,
+                "top_p": m.top_p,
+                "top_k": m.top_k,
+                "max_new_tokens": m.max_new_tokens,
+                "stop": [],
+                "micro_batch_size": m.generation_batch,
+            },
+            "algorithm": {
+                "adv_estimator": "grpo",
+                "norm_adv_by_std_in_grpo": True,
+                "use_kl_in_reward": False,
+                "dynamic_sampling": {"enabled": False},
+                "overlong": {"enabled": False},
+            },
+            "actor": {
+                "optim": {
+                    "lr": m.lr,
+                    "weight_decay": m.weight_decay,
+                    "betas": m.betas,
+                    "warmup_steps": 0,
+                    "schedule": "constant",
+                    "grad_clip": m.grad_clip,
+                },
+                "ppo_epochs": 1,
+                "ppo_mini_batch_size": m.prompts_per_step,  # one optimizer step per batch
+                "micro_batch_size": m.micro_batch,
+                "policy_loss": "ppo",
+                "clip_ratio_low": m.clip_low,
+                "clip_ratio_high": m.clip_high,
+                "loss_agg_mode": "token-mean",
+                "entropy_coeff": 0.0,
+                "use_kl_loss": False,
+            },
+            "reward": {"function": "arith", "executor": "inprocess"},
+            "resources": {"num_workers": 1, "device": "cpu"},
+            "checkpoint": {
+                "dir": str(run_dir / "ckpt"),
+                "save_every": 0,
+                "keep_last": 1,
+                "resume": "never",
+                "save_hf": True,
+            },
+            "logging": {"console": False, "jsonl_path": None, "samples_per_step": 0},
+            "trainer": {
+                "total_steps": steps,
+                "val_every": 0,
+                "val_before_train": False,
+                "seed": seed,
+                "experiment_name": "bench-trainer-vs-trl",
+            },
+        }
+    )
+
+
+def trl_kwargs(run_dir: Path, steps: int, seed: int) -> dict[str, Any]:
+    """Every GRPOConfig field that matters here, set explicitly (TRL 1.16 defaults differ
+    from older releases: loss_type dapo, beta 0, scale_rewards group, bf16 and gradient
+    checkpointing on)."""
+    m = MATCHED
+    grad_accum = m.completions_per_step // m.micro_batch
+    return {
+        "output_dir": str(run_dir / "trl-out"),
+        "seed": seed,
+        "data_seed": seed,
+        "use_cpu": True,
+        "bf16": False,
+        "fp16": False,
+        "tf32": None,
+        "torch_compile": False,
+        "gradient_checkpointing": False,
+        "use_liger_kernel": False,
+        # batch shape: 128 completions generated at once, 2 x 64 accumulated, one optimizer step
+        "num_generations": m.generations,
+        "per_device_train_batch_size": m.micro_batch,
+        "gradient_accumulation_steps": grad_accum,
+        "steps_per_generation": grad_accum,  # => generation_batch_size = 128 (checked)
+        "num_iterations": 1,
+        "max_steps": steps,
+        "num_train_epochs": 1,
+        "shuffle_dataset": False,
+        "pad_to_multiple_of": None,
+        # sampling
+        "max_completion_length": m.max_new_tokens,
+        "temperature": m.temperature,
+        "top_p": m.top_p,
+        "top_k": m.top_k,
+        "min_p": None,
+        "repetition_penalty": 1.0,
+        "generation_kwargs": None,
+        "cache_implementation": None,
+        "use_vllm": False,
+        "use_transformers_continuous_batching": False,
+        # objective
+        "loss_type": "dapo",  # token sum / tokens of the whole 128-completion batch
+        "beta": 0.0,
+        "scale_rewards": "group",
+        "multi_objective_aggregation": "sum_then_normalize",
+        "reward_weights": None,
+        "mask_truncated_completions": False,
+        "epsilon": m.clip_low,
+        "epsilon_high": m.clip_high,
+        "delta": None,
+        "importance_sampling_level": "token",
+        "top_entropy_quantile": 1.0,
+        "entropy_coef": 0.0,
+        "off_policy_mask_threshold": None,
+        "vllm_importance_sampling_correction": False,
+        "sync_ref_model": False,
+        "disable_dropout": False,
+        "cast_lm_head_to_fp32": False,
+        # optimizer
+        "optim": "adamw_torch",
+        "learning_rate": m.lr,
+        "adam_beta1": m.betas[0],
+        "adam_beta2": m.betas[1],
+        "adam_epsilon": m.adam_eps,
+        "weight_decay": m.weight_decay,
+        "max_grad_norm": m.grad_clip,
+        "lr_scheduler_type": "constant",
+        "warmup_steps": 0,
+        # data loading
+        "dataloader_num_workers": 0,
+        "dataloader_pin_memory": False,
+        "dataloader_drop_last": False,
+        "dataloader_persistent_workers": False,
+        "remove_unused_columns": False,
+        # no logging, saving or evaluation during training
+        "report_to": "none",
+        "logging_strategy": "no",
+        "logging_steps": 1_000_000,
+        "log_completions": False,
+        "disable_tqdm": True,
+        "save_strategy": "no",
+        "eval_strategy": "no",
+    }
+
+
+def trl_config(run_dir: Path, steps: int, seed: int) -> Any:
+    from trl import GRPOConfig
+
+    cfg = GRPOConfig(**trl_kwargs(run_dir, steps, seed))
+    m = MATCHED
+    assert cfg.generation_batch_size == m.completions_per_step, cfg.generation_batch_size
+    assert cfg.generation_batch_size // cfg.num_generations == m.prompts_per_step
+    return cfg
+
+
+# --------------------------------------------------------------------------------------
+# Workers (each runs in its own subprocess)
+# --------------------------------------------------------------------------------------
+
+
+def paths(size: str) -> dict[str, Path]:
+    return {
+        "model": WORK / "models" / size,
+        "data": WORK / "data",
+        "train": WORK / "data" / "arith" / "train.parquet",
+        "test": WORK / "data" / "arith" / "test.parquet",
+    }
+
+
+def worker_build(size: str) -> dict[str, Any]:
+    """Build one model size with the demo builder (warm start included), once."""
+    from trainer.models.demo import build_demo_assets
+
+    p = paths(size)
+    marker = p["model"] / "bench_build.json"
+    if marker.is_file() and p["train"].is_file():
+        return dict(json.loads(marker.read_text()), cached=True)
+    started = time.perf_counter()
+    demo_size: Any = SIZES[size]
+    assets = build_demo_assets(
+        p["model"], p["data"], seed=MATCHED.seed, size=demo_size, evaluate=False
+    )
+    info = {
+        "size": size,
+        "demo_size": SIZES[size],
+        "build_seconds": time.perf_counter() - started,
+        "warmup_seconds": assets.warmup_seconds,
+        "num_params": _num_params(p["model"]),
+    }
+    marker.write_text(json.dumps(info))
+    return dict(info, cached=False)
+
+
+def _num_params(model_dir: Path) -> int:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True)
+    return sum(p.numel() for p in model.parameters())
+
+
+class BenchReporter:
+    """Reporter protocol: keeps per-step metrics and the time each step ended; prints nothing."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, float]] = []
+        self.progress_times: dict[int, float] = {}
+        self.cpu_times: dict[int, float] = {}
+
+    def metrics(self, step: int, values: dict[str, float]) -> None:
+        self.steps.append(dict(values, step=float(step)))
+
+    def samples(self, step: int, samples: list[Any]) -> None:
+        pass
+
+    def log(self, level: str, message: str) -> None:
+        if level in ("warning", "error"):
+            print(f"[ours {level}] {message}", file=sys.stderr)
+
+    def checkpoint(self, step: int, path: str) -> None:
+        pass
+
+    def status(self, status: str, detail: str = "") -> None:
+        pass
+
+    def progress(self, step: int, total: int) -> None:
+        self.progress_times[step] = time.perf_counter()
+        self.cpu_times[step] = time.process_time()  # all threads of this process
+
+    def close(self) -> None:
+        pass
+
+
+def worker_ours(size: str, run_dir: Path, steps: int, seed: int) -> dict[str, Any]:
+    import torch
+
+    from trainer.loop import Trainer
+
+    p = paths(size)
+    cfg = ours_config(p["model"], p["train"], run_dir, steps, seed)
+    reporter = BenchReporter()
+    trainer = Trainer(cfg, reporter)
+    trainer.fit()
+    t0, t_end = reporter.progress_times[0], reporter.progress_times[steps]
+    step_ends = [reporter.progress_times[s] for s in range(1, steps + 1)]
+    rows = cfg.data.train_batch_size * cfg.rollout.n
+    # response_length/mean is over the step's completions (token ids incl. EOS)
+    tokens = [round(s["response_length/mean"] * rows) for s in reporter.steps]
+    return {
+        "trainer": "ours",
+        "wall_s": t_end - t0,
+        "cpu_s": reporter.cpu_times[steps] - reporter.cpu_times[0],
+        "step_s": _diffs([t0, *step_ends]),
+        "completion_tokens": sum(tokens),
+        "step_tokens": tokens,
+        "step_reward": [s["critic/score/mean"] for s in reporter.steps],
+        "gen_s": sum(s.get("timing_s/gen", 0.0) for s in reporter.steps),
+        "update_s": sum(s.get("timing_s/update_actor", 0.0) for s in reporter.steps),
+        "phase_s": {
+            key.removeprefix("timing_s/"): sum(s.get(key, 0.0) for s in reporter.steps)
+            for key in sorted({k for s in reporter.steps for k in s if k.startswith("timing_s/")})
+        },
+        # share of the update's (B, P+R) input that is padding: P and R are the step's
+        # longest prompt and response; both trainers pad the same way
+        "pad_fraction": statistics.fmean(
+            1.0
+            - s["perf/total_num_tokens"]
+            / (rows * (s["prompt_length/max"] + s["response_length/max"]))
+            for s in reporter.steps
+        ),
+        "final_dir": str(run_dir / "ckpt" / "hf"),
+        "torch_threads": torch.get_num_threads(),
+        "prompt_length_mean": statistics.fmean(s["prompt_length/mean"] for s in reporter.steps),
+    }
+
+
+def _diffs(times: list[float]) -> list[float]:
+    return [b - a for a, b in itertools.pairwise(times)]
+
+
+def _train_dataset(size: str) -> tuple[Any, list[list[int]]]:
+    """TRL's dataset: the exact chat-templated prompt text our trainer renders, in the same
+    order, with the ground truth; plus our prompt token ids to compare TRL's against."""
+    from datasets import Dataset
+
+    from trainer.config.schema import DataConfig
+    from trainer.loop import load_prompt_items
+    from trainer.models.loading import load_tokenizer
+
+    p = paths(size)
+    tokenizer = load_tokenizer(p["model"])
+    data_cfg = DataConfig(
+        train_files=[str(p["train"])],
+        val_files=[],
+        format="verl",
+        max_prompt_length=MATCHED.max_prompt_length,
+    )
+    items, filtered = load_prompt_items(data_cfg.train_files, tokenizer, data_cfg)
+    assert filtered == 0, f"{filtered} prompts filtered as too long"
+    dataset = Dataset.from_dict(
+        {
+            "prompt": [it.prompt_text for it in items],
+            "ground_truth": [str(it.ground_truth) for it in items],
+            "data_source": [it.data_source for it in items],
+        }
+    )
+    return dataset, [it.prompt_ids for it in items]
+
+
+def worker_trl(size: str, run_dir: Path, steps: int, seed: int) -> dict[str, Any]:
+    import torch
+    from transformers import AutoModelForCausalLM, TrainerCallback
+    from trl import GRPOTrainer
+
+    from trainer.models.loading import load_tokenizer
+    from trainer.rewards.builtins import BUILTIN_REWARDS
+
+    p = paths(size)
+    cfg = trl_config(run_dir, steps, seed)
+    dataset, our_prompt_ids = _train_dataset(size)
+    tokenizer = load_tokenizer(p["model"])
+    model = AutoModelForCausalLM.from_pretrained(
+        str(p["model"]), dtype=torch.float32, local_files_only=True
+    )
+    arith = BUILTIN_REWARDS["arith"]
+    step_reward: list[float] = []
+    step_tokens: list[int] = []
+
+    def arith_reward(prompts, completions, completion_ids, ground_truth, data_source, **kwargs):
+        scores = [
+            float(arith(ds, text, gt, None))
+            for text, gt, ds in zip(completions, ground_truth, data_source, strict=True)
+        ]
+        step_reward.append(sum(scores) / len(scores))
+        step_tokens.append(sum(len(ids) for ids in completion_ids))  # EOS included, as ours
+        return scores
+
+    times: dict[str, Any] = {"begin": None, "step_ends": [], "cpu": []}
+
+    class Clock(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            times["begin"] = time.perf_counter()
+            times["cpu"].append(time.process_time())
+
+        def on_step_end(self, args, state, control, **kwargs):
+            times["step_ends"].append(time.perf_counter())
+            times["cpu"].append(time.process_time())
+
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[arith_reward],
+        args=cfg,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[Clock()],
+    )
+    # TRL's own prompt tokenisation must give exactly our prompt ids.
+    trl_prompt_ids, _, _ = trainer._tokenize_prompts(list(dataset["prompt"]))
+    mismatched = sum(
+        list(a) != list(b) for a, b in zip(trl_prompt_ids, our_prompt_ids, strict=True)
+    )
+    if mismatched:
+        raise RuntimeError(f"{mismatched} prompts tokenise differently in TRL and in ours")
+
+    gen_time = [0.0]
+    generate = trainer._generate_single_turn
+
+    def timed_generate(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return generate(*args, **kwargs)
+        finally:
+            gen_time[0] += time.perf_counter() - started
+
+    trainer._generate_single_turn = timed_generate  # instrumentation only (timing)
+    trainer.train()
+    t0, ends = times["begin"], times["step_ends"]
+    assert len(ends) == steps and len(step_reward) == steps, (len(ends), len(step_reward))
+    final_dir = run_dir / "trl-final"
+    trainer.save_model(str(final_dir))
+    return {
+        "trainer": "trl",
+        "wall_s": ends[-1] - t0,
+        "cpu_s": times["cpu"][-1] - times["cpu"][0],
+        "step_s": _diffs([t0, *ends]),
+        "completion_tokens": sum(step_tokens),
+        "step_tokens": step_tokens,
+        "step_reward": step_reward,
+        "gen_s": gen_time[0],
+        "update_s": None,
+        "final_dir": str(final_dir),
+        "torch_threads": torch.get_num_threads(),
+        "prompt_length_mean": statistics.fmean(len(x) for x in our_prompt_ids),
+        "prompt_ids_match": True,  # checked above on every training prompt
+    }
+
+
+def worker_eval(size: str, model_dirs: list[str]) -> dict[str, Any]:
+    """Greedy accuracy (arith reward) on the arith test split for each folder's weights,
+    with one evaluator: plain transformers generate, the same prompts and tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from trainer.config.schema import DataConfig
+    from trainer.loop import load_prompt_items
+    from trainer.models.loading import load_tokenizer
+    from trainer.rewards.builtins import BUILTIN_REWARDS
+
+    torch.manual_seed(0)
+    p = paths(size)
+    tokenizer = load_tokenizer(p["model"])
+    data_cfg = DataConfig(train_files=[], val_files=[str(p["test"])], format="verl")
+    items, _ = load_prompt_items(data_cfg.val_files, tokenizer, data_cfg)
+    batch = tokenizer.pad(
+        {"input_ids": [it.prompt_ids for it in items]}, padding=True, return_tensors="pt"
+    )
+    arith = BUILTIN_REWARDS["arith"]
+    out: dict[str, float] = {}
+    checksums: dict[str, float] = {}
+    for folder in model_dirs:
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, dtype=torch.float32, local_files_only=True
+        ).eval()
+        checksums[folder] = float(sum(p.detach().double().abs().sum() for p in model.parameters()))
+        with torch.inference_mode():
+            generated = model.generate(
+                **batch,
+                do_sample=False,
+                max_new_tokens=MATCHED.max_new_tokens,
+                eos_token_id=tokenizer.eos_token_id,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        texts = tokenizer.batch_decode(
+            generated[:, batch["input_ids"].shape[1] :], skip_special_tokens=True
+        )
+        scores = [
+            float(arith(it.data_source, t, it.ground_truth, None))
+            for it, t in zip(items, texts, strict=True)
+        ]
+        out[folder] = sum(scores) / len(scores)
+    return {"accuracy": out, "weights_abs_sum": checksums, "num_prompts": len(items)}
+
+
+def worker_show_config(steps: int) -> dict[str, Any]:
+    import torch
+    import transformers
+    import trl
+
+    p = paths("demo")
+    scratch = WORK / "runs" / "show-config"
+    seed = MATCHED.seed
+    ours = ours_config(p["model"], p["train"], scratch, steps, seed)
+    theirs = trl_config(scratch, steps, seed)
+    trl_effective = {k: getattr(theirs, k) for k in trl_kwargs(scratch, steps, seed)}
+    trl_effective["generation_batch_size (derived)"] = theirs.generation_batch_size
+    has_max_prompt_length = hasattr(theirs, "max_prompt_length")
+    print("== ours: effective RunConfig ==")
+    print(json.dumps(ours.model_dump(mode="json"), indent=1))
+    print("== TRL: effective GRPOConfig (every field this bench sets, read back) ==")
+    print(json.dumps(trl_effective, indent=1, default=str))
+    print(f"TRL GRPOConfig has max_prompt_length: {has_max_prompt_length}")
+    return {
+        "versions": {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "trl": trl.__version__,
+        },
+        "torch_threads": torch.get_num_threads(),
+        "trl_has_max_prompt_length": has_max_prompt_length,
+    }
+
+
+def worker_main(args: argparse.Namespace) -> None:
+    if args.worker == "build":
+        result = worker_build(args.size)
+    elif args.worker == "ours":
+        result = worker_ours(args.size, Path(args.run_dir), args.steps, args.seed)
+    elif args.worker == "trl":
+        result = worker_trl(args.size, Path(args.run_dir), args.steps, args.seed)
+    elif args.worker == "eval":
+        result = worker_eval(args.size, args.model_dirs)
+    elif args.worker == "show-config":
+        result = worker_show_config(args.steps)
+    else:
+        raise SystemExit(f"unknown worker {args.worker!r}")
+    Path(args.out).write_text(json.dumps(result, indent=1))
+
+
+# --------------------------------------------------------------------------------------
+# Orchestration (parent process: no torch imported here)
+# --------------------------------------------------------------------------------------
+
+
+def spawn(kind: str, out: Path, log: Path | None, *extra: str, echo: bool = False) -> Any:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--out", str(out)]
+    cmd += list(extra)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TOKENIZERS_PARALLELISM="false")
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("HF_DATASETS_OFFLINE", "1")
+    if echo:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, check=False)
+    else:
+        assert log is not None
+        with log.open("w") as fh:
+            proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=fh, stderr=fh, check=False)
+    if proc.returncode != 0:
+        tail = log.read_text()[-4000:] if log is not None and log.is_file() else ""
+        raise RuntimeError(f"worker {kind} failed (exit {proc.returncode}):\n{tail}")
+    return json.loads(out.read_text())
+
+
+def wait_for_quiet_machine(max_wait_s: float, poll_s: float, verbose: bool) -> dict[str, Any]:
+    """Poll the 1-minute load average until it is below LOAD_LIMIT or `max_wait_s` passed."""
+    started = time.monotonic()
+    while True:
+        load1 = os.getloadavg()[0]
+        waited = time.monotonic() - started
+        if load1 < LOAD_LIMIT:
+            if verbose:
+                print(f"load average {load1:.2f} < {LOAD_LIMIT}: starting", flush=True)
+            return {"load1": load1, "waited_s": waited, "gave_up": False}
+        if waited >= max_wait_s:
+            print(
+                f"load average still {load1:.2f} after {waited:.0f} s: running anyway", flush=True
+            )
+            return {"load1": load1, "waited_s": waited, "gave_up": True}
+        if verbose:
+            print(f"load average {load1:.2f} >= {LOAD_LIMIT}; waiting...", flush=True)
+        time.sleep(poll_s)
+
+
+def tok_per_s(run: dict[str, Any]) -> float:
+    return float(run["completion_tokens"] / run["wall_s"])
+
+
+def tok_per_cpu_s(run: dict[str, Any]) -> float:
+    """Completion tokens per CPU-second of the worker (all its threads): less sensitive to
+    other jobs on the machine than wall time, though contention still costs some CPU."""
+    return float(run["completion_tokens"] / run["cpu_s"])
+
+
+def median_step_tok_per_s(run: dict[str, Any]) -> float:
+    """Median over the run's steps of (step's completion tokens / step's wall time): on a
+    shared machine, other jobs that slow down a minority of the steps do not move it."""
+    return statistics.median(
+        tokens / seconds for tokens, seconds in zip(run["step_tokens"], run["step_s"], strict=True)
+    )
+
+
+def first_reward(run: dict[str, Any]) -> float:
+    return statistics.fmean(run["step_reward"][:LAST_STEPS])
+
+
+def last_reward(run: dict[str, Any]) -> float:
+    return statistics.fmean(run["step_reward"][-LAST_STEPS:])
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+METRICS = {  # key -> (label, per-run function, format)
+    "tok_per_s": ("completion tok/s (wall)", tok_per_s, ".0f"),
+    "step_tok_per_s": ("median per-step tok/s", median_step_tok_per_s, ".0f"),
+    "tok_per_cpu_s": ("completion tok per CPU-s", tok_per_cpu_s, ".0f"),
+    "last_reward": (f"train reward, last {LAST_STEPS} steps", last_reward, ".3f"),
+    "eval_accuracy": ("eval greedy accuracy", lambda r: float(r["eval_accuracy"]), ".3f"),
+}
+
+
+def summarise(runs: list[dict[str, Any]], initial_accuracy: float) -> dict[str, Any]:
+    ours = [r for r in runs if r["trainer"] == "ours"]
+    trl = [r for r in runs if r["trainer"] == "trl"]
+    pairs = list(zip(ours, trl, strict=True))
+    median = {
+        name: {key: statistics.median(fn(r) for r in group) for key, (_, fn, _) in METRICS.items()}
+        for name, group in (("ours", ours), ("trl", trl))
+    }
+    return {
+        "initial_accuracy": initial_accuracy,
+        "median": median,
+        # pair i = ours run i and TRL run i (adjacent in time, same seed)
+        "median_pair_ratio": {
+            key: statistics.median(ratio(fn(a), fn(b)) for a, b in pairs)
+            for key, (_, fn, _) in METRICS.items()
+        },
+        "ratio_of_medians": {
+            key: ratio(median["ours"][key], median["trl"][key]) for key in METRICS
+        },
+    }
+
+
+def print_table(size: str, info: dict[str, Any], runs: list[dict[str, Any]], s: dict[str, Any]):
+    print(f"\n### {size}: {info['num_params'] / 1e6:.1f}M parameters ({info['demo_size']})\n")
+    print(f"Greedy accuracy of the initial weights: {s['initial_accuracy']:.3f}\n")
+    print(
+        "| run | trainer | seed | completion tokens | wall s | median s/step | gen s "
+        "| completion tok/s | median per-step tok/s | tok per CPU-s "
+        "| train reward first/last 5 steps | eval greedy acc | load1 before/after |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        print(
+            f"| {r['run']} | {r['trainer']} | {r['seed']} | {r['completion_tokens']} "
+            f"| {r['wall_s']:.1f} | {statistics.median(r['step_s']):.2f} | {r['gen_s']:.1f} "
+            f"| {tok_per_s(r):.0f} | {median_step_tok_per_s(r):.0f} | {tok_per_cpu_s(r):.0f} "
+            f"| {first_reward(r):.3f} / {last_reward(r):.3f} | {r['eval_accuracy']:.3f} "
+            f"| {r['load_before']:.2f} / {r['load_after']:.2f} |"
+        )
+    med, pr, rm = s["median"], s["median_pair_ratio"], s["ratio_of_medians"]
+    print(
+        "\n| | ours (median) | TRL (median) | median of per-pair ratios ours/TRL "
+        "| ratio of medians |"
+    )
+    print("|---|---|---|---|---|")
+    for key, (label, _, fmt) in METRICS.items():
+        print(
+            f"| {label} | {med['ours'][key]:{fmt}} | {med['trl'][key]:{fmt}} "
+            f"| {pr[key]:.2f}x | {rm[key]:.2f}x |"
+        )
+    sys.stdout.flush()
+
+
+def run_benchmark(args: argparse.Namespace) -> None:
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    for s in sizes:
+        if s not in SIZES:
+            raise SystemExit(f"unknown size {s!r}; choose from {sorted(SIZES)}")
+    runs_per, steps = (1, 2) if args.quick else (args.runs, args.steps)
+    if steps < LAST_STEPS and not args.quick:
+        raise SystemExit(f"--steps must be >= {LAST_STEPS}")
+    wait = not (args.quick or args.no_wait)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out_dir = WORK / "runs" / stamp
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"bench: sizes={sizes} runs={runs_per} steps={steps} -> {out_dir}", flush=True)
+
+    builds = {}
+    for size in sizes:
+        print(f"building/reusing the {size} model ...", flush=True)
+        builds[size] = spawn(
+            "build", out_dir / f"build-{size}.json", out_dir / f"build-{size}.log", "--size", size
+        )
+        b = builds[size]
+        cached = "cached" if b["cached"] else f"built in {b['build_seconds']:.0f} s"
+        print(f"  {size}: {b['num_params'] / 1e6:.2f}M params ({cached})", flush=True)
+
+    meta = spawn("show-config", out_dir / "config.json", None, "--steps", str(steps), echo=True)
+    start_load = {"load1": os.getloadavg()[0], "waited_s": 0.0, "gave_up": False}
+    if wait:
+        start_load = wait_for_quiet_machine(LOAD_MAX_WAIT_S, LOAD_POLL_S, verbose=True)
+    bench_started = time.monotonic()
+    results: dict[str, Any] = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "meta": meta,
+        "matched": dataclasses.asdict(MATCHED),
+        "steps": steps,
+        "runs_per_trainer": runs_per,
+        "start_load": start_load,
+        "sizes": {},
+    }
+    for size in sizes:
+        runs: list[dict[str, Any]] = []
+        for i in range(1, runs_per + 1):
+            seed = MATCHED.seed + i - 1
+            for kind in ("ours", "trl"):
+                # Our own previous run keeps the load average up for a while; wait (briefly)
+                # for other jobs to be quiet before each run too, and record what we saw.
+                gate = (
+                    wait_for_quiet_machine(args.run_wait, 5, verbose=False)
+                    if wait
+                    else {"load1": os.getloadavg()[0], "waited_s": 0.0, "gave_up": False}
+                )
+                run_dir = out_dir / f"{size}-{kind}-{i}"
+                run_dir.mkdir(parents=True, exist_ok=True)
+                started = time.perf_counter()
+                run = spawn(
+                    kind,
+                    run_dir / "result.json",
+                    run_dir / "worker.log",
+                    *("--size", size, "--run-dir", str(run_dir)),
+                    *("--steps", str(steps), "--seed", str(seed)),
+                )
+                run.update(
+                    run=i,
+                    seed=seed,
+                    load_before=gate["load1"],
+                    load_wait_s=gate["waited_s"],
+                    load_after=os.getloadavg()[0],
+                    process_s=time.perf_counter() - started,
+                )
+                runs.append(run)
+                print(
+                    f"  {size} {kind} #{i} (seed {seed}): {tok_per_s(run):.0f} completion tok/s, "
+                    f"median step {median_step_tok_per_s(run):.0f} tok/s, "
+                    f"{tok_per_cpu_s(run):.0f} per CPU-s, {run['wall_s']:.1f} s for {steps} "
+                    f"steps, last-{LAST_STEPS} reward {last_reward(run):.3f} "
+                    f"(process {run['process_s']:.0f} s, load {gate['load1']:.2f} -> "
+                    f"{run['load_after']:.2f})",
+                    flush=True,
+                )
+        initial = str(paths(size)["model"])
+        folders = [initial] + [r["final_dir"] for r in runs]
+        evaluated = spawn(
+            "eval",
+            out_dir / f"eval-{size}.json",
+            out_dir / f"eval-{size}.log",
+            *("--size", size, "--model-dirs", *folders),
+        )
+        for r in runs:
+            r["eval_accuracy"] = evaluated["accuracy"][r["final_dir"]]
+            r["weights_abs_sum"] = evaluated["weights_abs_sum"][r["final_dir"]]
+        summary = summarise(runs, evaluated["accuracy"][initial])
+        results["sizes"][size] = {
+            "build": builds[size],
+            "runs": runs,
+            "eval": evaluated,
+            "summary": summary,
+        }
+        print_table(size, builds[size], runs, summary)
+        if not args.keep_weights:
+            for r in runs:  # weights and checkpoints; result.json and worker.log stay
+                for sub in ("ckpt", "trl-out", "trl-final"):
+                    shutil.rmtree(out_dir / f"{size}-{r['trainer']}-{r['run']}" / sub, True)
+    results["total_s"] = time.monotonic() - bench_started
+    results["load1_at_end"] = os.getloadavg()[0]
+    (out_dir / "results.json").write_text(json.dumps(results, indent=1))
+    print(
+        f"\ntotal {results['total_s'] / 60:.1f} min after the start gate; load average at start "
+        f"{start_load['load1']:.2f}, at end {results['load1_at_end']:.2f}; "
+        f"results: {out_dir / 'results.json'}"
+    )
+
+
+def report(path: Path) -> None:
+    """Print the tables again from a results.json (e.g. after changing the summary)."""
+    results = json.loads(path.read_text())
+    runs = results["runs_per_trainer"]
+    print(f"{results.get('command', '')}: {results['steps']} steps, {runs} runs per trainer")
+    for size, data in results["sizes"].items():
+        summary = summarise(data["runs"], data["eval"]["accuracy"][str(paths(size)["model"])])
+        print_table(size, data["build"], data["runs"], summary)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="demo,large", help="comma list of: demo, large")
+    parser.add_argument("--runs", type=int, default=3, help="runs per trainer and size")
+    parser.add_argument("--steps", type=int, default=20, help="optimizer steps per run")
+    parser.add_argument("--quick", action="store_true", help="1 run x 2 steps per size")
+    parser.add_argument("--no-wait", action="store_true", help="skip waiting for a quiet machine")
+    parser.add_argument(
+        "--run-wait",
+        type=float,
+        default=60.0,
+        help="before each run, wait up to this many seconds for load average < 1.5",
+    )
+    parser.add_argument("--keep-weights", action="store_true", help="keep every run's weights")
+    parser.add_argument("--report", metavar="RESULTS_JSON", help="print the tables of a past run")
+    # worker-only arguments
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--size", help=argparse.SUPPRESS)
+    parser.add_argument("--run-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=MATCHED.seed, help=argparse.SUPPRESS)
+    parser.add_argument("--model-dirs", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker_main(args)
+    elif args.report:
+        report(Path(args.report))
+    else:
+        run_benchmark(args)
+
+
+if __name__ == "__main__":
+    main()
