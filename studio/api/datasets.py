@@ -144,20 +144,7 @@ class DatasetViewSet(
         dataset = self.get_object()
         data = DatasetUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        changes = dict(data.validated_data)
-        name = changes.get("name")
-        if (
-            name
-            and Dataset.objects.filter(project=dataset.project, name=name)
-            .exclude(pk=dataset.pk)
-            .exists()
-        ):
-            raise exceptions.ValidationError(
-                {"name": [f"A dataset named {name!r} already exists in this project."]}
-            )
-        with transaction.atomic():
-            Dataset.objects.filter(pk=dataset.pk).update(**changes)
-            self.audit("dataset.update", dataset, dataset.project, fields=sorted(changes))
+        self.update_named(dataset, dict(data.validated_data), "dataset", "dataset.update")
         return self._detail(dataset.pk)
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})

@@ -177,20 +177,7 @@ class RewardFunctionViewSet(
         function = self.get_object()
         data = RewardFunctionUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        changes = dict(data.validated_data)
-        name = changes.get("name")
-        if (
-            name
-            and RewardFunction.objects.filter(project=function.project, name=name)
-            .exclude(pk=function.pk)
-            .exists()
-        ):
-            raise exceptions.ValidationError(
-                {"name": [f"A reward function named {name!r} already exists in this project."]}
-            )
-        with transaction.atomic():
-            RewardFunction.objects.filter(pk=function.pk).update(**changes)
-            self.audit("reward.update", function, function.project, fields=sorted(changes))
+        self.update_named(function, dict(data.validated_data), "reward function", "reward.update")
         return self._detail(function.pk)
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})

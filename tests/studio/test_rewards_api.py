@@ -401,3 +401,18 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     assert "did not respond" in body["load_error"]
     assert all(r["error"].startswith("load failed") for r in body["rows"])
     assert time.monotonic() - started < 4.0 + 1.5
+
+
+def test_renaming_to_a_taken_name_is_a_400_naming_the_field(world):
+    client = world.client("member")
+    for name in ("first", "second"):
+        created = client.post(
+            "/api/reward-functions/", {"project": "alpha", "name": name}, format="json"
+        )
+        assert created.status_code == 201, created.content
+    second = created.json()["id"]
+    response = client.patch(f"/api/reward-functions/{second}/", {"name": "first"}, format="json")
+    assert response.status_code == 400
+    assert "already exists" in response.json()["error"]["fields"]["name"][0]
+    renamed = client.patch(f"/api/reward-functions/{second}/", {"name": "third"}, format="json")
+    assert renamed.json()["name"] == "third"
