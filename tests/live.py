@@ -1,0 +1,212 @@
+"""Real studio processes for end-to-end tests: a Celery worker, the ASGI web server and a
+local Ray head, each started as a subprocess against the *test* database.
+
+Tests using these need committed data (`transactional_db`), because the subprocesses see
+only what is committed. Every process runs in its own process group and is killed with it,
+so nothing outlives the test. Ports are chosen free and explicit (Ray's default GCS port is
+Redis's on these machines).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import connection
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_database_url() -> str:
+    """DATABASE_URL of the database pytest-django created (test_<name>)."""
+    s = connection.settings_dict
+    user = s.get("USER") or "postgres"
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or 5432
+    return f"postgresql://{user}{password}@{host}:{port}/{s['NAME']}"
+
+
+def studio_env(**extra: str) -> dict[str, str]:
+    """The environment of a studio child process bound to the test database."""
+    env = dict(os.environ)
+    env["DATABASE_URL"] = test_database_url()
+    env.setdefault("REDIS_URL", os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15"))
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+_STARTED: list[LiveProcess] = []
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """A test that fails before its own cleanup must not leave processes behind."""
+    for process in _STARTED:
+        process.stop()
+
+
+@dataclass
+class LiveProcess:
+    name: str
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    info: dict[str, str] = field(default_factory=dict)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """SIGTERM the group, then SIGKILL whatever is left."""
+        if self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def spawn(name: str, argv: list[str], env: dict[str, str], log_dir: Path) -> LiveProcess:
+    log_path = log_dir / f"{name}.log"
+    handle = open(log_path, "ab")  # noqa: SIM115 - the child owns it
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, killed as one
+    )
+    handle.close()
+    started = LiveProcess(name, proc, log_path)
+    _STARTED.append(started)
+    return started
+
+
+def wait_for(
+    check: Callable[[], bool], timeout_s: float, what: str, process: LiveProcess | None = None
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process is not None and not process.alive():
+            raise RuntimeError(f"{what}: {process.name} exited\n{process.log()[-3000:]}")
+        try:
+            if check():
+                return
+        except Exception:
+            pass
+        time.sleep(0.2)
+    tail = process.log()[-3000:] if process else ""
+    raise TimeoutError(f"{what} not ready after {timeout_s:g} s\n{tail}")
+
+
+def start_celery_worker(
+    log_dir: Path, *, queues: str = "control", concurrency: int = 1, **env: str
+) -> LiveProcess:
+    """A real Celery worker consuming `queues`, bound to the test database."""
+    hostname = f"test-{os.getpid()}-{free_port()}@%h"
+    argv = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "worker"]
+    argv += ["--pool", "prefork", "--concurrency", str(concurrency), "-Q", queues]
+    argv += ["--hostname", hostname, "-l", "INFO", "--without-gossip", "--without-mingle"]
+    worker = spawn("celery-worker", argv, studio_env(**env), log_dir)
+
+    def ready() -> bool:
+        return "ready." in worker.log()
+
+    wait_for(ready, 60, "celery worker", worker)
+    return worker
+
+
+def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> LiveProcess:
+    """uvicorn serving the studio (ASGI, so Server-Sent Events work) on a free port."""
+    port = port or free_port()
+    argv = [sys.executable, "-m", "uvicorn", "studio.asgi:application", "--host", "127.0.0.1"]
+    argv += ["--port", str(port), "--lifespan", "off", "--timeout-graceful-shutdown", "2"]
+    web = spawn("web", argv, studio_env(**env), log_dir)
+    web.info["url"] = f"http://127.0.0.1:{port}"
+    web.info["port"] = str(port)
+
+    def healthy() -> bool:
+        # Any answer means it serves; health may be 503 because Ray is not part of the test.
+        try:
+            with urllib.request.urlopen(f"{web.info['url']}/api/health", timeout=2):
+                return True
+        except urllib.error.HTTPError:
+            return True
+
+    wait_for(healthy, 60, "web server", web)
+    return web
+
+
+def start_ray_head(log_dir: Path, num_cpus: int = 2) -> LiveProcess:
+    """`ray start --head --block` on free, explicit ports; info["address"] is the dashboard
+    URL that the Jobs API (`JobSubmissionClient`) wants."""
+    gcs, dashboard = free_port(), free_port()
+    temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
+    argv = [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs}"]
+    argv += ["--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}"]
+    argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", f"--temp-dir={temp_dir}"]
+    argv += ["--include-dashboard=true", "--disable-usage-stats"]
+    for flag in (
+        "--ray-client-server-port",
+        "--node-manager-port",
+        "--object-manager-port",
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--runtime-env-agent-port",
+        "--metrics-export-port",
+    ):
+        argv.append(f"{flag}={free_port()}")
+    env = dict(os.environ)
+    env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
+    head = spawn("ray-head", argv, env, log_dir)
+    head.info["address"] = f"http://127.0.0.1:{dashboard}"
+    head.info["gcs_address"] = f"127.0.0.1:{gcs}"
+    head.info["temp_dir"] = str(temp_dir)
+
+    def ready() -> bool:
+        with urllib.request.urlopen(f"{head.info['address']}/api/version", timeout=2) as r:
+            return bool(r.status == 200)
+
+    wait_for(ready, 120, "ray head", head)
+    return head
+
+
+@contextlib.contextmanager
+def running(*processes: LiveProcess) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for p in processes:
+            p.stop()
