@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -72,6 +73,34 @@ else:
 RAY_ADDRESS = os.environ.get(
     "RAY_ADDRESS", "" if PRODUCTION else f"http://127.0.0.1:{EMBEDDED_RAY_DASHBOARD_PORT}"
 )
+
+# Runs on Ray (docs/operations.md, "Runs on Ray"). The studio's base URL as the cluster
+# reaches it: trainers report there and fetch their datasets from it.
+RLSTUDIO_URL = os.environ.get("RLSTUDIO_URL", "http://127.0.0.1:8000")
+# Ray job ids are `<prefix>-run-<run id>-a<attempt>`; give every studio sharing a cluster
+# its own prefix, or one studio's run 7 would be taken for another's.
+RLSTUDIO_RAY_JOB_PREFIX = os.environ.get("RLSTUDIO_RAY_JOB_PREFIX", "rls")
+# The Python (with the trainer installed) and the folder a run's job starts in, on the
+# cluster's machines. The defaults suit the embedded local head: this venv and checkout.
+RLSTUDIO_TRAINER_PYTHON = os.environ.get("RLSTUDIO_TRAINER_PYTHON", sys.executable)
+RLSTUDIO_TRAINER_WORKDIR = os.environ.get("RLSTUDIO_TRAINER_WORKDIR", str(REPO_ROOT))
+# Each run checkpoints into <root>/run-<id>; a resumed attempt continues from there.
+RLSTUDIO_CHECKPOINT_ROOT = os.environ.get(
+    "RLSTUDIO_CHECKPOINT_ROOT", str(var_dir() / "checkpoints")
+)
+# How often Celery beat runs reconcile_runs; the timeout of one request to Ray.
+RLSTUDIO_RECONCILE_INTERVAL_S = float(os.environ.get("RLSTUDIO_RECONCILE_INTERVAL_S", "3"))
+RLSTUDIO_RAY_TIMEOUT_S = float(os.environ.get("RLSTUDIO_RAY_TIMEOUT_S", "10"))
+# A starting attempt Ray does not have is submitted again (same id) after the grace,
+# and the run fails once the deadline passes without Ray accepting it.
+RLSTUDIO_LAUNCH_GRACE_S = float(os.environ.get("RLSTUDIO_LAUNCH_GRACE_S", "20"))
+RLSTUDIO_LAUNCH_DEADLINE_S = float(os.environ.get("RLSTUDIO_LAUNCH_DEADLINE_S", "600"))
+# A job still alive this long after its run ended (the trainer reported the end) is stopped.
+RLSTUDIO_ORPHAN_GRACE_S = float(os.environ.get("RLSTUDIO_ORPHAN_GRACE_S", "60"))
+# How long cancel_run waits for Ray to confirm a stopped job before leaving it to reconcile.
+RLSTUDIO_CANCEL_WAIT_S = float(os.environ.get("RLSTUDIO_CANCEL_WAIT_S", "8"))
+# A control task delivered this many times (its worker died each time) is dropped.
+RLSTUDIO_MAX_TASK_DELIVERIES = int(os.environ.get("RLSTUDIO_MAX_TASK_DELIVERIES", "3"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -158,13 +187,33 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", var_dir() / "media"))
 # Dataset uploads larger than this are refused with 413, checked from Content-Length
 # before the body is read and again while it streams to a temporary file.
 RLSTUDIO_MAX_UPLOAD_BYTES = int(os.environ.get("RLSTUDIO_MAX_UPLOAD_BYTES", str(512 * 1024**2)))
-# Reward test-runs: wall-clock budget of one synchronous test-run, in seconds.
+# Uploads larger than this become versions in the background (`workers.import_dataset`):
+# the API answers 202 and the dataset's `imports` show the progress.
+RLSTUDIO_ASYNC_IMPORT_BYTES = int(os.environ.get("RLSTUDIO_ASYNC_IMPORT_BYTES", str(32 * 1024**2)))
+# Reward test-runs (docs/rewards.md): wall-clock budget for scoring the rows of one
+# test-run, in seconds; rows that no longer fit are reported as skipped.
 RLSTUDIO_REWARD_TEST_BUDGET_S = float(os.environ.get("RLSTUDIO_REWARD_TEST_BUDGET_S", "30"))
+# Wall-clock limit of sampling a test-run's completions (`python -m trainer sample`).
+RLSTUDIO_REWARD_TEST_SAMPLE_LIMIT_S = float(
+    os.environ.get("RLSTUDIO_REWARD_TEST_SAMPLE_LIMIT_S", "120")
+)
+# The offline demo model test-runs sample from (built by seed_demo / make-demo-model).
+RLSTUDIO_DEMO_MODEL_DIR = Path(
+    os.environ.get("RLSTUDIO_DEMO_MODEL_DIR", str(var_dir() / "demo-model"))
+)
 # Refuse to run user reward code when a sandbox protection is missing on this host
 # (on by default in production; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow).
 RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION = (
     os.environ.get("RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION", "1" if PRODUCTION else "0") == "1"
 )
+
+# Live streams (Server-Sent Events, docs/telemetry.md): a comment line after this many
+# idle seconds keeps proxies from closing the stream; at most this many streams per web
+# process (each holds a Redis connection), each recycled after this many seconds (the
+# client reconnects with Last-Event-ID and loses nothing).
+RLSTUDIO_SSE_HEARTBEAT_S = float(os.environ.get("RLSTUDIO_SSE_HEARTBEAT_S", "15"))
+RLSTUDIO_SSE_MAX_STREAMS = int(os.environ.get("RLSTUDIO_SSE_MAX_STREAMS", "500"))
+RLSTUDIO_SSE_MAX_STREAM_S = float(os.environ.get("RLSTUDIO_SSE_MAX_STREAM_S", "3600"))
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -188,7 +237,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"RunStatusEnum": "studio.runs.models.RunStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "studio.runs.models.RunStatus",
+        "RewardTestRunStatusEnum": "studio.rewards.models.RewardTestRun.Status",
+    },
 }
 
 CELERY_BROKER_URL = REDIS_URL

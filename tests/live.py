@@ -190,6 +190,9 @@ def start_ray_head(log_dir: Path, num_cpus: int = 2) -> LiveProcess:
         argv.append(f"{flag}={free_port()}")
     env = dict(os.environ)
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
+    # Ray turns token auth on by itself when ~/.ray/auth_token exists (any local ray.init()
+    # writes one); our clients send no token, so the test head says it explicitly.
+    env.setdefault("RAY_AUTH_MODE", "disabled")
     head = spawn("ray-head", argv, env, log_dir)
     head.info["address"] = f"http://127.0.0.1:{dashboard}"
     head.info["gcs_address"] = f"127.0.0.1:{gcs}"

@@ -4,7 +4,9 @@ A checkpoint is a folder `step_00000012/` holding the actor (and critic) weights
 optimizer and scheduler states, sampler position, RNG states, KL controller and
 step. It is written under a temporary name, every file fsynced, then renamed:
 a crash leaves either the whole checkpoint or none. `meta.json` is written last,
-so a folder without it is never taken for a checkpoint.
+so a folder without it is never taken for a checkpoint. The models' part comes from
+`ModelRoles.model_states()` in the single-process format, so a checkpoint written by
+N distributed workers resumes on one process and the reverse.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 import torch
 
-from trainer.state import TrainingState
+from trainer.roles import ModelRoles, ModelStates, StepContext
 
 META = "meta.json"
 PREFIX = "step_"
@@ -62,7 +64,11 @@ def restore_rng(state: dict[str, Any]) -> None:
 
 
 def save_checkpoint(
-    state: TrainingState, step: int, sampler_state: dict[str, Any], directory: str | Path
+    state: StepContext,
+    roles: ModelRoles,
+    step: int,
+    sampler_state: dict[str, Any],
+    directory: str | Path,
 ) -> Checkpoint:
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
@@ -71,17 +77,16 @@ def save_checkpoint(
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    _save(state.actor.state_dict(), tmp / "actor.pt")
-    _save(state.optimizer.state_dict(), tmp / "actor_optim.pt")
-    if state.critic is not None and state.critic_optimizer is not None:
-        _save(state.critic.state_dict(), tmp / "critic.pt")
-        _save(state.critic_optimizer.state_dict(), tmp / "critic_optim.pt")
+    models = roles.model_states()
+    _save(models.actor, tmp / "actor.pt")
+    _save(models.actor_optim, tmp / "actor_optim.pt")
+    if models.critic is not None and models.critic_optim is not None:
+        _save(models.critic, tmp / "critic.pt")
+        _save(models.critic_optim, tmp / "critic_optim.pt")
     _save(
         {
-            "scheduler": state.scheduler.state_dict(),
-            "critic_scheduler": (
-                state.critic_scheduler.state_dict() if state.critic_scheduler else None
-            ),
+            "scheduler": models.scheduler,
+            "critic_scheduler": models.critic_scheduler,
             "sampler": sampler_state,
             "rng": rng_state(),
             "update_generator": state.update_generator.get_state(),
@@ -128,32 +133,37 @@ def _load(path: Path) -> Any:
     return torch.load(path, map_location="cpu", weights_only=False)
 
 
-def load_checkpoint(state: TrainingState, checkpoint: Checkpoint) -> dict[str, Any]:
-    """Restore everything into `state`; returns the sampler state for the data loop."""
+def load_checkpoint(
+    state: StepContext, roles: ModelRoles, checkpoint: Checkpoint
+) -> dict[str, Any]:
+    """Restore everything into `state` and `roles`; returns the sampler state."""
     path = checkpoint.path
-    state.actor.load_state_dict(_load(path / "actor.pt"))
-    state.optimizer.load_state_dict(_load(path / "actor_optim.pt"))
-    if state.critic is not None and state.critic_optimizer is not None:
-        state.critic.load_state_dict(_load(path / "critic.pt"))
-        state.critic_optimizer.load_state_dict(_load(path / "critic_optim.pt"))
     extra = _load(path / "trainer_state.pt")
-    state.scheduler.load_state_dict(extra["scheduler"])
-    if state.critic_scheduler is not None and extra["critic_scheduler"] is not None:
-        state.critic_scheduler.load_state_dict(extra["critic_scheduler"])
+    has_critic = (path / "critic.pt").exists()
+    roles.load_model_states(
+        ModelStates(
+            actor=_load(path / "actor.pt"),
+            actor_optim=_load(path / "actor_optim.pt"),
+            scheduler=extra["scheduler"],
+            critic=_load(path / "critic.pt") if has_critic else None,
+            critic_optim=_load(path / "critic_optim.pt") if has_critic else None,
+            critic_scheduler=extra["critic_scheduler"],
+        )
+    )
     restore_rng(extra["rng"])
     state.update_generator.set_state(extra["update_generator"])
     state.kl_ctrl.load_state_dict(extra["kl_ctrl"])
     return dict(extra["sampler"])
 
 
-def export_hf(state: TrainingState, out_dir: str | Path) -> Path:
+def export_hf(state: StepContext, roles: ModelRoles, out_dir: str | Path) -> Path:
     """Write a Hugging Face folder (config, safetensors weights, tokenizer)."""
     out = Path(out_dir)
     tmp = out.with_name(f".tmp-{out.name}-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
-    state.actor.save_pretrained(tmp, safe_serialization=True)  # type: ignore[operator]
-    state.tokenizer.save_pretrained(tmp)  # type: ignore[attr-defined]
+    roles.save_pretrained(tmp)
+    state.tokenizer.save_pretrained(tmp)
     if out.exists():
         shutil.rmtree(out)
     os.rename(tmp, out)

@@ -6,10 +6,15 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from trainer.config import ConfigError, RunConfig, load_config, preset_names
+from trainer.reporting.drain import add_parser as add_spool_send_parser
+from trainer.reporting.drain import run as run_spool_send
+from trainer.sampling import add_parser as add_sample_parser
+from trainer.sampling import run as run_sample
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
 
@@ -52,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--force", action="store_true", help="rebuild even if present")
 
+    add_sample_parser(sub)
+    add_spool_send_parser(sub)
     sub.add_parser("presets", help="list the named presets")
     docs = sub.add_parser("config-docs", help="write docs/config.md from the schema")
     docs.add_argument("--out", default=str(DOCS_PATH))
@@ -67,10 +74,12 @@ def _resolve(items: list[str], preset: str | None) -> RunConfig:
 def _run(args: argparse.Namespace) -> int:
     from transformers.utils import logging as hf_logging
 
-    from trainer.loop import Trainer  # torch is imported only when training
     from trainer.reporting.base import MultiReporter
     from trainer.reporting.console import ConsoleReporter
     from trainer.reporting.jsonl import JsonlReporter
+    from trainer.reporting.lifecycle import run_reported
+    from trainer.reporting.spool import SpoolError
+    from trainer.reporting.studio import StudioReporter, TargetError, target_from_env
 
     hf_logging.disable_progress_bar()  # weight loading bars would drown the metric lines
     cfg = _resolve(args.items, args.preset)
@@ -82,16 +91,25 @@ def _run(args: argparse.Namespace) -> int:
     jsonl = args.jsonl or cfg.logging.jsonl_path
     if jsonl:
         reporters.append(JsonlReporter(jsonl))
+    try:  # launched by a studio (docs/telemetry.md): spool and upload every record
+        target = target_from_env()
+        if target is not None:
+            reporters.append(StudioReporter(target, cfg.logging))
+    except (TargetError, SpoolError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     reporter = MultiReporter(reporters)
-    try:
-        trainer = Trainer(cfg, reporter)
-        trainer.fit()
-    except Exception as exc:
-        reporter.status("failed", f"{type(exc).__name__}: {exc}")
-        reporter.close()
-        raise
-    reporter.close()
-    return 0
+    return run_reported(lambda: _fit(cfg, reporter), reporter, cfg.logging)
+
+
+def _fit(cfg: RunConfig, reporter: Any) -> dict[str, float]:
+    """Train in this process, or on Ray worker groups when the run asks for several
+    workers or a GPU (trainer.distributed); the workers are stopped however it ends."""
+    from trainer.loop import Trainer  # torch is imported only when training
+    from trainer.roles import open_runtime
+
+    with open_runtime(cfg, reporter) as runtime:
+        return Trainer(cfg, reporter, runtime).fit()
 
 
 def _make_demo(args: argparse.Namespace) -> int:
@@ -122,6 +140,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "make-demo-model":
             return _make_demo(args)
+        if args.command == "sample":
+            return run_sample(args)
+        if args.command == "spool-send":
+            return run_spool_send(args)
         if args.command == "presets":
             print("\n".join(preset_names()))
             return 0

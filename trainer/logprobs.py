@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from trainer.algorithms.entropy import entropy_from_logits
 from trainer.batch import RolloutBatch
+from trainer.packing import PackedBatch, pack_shared_prompts
 
 
 @dataclass
@@ -37,25 +38,90 @@ def response_logits(model: nn.Module, batch: RolloutBatch, temperature: float) -
     return logits
 
 
+def packed_response_logits(
+    model: nn.Module, batch: RolloutBatch, temperature: float
+) -> tuple[Tensor, PackedBatch]:
+    """Logits (N, V) of every response token, scored in the shared-prompt packed layout
+    (`trainer.packing`): one sequence per group, no prompt copies, no response padding."""
+    packed = pack_shared_prompts(
+        batch.input_ids,
+        batch.attention_mask,
+        batch.response_mask,
+        batch.group_index,
+        batch.prompt_width,
+    )
+    device = batch.input_ids.device
+    width = packed.input_ids.shape[1]
+    first = packed.first_logit_col
+    out = model(
+        input_ids=packed.input_ids.to(device),
+        attention_mask=packed.attention_mask.to(device),
+        position_ids=packed.position_ids.to(device),
+        logits_to_keep=width - first,
+        use_cache=False,
+    )
+    rows = packed.source_rows.to(device)
+    cols = packed.source_cols.to(device) - first
+    logits = out.logits[rows, cols].float()  # (N, V)
+    if temperature > 0 and temperature != 1.0:
+        logits = logits / temperature
+    return logits, packed
+
+
 def response_token_stats(
-    model: nn.Module, batch: RolloutBatch, temperature: float, with_entropy: bool
+    model: nn.Module,
+    batch: RolloutBatch,
+    temperature: float,
+    with_entropy: bool,
+    *,
+    packed: bool = False,
+    entropy_grad: bool = True,
 ) -> TokenStats:
+    """Log-probs (B, R) of the response tokens and, if asked, the policy's entropy there.
+
+    `packed` scores the batch in the shared-prompt layout (same values, far fewer token
+    positions when groups share prompts). `entropy_grad=False` computes the entropy
+    without an autograd graph: enough when it is only reported, not in the loss.
+    """
+    if packed:
+        flat_logits, layout = packed_response_logits(model, batch, temperature)  # (N, V)
+        device = flat_logits.device
+        rows, cols = layout.batch_rows.to(device), layout.batch_cols.to(device)
+        targets = batch.input_ids[:, batch.prompt_width :][rows, cols]  # (N,)
+        flat_lp = flat_logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        flat_lp = flat_lp - torch.logsumexp(flat_logits, dim=-1)
+        logprobs = flat_logits.new_zeros(batch.response_mask.shape).index_put((rows, cols), flat_lp)
+        entropy = None
+        if with_entropy:
+            with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+                flat_h = entropy_from_logits(flat_logits if entropy_grad else flat_logits.detach())
+                entropy = flat_h.new_zeros(batch.response_mask.shape).index_put(
+                    (rows, cols), flat_h
+                )
+        return TokenStats(logprobs=logprobs, entropy=entropy)
     logits = response_logits(model, batch, temperature)  # (B, R, V)
     targets = batch.input_ids[:, batch.prompt_width :]  # (B, R)
     picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, R)
     logprobs = picked - torch.logsumexp(logits, dim=-1)
-    entropy = entropy_from_logits(logits) if with_entropy else None
+    entropy = None
+    if with_entropy:
+        with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+            entropy = entropy_from_logits(logits if entropy_grad else logits.detach())
     return TokenStats(logprobs=logprobs, entropy=entropy)
 
 
 @torch.no_grad()
 def compute_logprobs(
-    model: nn.Module, batch: RolloutBatch, temperature: float, micro_batch_size: int
+    model: nn.Module,
+    batch: RolloutBatch,
+    temperature: float,
+    micro_batch_size: int,
+    packed: bool = False,
 ) -> Tensor:
     """Log-probs of every response token, in micro-batches, without gradients."""
     parts = [
         response_token_stats(
-            model, batch.select(slice(i, i + micro_batch_size)), temperature, False
+            model, batch.select(slice(i, i + micro_batch_size)), temperature, False, packed=packed
         ).logprobs
         for i in range(0, batch.size, micro_batch_size)
     ]

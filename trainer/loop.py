@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-import math
-import random
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from trainer.checkpoint import (
     export_hf,
@@ -20,12 +18,19 @@ from trainer.checkpoint import (
 from trainer.config.schema import DataConfig, RunConfig
 from trainer.data.formats import read_prompt_records
 from trainer.data.prompts import encode_prompts
+from trainer.data.remote import local_copy
 from trainer.data.sampler import ResumableSampler
-from trainer.reporting.base import Reporter, SampleRecord
+from trainer.reporting.base import Reporter
+from trainer.reporting.sample_policy import (
+    SamplePolicy,
+    TokenDecoder,
+    train_records,
+    val_records,
+)
+from trainer.roles import Runtime, StepContext, local_runtime
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
-from trainer.state import TrainingState, build_state
-from trainer.step import StepResult, train_step
+from trainer.step import train_step
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +42,8 @@ def load_prompt_items(
     items: list[PromptItem] = []
     filtered_total = 0
     for file_index, path in enumerate(files):
-        records = read_prompt_records(path, cfg)
+        # A studio-launched run names its dataset by URL (fetched with the run token).
+        records = read_prompt_records(local_copy(path), cfg)
         encoded, filtered = encode_prompts(records, tokenizer, cfg)
         filtered_total += filtered
         items += [
@@ -55,10 +61,13 @@ def load_prompt_items(
 
 
 class Trainer:
-    def __init__(self, cfg: RunConfig, reporter: Reporter) -> None:
+    def __init__(self, cfg: RunConfig, reporter: Reporter, runtime: Runtime | None = None) -> None:
         self.cfg = cfg
         self.reporter = reporter
-        self.state: TrainingState = build_state(cfg)
+        # Models in this process unless given (the distributed worker groups: trainer.roles).
+        runtime = runtime or local_runtime(cfg)
+        self.state: StepContext = runtime.state
+        self.roles = runtime.roles
         self.train_items, filtered = load_prompt_items(
             cfg.data.train_files, self.state.tokenizer, cfg.data
         )
@@ -88,8 +97,12 @@ class Trainer:
         self.total_steps = cfg.trainer.total_steps or (
             self.sampler.steps_per_epoch * cfg.trainer.total_epochs
         )
-        self.state.next_prompts = self.next_prompts
+        # StepContext declares the hook read-only (mypy cannot match a settable Callable
+        # attribute to a dataclass field); every state class has it as a plain field.
+        cast(Any, self.state).next_prompts = self.next_prompts
         self.step = 0
+        self.sample_policy = SamplePolicy.from_config(cfg)
+        self.decoder = cast(TokenDecoder, self.state.tokenizer)
 
     def next_prompts(self) -> list[PromptItem]:
         return [self.train_items[i] for i in self.sampler.next_batch()]
@@ -100,13 +113,13 @@ class Trainer:
         found = latest_checkpoint(self.cfg.checkpoint.dir)
         if found is None:
             return
-        self.sampler.load_state_dict(load_checkpoint(self.state, found))
+        self.sampler.load_state_dict(load_checkpoint(self.state, self.roles, found))
         self.step = found.step
         self.reporter.log("info", f"resumed from {found.path} at step {found.step}")
 
     def save(self) -> None:
         ckpt = save_checkpoint(
-            self.state, self.step, self.sampler.state_dict(), self.cfg.checkpoint.dir
+            self.state, self.roles, self.step, self.sampler.state_dict(), self.cfg.checkpoint.dir
         )
         prune_checkpoints(self.cfg.checkpoint.dir, self.cfg.checkpoint.keep_last)
         self.reporter.checkpoint(self.step, str(ckpt.path))
@@ -122,13 +135,23 @@ class Trainer:
         save_every = self.cfg.checkpoint.save_every
         val_every = self.cfg.trainer.val_every
         while self.step < self.total_steps:
-            result = train_step(self.state, self.next_prompts(), self.step + 1)
+            result = train_step(self.state, self.roles, self.next_prompts(), self.step + 1)
             self.step += 1
             last = result.metrics
             if val_every and self.step % val_every == 0 and self.val_items:
                 last |= self.validate()
             self.report(self.step, last)
-            self.reporter.samples(self.step, pick_samples(result, self.cfg, self.step))
+            self.reporter.samples(
+                self.step,
+                train_records(
+                    result.samples,
+                    result.advantages,
+                    result.token_advantages,
+                    self.sample_policy,
+                    self.step,
+                    self.decoder,
+                ),
+            )
             self.reporter.progress(self.step, self.total_steps)
             if save_every and self.step % save_every == 0:
                 self.save()
@@ -141,7 +164,7 @@ class Trainer:
         if not save_every or self.step % save_every:
             self.save()
         if self.cfg.checkpoint.save_hf:
-            export_hf(self.state, Path(self.cfg.checkpoint.dir) / "hf")
+            export_hf(self.state, self.roles, Path(self.cfg.checkpoint.dir) / "hf")
         self.reporter.status("succeeded")
         return last
 
@@ -176,51 +199,7 @@ class Trainer:
             for source, v in by_source.items()
         }
         metrics["timing_s/testing"] = time.perf_counter() - started
-        self.reporter.samples(self.step, to_records(val_samples[:16], self.step, "val", None))
-        return metrics
-
-
-def pick_samples(result: StepResult, cfg: RunConfig, step: int) -> list[SampleRecord]:
-    """Whole GRPO groups, best and worst first, then errored ones, then random ones."""
-    budget = cfg.logging.samples_per_step
-    if budget <= 0 or not result.samples:
-        return []
-    groups: dict[int, list[int]] = defaultdict(list)
-    for i, s in enumerate(result.samples):
-        groups[s.group].append(i)
-    mean = {g: sum(result.samples[i].score for i in idx) / len(idx) for g, idx in groups.items()}
-    order = [max(mean, key=lambda g: mean[g]), min(mean, key=lambda g: mean[g])]
-    order += [g for g, idx in groups.items() if any(result.samples[i].reward.error for i in idx)]
-    rest = [g for g in groups if g not in order]
-    random.Random(cfg.trainer.seed * 7919 + step).shuffle(rest)
-    chosen: list[int] = []
-    for g in dict.fromkeys(order + rest):
-        if len(chosen) >= budget:
-            break
-        chosen += groups[g]
-    picked = [result.samples[i] for i in chosen]
-    return to_records(picked, step, "train", [result.advantages[i] for i in chosen])
-
-
-def to_records(
-    samples: list[Sample], step: int, split: str, advantages: list[float] | None
-) -> list[SampleRecord]:
-    return [
-        SampleRecord(
-            step=step,
-            group_id=s.prompt.uid,
-            data_source=s.prompt.data_source,
-            prompt=s.prompt.prompt_text,
-            response=s.completion.text,
-            ground_truth=str(s.prompt.ground_truth),
-            score=s.score if math.isfinite(s.score) else 0.0,
-            components=dict(s.reward.components),
-            advantage=advantages[i] if advantages else 0.0,
-            prompt_length=len(s.prompt.prompt_ids),
-            response_length=len(s.completion.token_ids),
-            finish_reason=s.completion.finish_reason,
-            error=s.reward.error,
-            split="val" if split == "val" else "train",
+        self.reporter.samples(
+            self.step, val_records(val_samples, self.sample_policy, self.step, self.decoder)
         )
-        for i, s in enumerate(samples)
-    ]
+        return metrics

@@ -1,6 +1,8 @@
 """One training step: rollout, reward, log-probs, advantages, updates, metrics.
 
-Read it top to bottom; each phase is timed under verl's `timing_s/*` names.
+Read it top to bottom; each phase is timed under verl's `timing_s/*` names. The
+models are reached through `roles` (trainer.roles): modules of this process, or the
+FSDP2 worker groups of the distributed trainer; this step is the same for both.
 """
 
 from __future__ import annotations
@@ -20,13 +22,11 @@ from trainer.algorithms.advantages import (
 from trainer.algorithms.dapo import groups_with_reward_spread, overlong_penalty
 from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.batch import RolloutBatch, build_batch
-from trainer.logprobs import compute_logprobs
 from trainer.metrics import rollout_metrics, tensor_stats
 from trainer.rewards.contract import error_rate
+from trainer.roles import ModelRoles, StepContext
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
-from trainer.state import TrainingState
-from trainer.update import critic_values, update_actor, update_critic
 
 
 class RewardErrorRateExceeded(RuntimeError):
@@ -38,6 +38,7 @@ class StepResult:
     metrics: dict[str, float]
     samples: list[Sample]
     advantages: list[float]  # per-sample scalar advantage (first response token)
+    token_advantages: torch.Tensor | None = None  # (B, R), rows as `samples`: rollout viewer
 
 
 @contextmanager
@@ -50,7 +51,7 @@ def timed(metrics: dict[str, float], name: str) -> Iterator[None]:
 
 
 def rollout_with_dynamic_sampling(
-    state: TrainingState, prompts: list[PromptItem], step: int, metrics: dict[str, float]
+    state: StepContext, prompts: list[PromptItem], step: int, metrics: dict[str, float]
 ) -> list[Sample]:
     """Generate and score. With DAPO dynamic sampling, groups whose rewards are all
     equal carry no signal: drop them and draw more prompts until the batch holds as
@@ -89,7 +90,7 @@ def rollout_with_dynamic_sampling(
     return kept or samples
 
 
-def check_reward_errors(state: TrainingState, samples: list[Sample]) -> None:
+def check_reward_errors(state: StepContext, samples: list[Sample]) -> None:
     limit = state.cfg.reward.max_error_rate
     rate = error_rate([s.reward for s in samples])
     if rate > limit:
@@ -100,7 +101,7 @@ def check_reward_errors(state: TrainingState, samples: list[Sample]) -> None:
         )
 
 
-def sampling_params(state: TrainingState, salt: int) -> SamplingParams:
+def sampling_params(state: StepContext, salt: int) -> SamplingParams:
     r = state.cfg.rollout
     return SamplingParams(
         n=r.n,
@@ -114,7 +115,7 @@ def sampling_params(state: TrainingState, salt: int) -> SamplingParams:
     )
 
 
-def shape_overlong(state: TrainingState, samples: list[Sample]) -> None:
+def shape_overlong(state: StepContext, samples: list[Sample]) -> None:
     over = state.cfg.algorithm.overlong
     if not over.enabled or not samples:
         return
@@ -126,7 +127,7 @@ def shape_overlong(state: TrainingState, samples: list[Sample]) -> None:
         s.score += p
 
 
-def to_batch(state: TrainingState, samples: list[Sample]) -> RolloutBatch:
+def to_batch(state: StepContext, samples: list[Sample]) -> RolloutBatch:
     return build_batch(
         prompts=[s.prompt.prompt_ids for s in samples],
         responses=[s.completion.token_ids for s in samples],
@@ -136,32 +137,28 @@ def to_batch(state: TrainingState, samples: list[Sample]) -> RolloutBatch:
     )
 
 
-def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> StepResult:
+def train_step(
+    state: StepContext, roles: ModelRoles, prompts: list[PromptItem], step: int
+) -> StepResult:
     cfg = state.cfg
     metrics: dict[str, float] = {}
     started = time.perf_counter()
     samples = rollout_with_dynamic_sampling(state, prompts, step, metrics)
     batch = to_batch(state, samples).to(state.device)
     temperature = cfg.rollout.temperature or 1.0
-    micro = cfg.actor.micro_batch_size
     mini_rows = cfg.actor.ppo_mini_batch_size * cfg.rollout.n
     single_update = cfg.actor.ppo_epochs == 1 and mini_rows >= batch.size
     state.engine.sleep()
 
     if not single_update or cfg.algorithm.use_kl_in_reward:
         with timed(metrics, "old_log_prob"):
-            batch.old_logprobs = compute_logprobs(state.actor, batch, temperature, micro)
-    if state.ref is not None:
+            batch.old_logprobs = roles.actor_logprobs(batch, temperature)
+    if cfg.needs_reference_model:
         with timed(metrics, "ref"):
-            batch.ref_logprobs = compute_logprobs(state.ref, batch, temperature, micro)
-    if state.critic is not None:
-        with timed(metrics, "values"), torch.no_grad():
-            batch.values = torch.cat(
-                [
-                    critic_values(state.critic, batch.select(slice(i, i + micro)))
-                    for i in range(0, batch.size, micro)
-                ]
-            )
+            batch.ref_logprobs = roles.ref_logprobs(batch, temperature)
+    if cfg.needs_critic:
+        with timed(metrics, "values"):
+            batch.values = roles.critic_values(batch)
 
     with timed(metrics, "adv"):
         token_rewards = scores_to_token_rewards(batch.scores, batch.response_mask)
@@ -193,33 +190,16 @@ def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> St
         batch.advantages, batch.returns = advantages, returns
 
     norm_constant = float(cfg.rollout.max_new_tokens)
-    if state.critic is not None and state.critic_optimizer is not None:
+    if cfg.needs_critic:
         with timed(metrics, "update_critic"):
-            metrics |= update_critic(
-                state.critic,
-                state.critic_optimizer,
-                batch,
-                cfg.critic,
-                micro,
-                mini_rows,
-                state.update_generator,
-            )
+            metrics |= roles.update_critic(batch, mini_rows, state.update_generator)
     with timed(metrics, "update_actor"):
-        metrics |= update_actor(
-            state.actor,
-            state.optimizer,
-            batch,
-            cfg.actor,
-            temperature,
-            mini_rows,
-            norm_constant,
-            state.update_generator,
+        metrics |= roles.update_actor(
+            batch, temperature, mini_rows, norm_constant, state.update_generator
         )
-    state.scheduler.step()
-    if state.critic_scheduler is not None:
-        state.critic_scheduler.step()
+    roles.step_schedulers()
     with timed(metrics, "update_weights"):
-        state.engine.update_weights(state.actor_state_for_engine())
+        roles.sync_rollout_weights()
         state.engine.wake()
 
     metrics |= rollout_metrics(samples, cfg.rollout.max_new_tokens)
@@ -238,4 +218,9 @@ def train_step(state: TrainingState, prompts: list[PromptItem], step: int) -> St
     metrics["perf/response_tokens_per_s"] = response_tokens / elapsed
     metrics |= state.perf_metrics(tokens, elapsed)
     first_token_adv = batch.advantages[:, 0].tolist()
-    return StepResult(metrics=metrics, samples=samples, advantages=first_token_adv)
+    return StepResult(
+        metrics=metrics,
+        samples=samples,
+        advantages=first_token_adv,
+        token_advantages=batch.advantages,
+    )

@@ -4,13 +4,15 @@ Mini-batches are optimizer steps; micro-batches accumulate gradients. Each
 micro-batch's loss is weighted by its share of the mini-batch's tokens (token
 modes) or sequences (sequence modes), so the accumulated gradient equals the
 gradient of the whole mini-batch's loss exactly, whatever the micro size. The
-same weighting with global counts makes N data-parallel workers match one.
+same weighting with global counts makes N data-parallel workers match one: every
+rank holds the whole batch, takes its shard of each mini-batch
+(`trainer.data_parallel`), and the metric sums are all-reduced at the end.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor, nn
@@ -21,15 +23,17 @@ from trainer.algorithms.policy_loss import POLICY_LOSSES, PolicyLossInputs
 from trainer.algorithms.value import value_loss
 from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig, CriticConfig, LossAggMode
+from trainer.data_parallel import (
+    SINGLE_PROCESS,
+    DataGroup,
+    full_tensor,
+    micro_batches,
+    reduce_metric_sums,
+)
 from trainer.logprobs import response_token_stats
 
 # Sums of (metric * weight) and of weights, turned into means at the end.
 MetricSums = dict[str, list[float]]
-Reduce = Callable[[Tensor], Tensor]  # all-reduce (sum) across workers; identity alone
-
-
-def _identity(t: Tensor) -> Tensor:
-    return t
 
 
 def micro_weight(mask: Tensor, mini_mask_total: Tensor, mini_rows: Tensor, mode: str) -> Tensor:
@@ -68,7 +72,7 @@ def update_actor(
     mini_batch_rows: int,
     norm_constant: float,
     generator: torch.Generator,
-    reduce: Reduce = _identity,
+    group: DataGroup = SINGLE_PROCESS,
 ) -> dict[str, float]:
     """One PPO pass (cfg.ppo_epochs x mini-batches) over the batch; returns actor/* means."""
     assert batch.advantages is not None
@@ -77,13 +81,26 @@ def update_actor(
     sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
     model.train()
     for rows in iterate_minibatches(batch.size, mini_batch_rows, cfg.ppo_epochs, generator):
-        mini = batch.select(rows)
-        mask_total = reduce(mini.response_mask.sum())
-        row_total = reduce(mini.response_mask.new_tensor(float(mini.size)))
+        mini = batch.select(rows)  # the whole mini-batch: its counts are global ones
+        mask_total = mini.response_mask.sum()
+        row_total = mini.response_mask.new_tensor(float(mini.size))
         optimizer.zero_grad(set_to_none=True)
-        for start in range(0, mini.size, cfg.micro_batch_size):
-            micro = mini.select(slice(start, start + cfg.micro_batch_size))
-            stats = response_token_stats(model, micro, temperature, need_entropy)
+        for part in micro_batches(
+            mini,
+            group,
+            cfg.micro_batch_size,
+            cfg.max_tokens_per_micro_batch,
+            cfg.pack_shared_prompts,
+        ):
+            micro = part.batch
+            stats = response_token_stats(
+                model,
+                micro,
+                temperature,
+                need_entropy,
+                packed=cfg.pack_shared_prompts,
+                entropy_grad=cfg.entropy_coeff > 0,  # else it is only reported
+            )
             # One optimizer step per batch makes the rollout policy the current one:
             # old log-probs are then this forward's values (ratio 1), no extra pass.
             old = micro.old_logprobs if micro.old_logprobs is not None else stats.logprobs
@@ -112,20 +129,26 @@ def update_actor(
                 kl = kl_penalty(stats.logprobs, micro.ref_logprobs, cfg.kl_loss_type)
                 kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode, norm_constant)
                 loss = loss + cfg.kl_loss_coef * kl_loss
-                _add(sums, "actor/kl_loss", float(kl_loss.detach()))
-            weight = micro_weight(micro.response_mask, mask_total, row_total, cfg.loss_agg_mode)
+            # A dummy micro-batch (active 0) only keeps data-parallel ranks in step.
+            weight = part.active * micro_weight(
+                micro.response_mask, mask_total, row_total, cfg.loss_agg_mode
+            )
             (loss * weight).backward()
             w = float(weight)
+            if cfg.use_kl_loss:  # weighted like the loss, so any micro split gives one mean
+                _add(sums, "actor/kl_loss", float(kl_loss.detach()), w)
             _add(sums, "actor/pg_loss", float(pg.loss.detach()), w)
             _add(sums, "actor/pg_clipfrac", float(pg.clipfrac), w)
             _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
             _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
             _add(sums, "actor/entropy", float(entropy.detach()), w)
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
+        grad_norm = full_tensor(
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
+        )
         if torch.isfinite(grad_norm):
             optimizer.step()
         _add(sums, "actor/grad_norm", float(grad_norm))
-    metrics = _means(sums)
+    metrics = _means(reduce_metric_sums(sums, group))
     metrics["actor/lr"] = optimizer.param_groups[0]["lr"]
     return metrics
 
@@ -138,7 +161,8 @@ def update_critic(
     micro_batch_size: int,
     mini_batch_rows: int,
     generator: torch.Generator,
-    reduce: Reduce = _identity,
+    group: DataGroup = SINGLE_PROCESS,
+    max_tokens_per_micro_batch: int | None = None,
 ) -> dict[str, float]:
     """Clipped value regression towards the GAE returns."""
     assert batch.values is not None and batch.returns is not None
@@ -147,25 +171,34 @@ def update_critic(
     critic.train()
     for rows in iterate_minibatches(batch.size, mini_batch_rows, cfg.ppo_epochs, generator):
         mini = batch.select(rows)
-        mask_total = reduce(mini.response_mask.sum())
-        row_total = reduce(mini.response_mask.new_tensor(float(mini.size)))
+        mask_total = mini.response_mask.sum()
+        row_total = mini.response_mask.new_tensor(float(mini.size))
         optimizer.zero_grad(set_to_none=True)
-        for start in range(0, mini.size, micro_batch_size):
-            micro = mini.select(slice(start, start + micro_batch_size))
+        for part in micro_batches(
+            mini,
+            group,
+            micro_batch_size,
+            max_tokens_per_micro_batch,
+            # seq-mean-token-sum-norm divides by the response width: keep it whole.
+            keep_response_width=mode == "seq-mean-token-sum-norm",
+        ):
+            micro = part.batch
             assert micro.values is not None and micro.returns is not None
             vpreds = critic_values(critic, micro)
             loss, clipfrac = value_loss(
                 vpreds, micro.values, micro.returns, micro.response_mask, cfg.cliprange_value, mode
             )
-            weight = micro_weight(micro.response_mask, mask_total, row_total, mode)
+            weight = part.active * micro_weight(micro.response_mask, mask_total, row_total, mode)
             (loss * weight).backward()
             _add(sums, "critic/vf_loss", float(loss.detach()), float(weight))
             _add(sums, "critic/vf_clipfrac", float(clipfrac), float(weight))
-        grad_norm = torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.optim.grad_clip)
+        grad_norm = full_tensor(
+            torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.optim.grad_clip)
+        )
         if torch.isfinite(grad_norm):
             optimizer.step()
         _add(sums, "critic/grad_norm", float(grad_norm))
-    metrics = _means(sums)
+    metrics = _means(reduce_metric_sums(sums, group))
     metrics["critic/lr"] = optimizer.param_groups[0]["lr"]
     return metrics
 

@@ -1,12 +1,14 @@
 """The Celery application: short, idempotent control tasks only.
 
-A training run is never a Celery task; `launch_run` (see the runs issue) submits a
-Ray job and returns. These settings make redelivery safe and bounded.
+A training run is never a Celery task; `launch_run` (workers/runs.py) submits a Ray
+job and returns. These settings make redelivery safe and bounded. Every task goes to
+the `control` queue, which `rlstudio up`'s worker consumes; beat runs `reconcile_runs`.
 """
 
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
 
@@ -23,6 +25,22 @@ app.conf.update(
     broker_transport_options={"visibility_timeout": 300},
 )
 app.autodiscover_tasks(["workers"])
+# Task modules beside this one (autodiscovery alone finds only `workers.tasks`).
+app.conf.include = [*app.conf.include, "workers.rewards", "workers.runs", "workers.datasets"]
+_RECONCILE_EVERY_S = float(settings.RLSTUDIO_RECONCILE_INTERVAL_S)
+app.conf.beat_schedule = {
+    "reconcile-runs": {
+        "task": "workers.reconcile_runs",
+        "schedule": _RECONCILE_EVERY_S,
+        # A tick nobody ran in time is dropped, not stacked behind the next ones.
+        "options": {"expires": max(2 * _RECONCILE_EVERY_S, 5.0)},
+    },
+    "sweep-dataset-imports": {
+        "task": "workers.sweep_dataset_imports",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
+}
 
 
 @app.task(name="workers.ping")

@@ -34,12 +34,14 @@ from rest_framework.response import Response
 
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
+from studio.datasets import imports
 from studio.datasets.files import json_safe, read_slice
 from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.serializers import (
     PREVIEW_MAX_LIMIT,
     DatasetCreateSerializer,
+    DatasetImportSerializer,
     DatasetSerializer,
     DatasetUpdateSerializer,
     DatasetUploadSerializer,
@@ -151,6 +153,7 @@ class DatasetViewSet(
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         dataset = self.get_object()
         files = list(dataset.versions.values_list("file", flat=True))
+        files += [n for n in dataset.imports.values_list("staged_name", flat=True) if n]
         try:
             with transaction.atomic():
                 self.audit("dataset.delete", dataset, dataset.project, name=dataset.name)
@@ -226,13 +229,16 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
         request={"multipart/form-data": DatasetUploadSerializer},
         responses={
             201: DatasetVersionSerializer,
+            202: DatasetImportSerializer,
             413: OpenApiResponse(description="The upload is larger than the size limit."),
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Upload a new version (multipart). Parquet, JSONL and CSV are validated against
         the verl format or the given column mapping and stored as parquet; errors name
-        the row and column. Versions are immutable."""
+        the row and column. Versions are immutable. A large upload (over
+        RLSTUDIO_ASYNC_IMPORT_BYTES, 32 MiB by default) is imported in the background:
+        202 with the import, whose progress the dataset's `imports` show."""
         dataset = self.get_dataset()
         self.require_role(dataset.project)
         data = DatasetUploadSerializer(data=request.data)
@@ -261,11 +267,15 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
         scratch = Path(
             tempfile.mkdtemp(prefix="rlstudio-upload-", dir=settings.FILE_UPLOAD_TEMP_DIR)
         )
+        filename = Path(upload.name or "upload").name
         try:
+            source = _on_disk(upload, scratch)
+            if imports.is_large(source.stat().st_size):
+                return self._import_later(dataset, source, filename, mapping, v["message"])
             version = add_version(
                 dataset,
-                _on_disk(upload, scratch),
-                Path(upload.name or "upload").name,
+                source,
+                filename,
                 mapping,
                 message=v["message"],
                 user=signed_in_user(request),
@@ -277,6 +287,20 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
             upload.close()
             shutil.rmtree(scratch, ignore_errors=True)
         return Response(DatasetVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    def _import_later(
+        self, dataset: Dataset, source: Path, filename: str, mapping: ColumnMapping, message: str
+    ) -> Response:
+        """A large upload: stored as sent and imported by a worker; 202 with the import."""
+        with transaction.atomic():
+            job = imports.stage(
+                dataset, source, filename, mapping, message, signed_in_user(self.request)
+            )
+            self.audit(
+                "dataset.import", job, dataset.project, dataset=dataset.name, size=job.size_bytes
+            )
+            transaction.on_commit(lambda: imports.enqueue(job.pk))
+        return Response(DatasetImportSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(parameters=[VERSION_NUMBER, PreviewQuerySerializer], responses=PreviewSerializer)
     @action(detail=True, methods=["get"])

@@ -1,5 +1,6 @@
-"""Reward functions with immutable versions, diffs, built-in templates and sandboxed
-test-runs (synchronous, bounded in rows and time)."""
+"""Reward functions with immutable versions, diffs, built-in templates, and the
+synchronous test of a version (small inputs scored inside the request; the queued
+test-runs with sampled completions are studio.api.reward_test_runs)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import hashlib
 from typing import Any
 
 import django_filters.rest_framework as filters
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Max, Prefetch, ProtectedError, QuerySet
 from django.shortcuts import get_object_or_404
@@ -26,25 +26,29 @@ from rest_framework.response import Response
 
 from studio.api.datasets import VERSION_NUMBER, Conflict, project_for_write
 from studio.api.permissions import signed_in_user
+from studio.api.reward_test_runs import test_run_inputs
 from studio.api.scoping import ProjectScopedViewSet
-from studio.datasets.models import DatasetVersion
 from studio.projects.models import Project, Role
-from studio.rewards.models import RewardFunction, RewardVersion
+from studio.rewards import lifecycle
+from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.rewards.serializers import (
     RewardDiffSerializer,
     RewardFunctionCreateSerializer,
     RewardFunctionSerializer,
     RewardFunctionUpdateSerializer,
     RewardTemplateSerializer,
-    RewardTestRequestSerializer,
-    RewardTestResultSerializer,
     RewardVersionCreateSerializer,
     RewardVersionSerializer,
     RewardVersionSummarySerializer,
 )
-from studio.rewards.testrun import TrialRow, rows_from_dataset, run_trial
-from trainer.rewards import RewardCodeError, SandboxUnavailableError, builtin_source, check_source
+from studio.rewards.testrun_serializers import (
+    RewardTestRequestSerializer,
+    RewardTestResultSerializer,
+)
+from trainer.rewards import RewardCodeError, builtin_source, check_source
 from trainer.rewards.builtins import BUILTIN_NAMES
+
+Source = RewardTestRun.Source
 
 
 class SandboxUnavailable(exceptions.APIException):
@@ -323,89 +327,47 @@ class RewardVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pro
     )
     @action(detail=True, methods=["post"])
     def test(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Run this version in the sandbox on pasted completions, or on dataset rows with
-        their reference answers as responses, and summarise the scores. Bounded to 200 rows
-        and a total time budget; the code's failures come back as per-row errors."""
+        """Score pasted completions, or dataset rows with their reference answers as
+        responses, inside this request, and summarise the scores. Bounded to 200 rows and
+        a total time budget; the code's failures come back as per-row errors. The run is
+        recorded as a test-run; completions sampled from a model need a queued test-run
+        (POST /api/reward-test-runs/)."""
         version = self.get_object()  # POST: needs the member role
         project: Project = version.function.project
         data = RewardTestRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        dataset_version: DatasetVersion | None = None
-        if "dataset_version" in v:
-            dataset_version = (
-                DatasetVersion.objects.select_related("dataset")
-                .filter(pk=v["dataset_version"], dataset__project=project)
-                .first()
+        source = Source.COMPLETIONS if "completions" in v else Source.REFERENCES
+        params, dataset_version, _ = test_run_inputs(v, project, source)
+        with transaction.atomic():
+            test_run = lifecycle.create(
+                version,
+                source,
+                params,
+                signed_in_user(request),
+                dataset_version=dataset_version,
+                completions=v.get("completions"),
             )
-            if dataset_version is None:
-                raise exceptions.ValidationError(
-                    {
-                        "dataset_version": [
-                            f"No dataset version {v['dataset_version']} in this project."
-                        ]
-                    }
-                )
-            try:
-                rows = rows_from_dataset(
-                    dataset_version, v["offset"], v["rows"], v["solution_template"]
-                )
-            except ValueError as exc:  # the file no longer reads as the trainer expects
-                raise exceptions.ValidationError({"dataset_version": [str(exc)]}) from None
-            if not rows:
-                raise exceptions.ValidationError(
-                    {
-                        "offset": [
-                            f"The dataset version has {dataset_version.row_count} rows; "
-                            f"offset {v['offset']} is past the end."
-                        ]
-                    }
-                )
-        else:
-            rows = [
-                TrialRow(
-                    data_source=c["data_source"],
-                    solution_str=c["solution_str"],
-                    ground_truth=c["ground_truth"],
-                    extra_info=c["extra_info"],
-                    index=i,
-                )
-                for i, c in enumerate(v["completions"])
-            ]
-        budget_s = float(settings.RLSTUDIO_REWARD_TEST_BUDGET_S)
-        try:
-            report = run_trial(
-                version.code,
-                version.entrypoint,
-                rows,
-                timeout_s=min(v["timeout_s"], budget_s),
-                budget_s=budget_s,
-                require_full_isolation=settings.RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION,
+            self.audit(
+                "reward.test",
+                test_run,
+                project,
+                number=version.number,
+                source=source,
+                dataset_version=dataset_version.pk if dataset_version else None,
+                inline=True,
             )
-        except SandboxUnavailableError as exc:
-            raise SandboxUnavailable(f"The reward sandbox can't start here: {exc}") from None
-        summary = report.summary
-        self.audit(
-            "reward.test",
-            version,
-            project,
-            number=version.number,
-            source="dataset" if dataset_version else "completions",
-            dataset_version=dataset_version.pk if dataset_version else None,
-            rows=summary["count"],
-            failed=summary["failed"],
-            mean=summary["mean"],
-        )
+        test_run = lifecycle.run_inline(test_run)
+        if test_run.result is None:  # ended before scoring
+            if test_run.error_code == "sandbox_unavailable":
+                raise SandboxUnavailable(test_run.error)
+            raise exceptions.ValidationError({"dataset_version": [test_run.error]})
         body = {
+            "test_run": test_run.pk,
             "function": version.function_id,
             "version": version.number,
             "dataset_version": dataset_version.pk if dataset_version else None,
-            "rows": report.rows,
-            "summary": summary,
-            "isolation": report.isolation,
-            "load_error": report.load_error,
-            "elapsed_ms": report.elapsed_ms,
-            "budget_s": budget_s,
+            **test_run.result,
         }
         return Response(body)
 

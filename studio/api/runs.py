@@ -26,7 +26,7 @@ from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets.models import DatasetVersion
 from studio.projects.models import Project
 from studio.rewards.models import RewardVersion
-from studio.runs import lifecycle
+from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, resolve, resolve_edit, resources_of
 from studio.runs.models import Run, RunStatus
 from studio.runs.serializers import (
@@ -157,6 +157,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
             )
             lifecycle.record_creation(run, "created", user)
             self.audit("run.create", run, project, name=run.name, preset=run.preset)
+            dispatch.reconcile_soon()  # the queue decides when it starts
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=RunUpdateSerializer, responses=RunDetailSerializer)
@@ -205,6 +206,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
             )
             lifecycle.record_creation(run, f"cloned from run {parent.pk}", user)
             self.audit("run.clone", run, parent.project, parent=parent.pk, name=run.name)
+            dispatch.reconcile_soon()
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
@@ -222,6 +224,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
                 )
                 if changed:
                     self.audit("run.cancel", run, run.project, previous=run.status, status=after)
+                if changed and after == RunStatus.CANCELLING:
+                    dispatch.cancel_soon(run.pk)  # stop its Ray job now
         except lifecycle.TransitionRefused as exc:
             raise Conflict(str(exc)) from exc
         return self._detail(run.pk)
@@ -237,6 +241,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
             with transaction.atomic():
                 lifecycle.resume(run.pk, request.user, data.validated_data.get("reason", ""))
                 self.audit("run.resume", run, run.project, previous=run.status)
+                dispatch.reconcile_soon()  # a new attempt, from the latest checkpoint
         except lifecycle.TransitionRefused as exc:
             raise Conflict(str(exc)) from exc
         return self._detail(run.pk)
@@ -252,6 +257,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         with transaction.atomic():
             Run.objects.filter(pk=run.pk).update(priority=new, updated_at=timezone.now())
             self.audit("run.priority", run, run.project, previous=run.priority, priority=new)
+            dispatch.reconcile_soon()  # it may start now
         return self._detail(run.pk)
 
 

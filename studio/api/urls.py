@@ -5,8 +5,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
+from studio.api.events import ProjectEventsView, RunEventsView
+from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
@@ -26,6 +29,7 @@ router.register(
     basename="reward-version",
 )
 router.register("reward-templates", RewardTemplateViewSet, basename="reward-template")
+router.register("reward-test-runs", RewardTestRunViewSet, basename="reward-test-run")
 router.register("runs", RunViewSet, basename="run")
 router.register("samples", SampleViewSet, basename="sample")
 
@@ -52,4 +56,11 @@ urlpatterns += [
         RunSamplesViewSet.as_view({"post": "export_labelled"}),
         name="run-export-labelled",
     ),
+]
+urlpatterns += [
+    # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).
+    path("runs/<int:pk>/events", RunEventsView.as_view(), name="run-events"),
+    path("projects/<slug:slug>/events", ProjectEventsView.as_view(), name="project-events"),
+    path("ingest/runs/<int:run_id>/records", IngestRecordsView.as_view(), name="ingest-records"),
+    path("ingest/runs/<int:run_id>/dataset", IngestDatasetView.as_view(), name="ingest-dataset"),
 ]

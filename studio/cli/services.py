@@ -89,7 +89,13 @@ class Plan:
             DATABASE_URL=self.database_url,
             REDIS_URL=self.redis_url,
             RAY_ADDRESS=self.ray_address,
+            # Where trainers on the cluster report and fetch datasets: this web server,
+            # unless set (a remote cluster needs an address it can reach).
+            RLSTUDIO_URL=os.environ.get("RLSTUDIO_URL") or self.url.rstrip("/"),
             RLSTUDIO_VAR_DIR=str(self.var),
+            # Ray turns token auth on by itself when ~/.ray/auth_token exists (any local
+            # ray.init() writes one); the head and its clients must agree: say it.
+            RAY_AUTH_MODE=os.environ.get("RAY_AUTH_MODE", "disabled"),
             DJANGO_SETTINGS_MODULE="studio.settings",
             PYTHONUNBUFFERED="1",
         )

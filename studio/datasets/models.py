@@ -61,3 +61,44 @@ class DatasetVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dataset.name} v{self.number}"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class DatasetImport(models.Model):
+    """A large upload being validated and normalised by a worker (`import_dataset`).
+
+    The raw file waits in storage (`staged_name`) until the worker has made it a
+    version (`version`, in the same transaction that marks this succeeded) or refused it
+    (`error` names the row and column); then the staged file is deleted.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="imports")
+    status = models.CharField(
+        max_length=16, choices=ImportStatus.choices, default=ImportStatus.QUEUED, db_index=True
+    )
+    filename = models.CharField(max_length=300)  # as the user named it
+    staged_name = models.CharField(max_length=300)  # in default storage, until it ends
+    size_bytes = models.BigIntegerField()
+    mapping = models.JSONField(default=dict)  # studio.datasets.ingest.ColumnMapping fields
+    message = models.CharField(max_length=300, blank=True)
+    error = models.TextField(blank=True)
+    version = models.OneToOneField(
+        DatasetVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="import_job"
+    )
+    tries = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)  # a worker holds it until
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["dataset", "-created_at"]

@@ -7,7 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.models import Dataset, DatasetImport, DatasetVersion
 
 PREVIEW_MAX_LIMIT = 100
 PREVIEW_DEFAULT_LIMIT = 20
@@ -93,6 +93,34 @@ class DatasetVersionSerializer(serializers.ModelSerializer):
         return f"/api/datasets/{version.dataset_id}/versions/{version.number}/download/"
 
 
+class DatasetImportSerializer(serializers.ModelSerializer):
+    """A large upload being imported in the background."""
+
+    version_number = serializers.IntegerField(
+        source="version.number", default=None, read_only=True, help_text="Once it succeeded."
+    )
+
+    class Meta:
+        model = DatasetImport
+        fields = [
+            "id",
+            "dataset",
+            "status",
+            "filename",
+            "size_bytes",
+            "message",
+            "error",
+            "version_number",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+RECENT_IMPORTS = 5
+
+
 class DatasetSerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.slug", read_only=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True)
@@ -110,8 +138,19 @@ class DatasetSerializer(serializers.ModelSerializer):
             "created_at",
             "version_count",
             "latest_version",
+            "imports",
         ]
         read_only_fields = fields
+
+    imports = serializers.SerializerMethodField(
+        help_text=f"The {RECENT_IMPORTS} latest background imports of large uploads, newest "
+        "first: queued, running, succeeded (with the version made) or failed (with why)."
+    )
+
+    @extend_schema_field(DatasetImportSerializer(many=True))
+    def get_imports(self, dataset: Dataset) -> list[dict[str, Any]]:
+        recent = dataset.imports.select_related("version").order_by("-created_at", "-id")
+        return list(DatasetImportSerializer(recent[:RECENT_IMPORTS], many=True).data)
 
     @extend_schema_field(DatasetVersionSerializer(allow_null=True))
     def get_latest_version(self, dataset: Dataset) -> dict[str, Any] | None:

@@ -7,12 +7,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from studio.datasets.serializers import BinSerializer
 from studio.rewards.models import RewardFunction, RewardVersion
-from studio.rewards.testrun import MAX_ROWS
 from trainer.rewards.builtins import BUILTIN_NAMES
-
-MAX_TIMEOUT_S = 10.0
 
 
 class RewardVersionSummarySerializer(serializers.ModelSerializer):
@@ -125,93 +121,3 @@ class RewardDiffSerializer(serializers.Serializer):
     from_hash = serializers.CharField()
     to_hash = serializers.CharField()
     diff = serializers.CharField(help_text="Unified diff of the code; empty when identical.")
-
-
-class CompletionSerializer(serializers.Serializer):
-    solution_str = serializers.CharField(
-        allow_blank=True, trim_whitespace=False, max_length=65536, help_text="The response."
-    )
-    ground_truth = serializers.JSONField(help_text="The reference answer, any JSON value.")
-    data_source = serializers.CharField(max_length=200, default="default")
-    extra_info = serializers.DictField(default=dict)
-
-
-class RewardTestRequestSerializer(serializers.Serializer):
-    completions = CompletionSerializer(
-        many=True,
-        required=False,
-        max_length=MAX_ROWS,  # type: ignore[call-arg]  # (ListSerializer options)
-        min_length=1,
-        help_text=f"Pasted completions to score (at most {MAX_ROWS}).",
-    )
-    dataset_version = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        help_text="Id of a dataset version of this project: its rows are scored with their "
-        "reference answers as the responses (a function should score them as correct).",
-    )
-    rows = serializers.IntegerField(
-        min_value=1, max_value=MAX_ROWS, default=20, help_text="Dataset rows to score."
-    )
-    offset = serializers.IntegerField(min_value=0, default=0, help_text="First dataset row.")
-    solution_template = serializers.CharField(
-        max_length=1000,
-        default="{ground_truth}",
-        trim_whitespace=False,
-        help_text="How a reference answer becomes a response, e.g. `#### {ground_truth}`.",
-    )
-    timeout_s = serializers.FloatField(
-        min_value=0.1, max_value=MAX_TIMEOUT_S, default=2.0, help_text="Per-call time limit."
-    )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if ("completions" in attrs) == ("dataset_version" in attrs):
-            raise serializers.ValidationError(
-                "Give either `completions` or `dataset_version` (with `rows`), not both."
-            )
-        if "{ground_truth}" not in attrs["solution_template"]:
-            raise serializers.ValidationError(
-                {"solution_template": ["It must contain the placeholder {ground_truth}."]}
-            )
-        return attrs
-
-
-class RewardTestRowSerializer(serializers.Serializer):
-    index = serializers.IntegerField(help_text="Position in `completions`, or the dataset row.")
-    data_source = serializers.CharField()
-    prompt = serializers.CharField(allow_null=True, help_text="Dataset rows: the prompt text.")
-    solution_str = serializers.CharField(allow_blank=True)
-    ground_truth = serializers.JSONField()
-    score = serializers.FloatField(help_text="0.0 when the call failed.")
-    components = serializers.DictField(child=serializers.FloatField())
-    error = serializers.CharField(allow_blank=True, help_text="Why the call failed; empty if ok.")
-    elapsed_ms = serializers.FloatField()
-    output = serializers.CharField(allow_blank=True, help_text="What the function printed.")
-    skipped = serializers.BooleanField(help_text="Not run: the time budget ran out first.")
-
-
-class RewardTestSummarySerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    scored = serializers.IntegerField()
-    failed = serializers.IntegerField(help_text="Rows whose call failed (see their `error`).")
-    skipped = serializers.IntegerField()
-    error_rate = serializers.FloatField(help_text="Errors over rows run.")
-    mean = serializers.FloatField(allow_null=True)
-    std = serializers.FloatField(allow_null=True, help_text="Population standard deviation.")
-    min = serializers.FloatField(allow_null=True)
-    max = serializers.FloatField(allow_null=True)
-    histogram = BinSerializer(many=True, help_text="10 bins over [min(0, low), max(1, high)].")
-
-
-class RewardTestResultSerializer(serializers.Serializer):
-    function = serializers.IntegerField()
-    version = serializers.IntegerField()
-    dataset_version = serializers.IntegerField(allow_null=True)
-    rows = RewardTestRowSerializer(many=True)
-    summary = RewardTestSummarySerializer()
-    isolation = serializers.DictField(
-        child=serializers.BooleanField(), help_text="Sandbox protections active on this host."
-    )
-    load_error = serializers.CharField(allow_blank=True, help_text="Loading the code failed.")
-    elapsed_ms = serializers.FloatField()
-    budget_s = serializers.FloatField()

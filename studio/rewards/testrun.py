@@ -1,26 +1,23 @@
-"""Test-run a reward version in the sandbox, bounded in rows and in wall-clock time.
+"""Score a test-run's rows in the sandbox, bounded in wall-clock time.
 
 The studio runs user code only through `trainer.rewards.SandboxPool`, the same pool the
 trainer uses. A pool is started for one test-run and closed after it. Rows are sent in
 chunks sized so that even if every call hits its timeout the run stays inside the time
-budget; rows that no longer fit are reported as skipped, not run.
+budget; rows that no longer fit are reported as skipped, not run. Where the rows come
+from is `studio.rewards.sources`; the test-run's life is `studio.rewards.lifecycle`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from studio.datasets.files import json_safe, read_slice
-from studio.datasets.models import DatasetVersion
+from studio.datasets.files import json_safe
 from studio.datasets.stats import Bin, histogram
-from trainer.config.schema import DataConfig
-from trainer.data.formats import DataFormatError, records_from_rows
 from trainer.rewards import (
     RewardCodeError,
     RewardRequest,
@@ -34,6 +31,7 @@ HISTOGRAM_BINS = 10
 OUTPUT_CHARS = 2000  # printed output kept per row in the response
 POOL_START_S = 1.0  # time reserved for starting the pool, out of the budget
 CALL_OVERHEAD_S = 0.25  # fork + hand-off per call, on top of its timeout
+PROGRESS_EVERY = 16  # rows per pool call, so progress moves while a test-run scores
 
 
 @dataclass(frozen=True)
@@ -44,8 +42,11 @@ class TrialRow:
     solution_str: str
     ground_truth: Any
     extra_info: dict[str, Any]
-    index: int
+    index: int  # position in the pasted completions, or the dataset row
     prompt: str | None = None  # the row's prompt text (dataset rows only), for display
+    sample: int | None = None  # which of the prompt's sampled completions (sampled only)
+    finish_reason: str = ""  # why generation stopped: eos, stop, length (sampled only)
+    error: str = ""  # set when there is nothing to score (e.g. the prompt was too long)
 
 
 @dataclass
@@ -57,42 +58,6 @@ class TrialReport:
     elapsed_ms: float = 0.0
 
 
-def solution_from_reference(ground_truth: Any, template: str) -> str:
-    """The reference answer as a response, e.g. template "#### {ground_truth}"."""
-    if isinstance(ground_truth, str):
-        text = ground_truth
-    elif isinstance(ground_truth, (dict, list)):
-        text = json.dumps(json_safe(ground_truth), ensure_ascii=False)
-    else:
-        text = str(ground_truth)
-    return template.replace("{ground_truth}", text)
-
-
-def rows_from_dataset(
-    version: DatasetVersion, offset: int, count: int, template: str
-) -> list[TrialRow]:
-    """`count` rows of a dataset version from `offset`, each answered by its reference."""
-    raw = read_slice(version, offset, count)
-    if not raw:
-        return []
-    cfg = DataConfig(format=version.data_format, **version.column_mapping)
-    try:
-        records = records_from_rows(raw, cfg, f"{version.dataset.name} v{version.number}")
-    except DataFormatError as exc:  # validated at upload; only a changed reader gets here
-        raise ValueError(str(exc)) from exc
-    return [
-        TrialRow(
-            data_source=record.data_source,
-            solution_str=solution_from_reference(record.ground_truth, template),
-            ground_truth=record.ground_truth,
-            extra_info=record.extra_info,
-            index=offset + position,
-            prompt=record.messages[-1]["content"],
-        )
-        for position, record in enumerate(records)
-    ]
-
-
 def run_trial(
     code: str,
     entrypoint: str,
@@ -101,15 +66,21 @@ def run_trial(
     timeout_s: float,
     budget_s: float,
     require_full_isolation: bool,
+    on_progress: Callable[[int], None] | None = None,
 ) -> TrialReport:
     """Score `rows` with the code in a fresh one-worker sandbox pool, within `budget_s`.
 
     Never raises for anything the user's code does: load failures, timeouts and crashes
     become per-row errors. Raises `SandboxUnavailableError` when the sandbox can't start.
+    Rows that come with an `error` are not sent. `on_progress(rows_done)` is called
+    after every chunk of at most `PROGRESS_EVERY` rows.
     """
     started = time.monotonic()
     deadline = started + budget_s
-    results: list[RewardResult | None] = [None] * len(rows)
+    results: list[RewardResult | None] = [
+        RewardResult(score=0.0, error=row.error) if row.error else None for row in rows
+    ]
+    pending = [i for i, row in enumerate(rows) if not row.error]
     skipped = f"skipped: the test-run's time budget of {budget_s:g} s ran out"
     load_error = ""
     isolation: dict[str, bool] = {}
@@ -126,17 +97,18 @@ def run_trial(
         )
     except RewardCodeError as exc:
         load_error = str(exc)
-        results = [RewardResult(score=0.0, error=f"load failed: {exc}") for _ in rows]
+        for i in pending:
+            results[i] = RewardResult(score=0.0, error=f"load failed: {exc}")
     else:
         with pool:
             isolation = dict(pool.isolation)
             done = 0
-            while done < len(rows):
+            while done < len(pending):
                 remaining = deadline - time.monotonic()
                 fits = math.floor(remaining / (timeout_s + CALL_OVERHEAD_S))
                 if fits < 1:
                     break
-                part = list(range(done, min(len(rows), done + fits)))
+                part = pending[done : done + min(fits, PROGRESS_EVERY)]
                 requests = [
                     RewardRequest(
                         data_source=rows[i].data_source,
@@ -148,7 +120,9 @@ def run_trial(
                 ]
                 for i, result in zip(part, pool.score_batch(requests), strict=True):
                     results[i] = result
-                done = part[-1] + 1
+                done += len(part)
+                if on_progress is not None:
+                    on_progress(len(rows) - len(pending) + done)
     outcomes = [
         _row(row, result)
         if result is not None
@@ -168,6 +142,8 @@ def run_trial(
 def _row(row: TrialRow, result: RewardResult) -> dict[str, Any]:
     return {
         "index": row.index,
+        "sample": row.sample,
+        "finish_reason": row.finish_reason,
         "data_source": row.data_source,
         "prompt": row.prompt,
         "solution_str": row.solution_str,

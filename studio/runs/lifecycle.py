@@ -5,6 +5,10 @@ callers that race (a user cancelling while a worker starts the run, two workers
 redelivered the same task) can't both win: exactly one UPDATE matches the row,
 the loser sees 0 rows changed and must not act. The history row is written in
 the same transaction as the change.
+
+Every change also revokes the run's ingest tokens when the run ends (so no path to a
+terminal state can leave a trainer able to write), and is announced after commit as a
+`run-status` event on the run's and the project's live streams.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from studio.runs.models import TERMINAL_STATUSES, Run, RunStatus, RunStatusChange
+from studio.runs.tokens import revoke_ingest_tokens
+from studio.telemetry.live_status import announce_status_change
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +89,7 @@ def transition(
         # One conditional update per expected status, so we know which one we left.
         for old in expected:
             if Run.objects.filter(pk=run_id, status=old).update(**values) == 1:
-                RunStatusChange.objects.create(
+                change = RunStatusChange.objects.create(
                     run_id=run_id,
                     from_status=old,
                     to_status=new,
@@ -91,6 +97,9 @@ def transition(
                     actor=actor if actor is not None and actor.is_authenticated else None,
                     at=now,
                 )
+                if new in TERMINAL_STATUSES:
+                    revoke_ingest_tokens(run_id)
+                announce_status_change(change)
                 logger.info("run %s: %s -> %s (%s)", run_id, old, new, reason)
                 return True
     return False
@@ -98,9 +107,10 @@ def transition(
 
 def record_creation(run: Run, reason: str, actor: Any = None) -> None:
     """The first history row of a new run (no `from` status)."""
-    RunStatusChange.objects.create(
+    change = RunStatusChange.objects.create(
         run=run, from_status="", to_status=run.status, reason=reason, actor=actor, at=run.created_at
     )
+    announce_status_change(change)
 
 
 def _current(run_id: int) -> RunStatus:

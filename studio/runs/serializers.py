@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from rest_framework import serializers
 
-from studio.runs.models import Run, RunAttempt, RunStatusChange
+from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
+from studio.runs.queue import QueueEntry, queue_view
 from trainer.config import preset_names
 
 MAX_TAGS = 32
@@ -146,6 +147,30 @@ class RunSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", read_only=True)
     resources = ResourcesSerializer(read_only=True)
     tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    queue_position = serializers.SerializerMethodField(
+        help_text="A queued run's place in the cluster's queue (1 starts next); null otherwise."
+    )
+    waiting_for = serializers.SerializerMethodField(
+        help_text='What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise.'
+    )
+
+    def _queue_entry(self, run: Run) -> QueueEntry | None:
+        if run.status != RunStatus.QUEUED:
+            return None
+        # One reading of the queue per response, shared by every run in a list.
+        context = cast(dict[str, Any], self.context)  # the root's own dict
+        if "_queue" not in context:
+            context["_queue"] = queue_view()
+        entry: QueueEntry | None = context["_queue"].get(run.pk)
+        return entry
+
+    def get_queue_position(self, run: Run) -> int | None:
+        entry = self._queue_entry(run)
+        return entry.position if entry else None
+
+    def get_waiting_for(self, run: Run) -> str | None:
+        entry = self._queue_entry(run)
+        return entry.waiting_for if entry else None
 
     class Meta:
         model = Run
@@ -168,6 +193,8 @@ class RunSerializer(serializers.ModelSerializer):
             "updated_at",
             "started_at",
             "finished_at",
+            "queue_position",
+            "waiting_for",
         ]
         read_only_fields = fields
 

@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from studio.telemetry.models import Checkpoint, LogLine, MetricPoint, RolloutSample, SampleLabel
+from studio.telemetry.models import (
+    Checkpoint,
+    LogLine,
+    MetricPoint,
+    RolloutSample,
+    RunAlert,
+    SampleLabel,
+)
 
 
 @admin.register(MetricPoint)
@@ -18,3 +25,9 @@ class RolloutSampleAdmin(admin.ModelAdmin):
 admin.site.register(SampleLabel)
 admin.site.register(LogLine)
 admin.site.register(Checkpoint)
+
+
+@admin.register(RunAlert)
+class RunAlertAdmin(admin.ModelAdmin):
+    list_display = ["run", "step", "kind", "severity", "attempt"]
+    list_filter = ["kind", "severity"]

@@ -157,3 +157,72 @@ class Checkpoint(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "attempt", "step"], name="checkpoint_once")
         ]
+
+
+class RecordKind(models.TextChoices):
+    STATUS = "status", "Status"
+    METRICS = "metrics", "Metrics"
+    SAMPLES = "samples", "Samples"
+    LOG = "log", "Log"
+    CHECKPOINT = "checkpoint", "Checkpoint"
+
+
+class IngestedRecord(models.Model):
+    """One trainer record as received: the ledger behind idempotent ingest and SSE resume.
+
+    Its unique (run, attempt, seq) is the idempotency key: a retried record conflicts here
+    and nothing of it is written again. Streams replay from it in (attempt, seq) order.
+    The content lives in the per-kind tables (points, samples, log lines), except for
+    status and checkpoint records, whose few fields are kept in `data`.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    attempt = models.PositiveIntegerField()
+    seq = models.BigIntegerField()
+    kind = models.CharField(max_length=16, choices=RecordKind.choices)
+    step = models.IntegerField(null=True, blank=True)  # None: logs and status changes
+    emitted_at = models.FloatField()  # the trainer's clock (unix seconds) when it emitted
+    received_at = models.DateTimeField(default=timezone.now)
+    data = models.JSONField(null=True, blank=True)  # status and checkpoint records only
+    superseded = models.BooleanField(default=False)  # past the step a later attempt resumed at
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "attempt", "seq"], name="ingested_record_once")
+        ]
+
+
+class AlertSeverity(models.TextChoices):
+    WARNING = "warning", "Warning"
+    CRITICAL = "critical", "Critical"
+
+
+class AlertKind(models.TextChoices):
+    ZERO_SPREAD_GROUPS = "zero_spread_groups", "GRPO groups without reward spread"
+    RESPONSE_LENGTH_DRIFT = "response_length_drift", "Response length drift"
+    REWARD_COMPONENT_DOMINANCE = "reward_component_dominance", "One reward component dominates"
+    KL_SPIKE = "kl_spike", "KL spike"
+    ENTROPY_SPIKE = "entropy_spike", "Entropy spike"
+    REWARD_ERRORS = "reward_errors", "Reward function errors"
+
+
+class RunAlert(models.Model):
+    """A sign of reward hacking or collapse seen in a run's metric stream
+    (studio.telemetry.alerts). Derived data: recomputed, never edited."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="alerts")
+    attempt = models.PositiveIntegerField()
+    seq = models.BigIntegerField()  # the metrics record that raised it (its SSE event id)
+    step = models.IntegerField()
+    kind = models.CharField(max_length=32, choices=AlertKind.choices)
+    severity = models.CharField(max_length=16, choices=AlertSeverity.choices)
+    message = models.TextField()
+    values = models.JSONField(default=dict)  # the numbers the message quotes
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["run", "step", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "kind", "step"], name="run_alert_once")
+        ]
+        indexes = [models.Index(fields=["run", "attempt", "seq"], name="run_alert_by_record")]

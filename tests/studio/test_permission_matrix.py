@@ -39,11 +39,12 @@ from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.versions import add_version
 from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role, hash_token
-from studio.rewards.models import RewardFunction, RewardVersion
+from studio.rewards.lifecycle import Params
+from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.configs import resolve, resources_of
 from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
-from studio.telemetry.models import MetricPoint, RolloutSample, SampleLabel
+from studio.telemetry.models import LogLine, MetricPoint, RolloutSample, SampleLabel
 
 PRINCIPALS = ("owner", "member", "viewer", "outsider", "anonymous", "ingest")
 PASSWORD = "a-long-password-123"
@@ -86,6 +87,7 @@ class ProjectObjects:
     function: int
     scratch_function: int
     reward_version: int
+    reward_test_run: int
     run: int  # queued, uses dataset_version and reward_version; has metrics and samples
     cancelled_run: int  # resumable
     sample: int
@@ -152,6 +154,13 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
     ]
     for run in runs:
         lifecycle.record_creation(run, "created", owner)
+    test_run = RewardTestRun.objects.create(
+        version=reward,
+        source="references",
+        dataset_version=version,
+        params=Params().to_json(),
+        created_by=owner,
+    )
     lifecycle.cancel(runs[1].pk, owner, "seed")
     run = runs[0]
     MetricPoint.objects.bulk_create(
@@ -191,6 +200,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         function=function.pk,
         scratch_function=scratch_function.pk,
         reward_version=reward.pk,
+        reward_test_run=test_run.pk,
         run=run.pk,
         cancelled_run=runs[1].pk,
         sample=samples[0].pk,
@@ -204,6 +214,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "reward_version": set(
                 RewardVersion.objects.filter(function__project=project).values_list("id", flat=True)
             ),
+            "reward_test_run": {test_run.pk},
             "run": {r.pk for r in runs},
             "sample": {s.pk for s in samples},
             "audit": {e.pk for e in events},
@@ -312,6 +323,12 @@ def owner_only(ok: int) -> dict[str, int]:
 
 def signed_in(ok: int) -> dict[str, int]:
     return expect(ok, ok, ok, ok)
+
+
+def ingest_token_of_this_run() -> dict[str, int]:
+    """The trainer's endpoints: no user authenticates there (401), and the ingest token of
+    another run (the "ingest" caller's run is in the other project) is refused (403)."""
+    return {**expect(401, 401, 401, 401), "ingest": 403}
 
 
 @dataclass(frozen=True)
@@ -462,6 +479,22 @@ MATRIX: dict[tuple[str, str], Op] = {
         "/api/reward-functions/{o.function}/versions/1/test/",
         body=lambda o: {"completions": [{"solution_str": "5", "ground_truth": "5"}]},
     ),
+    # reward test-runs (POST only queues: in a test transaction nothing is sent)
+    ("GET", "/api/reward-test-runs/"): Op(
+        listing(), "/api/reward-test-runs/", kind="reward_test_run", project_bound=False
+    ),
+    ("POST", "/api/reward-test-runs/"): Op(
+        write(202),
+        "/api/reward-test-runs/",
+        body=lambda o: {
+            "reward_version": o.reward_version,
+            "source": "references",
+            "dataset_version": o.dataset_version,
+        },
+    ),
+    ("GET", "/api/reward-test-runs/{id}/"): Op(
+        read(), "/api/reward-test-runs/{o.reward_test_run}/"
+    ),
     # runs
     ("GET", "/api/runs/"): Op(listing(), "/api/runs/", kind="run", project_bound=False),
     ("POST", "/api/runs/"): Op(write(201), "/api/runs/", body=new_run),
@@ -502,6 +535,22 @@ MATRIX: dict[tuple[str, str], Op] = {
     ),
     ("DELETE", "/api/samples/{id}/labels/"): Op(
         write(204), "/api/samples/{o.sample}/labels/", query=lambda o: {"label": "flag"}
+    ),
+    # live streams (served whole under the test client: WSGI can't hold a stream open)
+    ("GET", "/api/runs/{id}/events"): Op(read(), "/api/runs/{o.run}/events"),
+    ("GET", "/api/projects/{slug}/events"): Op(read(), "/api/projects/{o.slug}/events"),
+    # the trainer's ingest, with its run's token only
+    ("POST", "/api/ingest/runs/{run_id}/records"): Op(
+        ingest_token_of_this_run(),
+        "/api/ingest/runs/{o.run}/records",
+        body=lambda o: {"attempt": 1, "records": []},
+        project_bound=False,
+    ),
+    ("GET", "/api/ingest/runs/{run_id}/dataset"): Op(
+        ingest_token_of_this_run(),
+        "/api/ingest/runs/{o.run}/dataset",
+        query=lambda o: {"split": "train"},
+        project_bound=False,
     ),
 }
 
@@ -613,6 +662,7 @@ def test_another_projects_objects_are_404_to_every_role(
     [
         ("/api/datasets/", "dataset"),
         ("/api/reward-functions/", "reward_function"),
+        ("/api/reward-test-runs/", "reward_test_run"),
         ("/api/runs/", "run"),
     ],
 )
@@ -630,6 +680,28 @@ def test_the_ingest_token_is_refused_with_the_api_error_format(seed: Seed, db: N
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "not_authenticated"
     assert response["WWW-Authenticate"] == "Bearer"
+
+
+def test_the_ingest_token_writes_and_reads_only_its_own_run(seed: Seed, db: None) -> None:
+    """The "ingest" caller of the matrix is refused on this project's run (403 above);
+    on its own run it is accepted, which keeps that 403 meaningful."""
+    trainer = seed.client("ingest")
+    own = f"/api/ingest/runs/{seed.other.run}"
+    log = {"seq": 0, "kind": "log", "time": 1.0, "data": {"level": "info", "message": "hi"}}
+    stored = trainer.post(f"{own}/records", {"attempt": 1, "records": [log]}, format="json")
+    assert stored.status_code == 200, stored.content
+    assert stored.json() == {"stored": 1, "duplicates": 0, "last_seq": 0}
+    dataset = trainer.get(f"{own}/dataset", {"split": "train"})
+    assert dataset.status_code == 200
+    body = b"".join(dataset.streaming_content) if dataset.streaming else dataset.content
+    assert body.startswith(b"PAR1")  # a parquet file
+    refused = trainer.post(
+        f"/api/ingest/runs/{seed.alpha.run}/records",
+        {"attempt": 1, "records": [log]},
+        format="json",
+    )
+    assert refused.status_code == 403
+    assert not LogLine.objects.filter(run_id=seed.alpha.run).exists()
 
 
 def test_deleting_a_project_takes_its_runs_and_versions_but_not_while_runs_are_live(

@@ -1,21 +1,10 @@
-"""Shared fixtures: the offline demo model and toy datasets, built once per session."""
+"""Trainer test helpers (the `demo_assets` fixture itself is in tests/conftest.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from trainer.config import RunConfig, load_config
-
-
-@pytest.fixture(scope="session")
-def demo_assets(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from trainer.models.demo import build_demo_assets
-
-    root = tmp_path_factory.mktemp("demo")
-    build_demo_assets(root / "model", root / "data", seed=0)
-    return root
 
 
 def demo_config(root: Path, tmp: Path, *overrides: str, preset: str | None = None) -> RunConfig:

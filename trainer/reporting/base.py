@@ -30,7 +30,9 @@ class SampleRecord:
     finish_reason: str = ""
     error: str = ""
     split: Literal["train", "val"] = "train"
-    token_data: dict[str, list[float]] | None = None
+    # Per-token view (a seeded fraction of stored samples): "token_ids", "tokens"
+    # (decoded one by one), "logprobs" (sampling), "advantages" (training only).
+    token_data: dict[str, list[Any]] | None = None
 
 
 class Reporter(Protocol):

@@ -156,7 +156,9 @@ export interface paths {
         /**
          * @description Upload a new version (multipart). Parquet, JSONL and CSV are validated against
          *     the verl format or the given column mapping and stored as parquet; errors name
-         *     the row and column. Versions are immutable.
+         *     the row and column. Versions are immutable. A large upload (over
+         *     RLSTUDIO_ASYNC_IMPORT_BYTES, 32 MiB by default) is imported in the background:
+         *     202 with the import, whose progress the dataset's `imports` show.
          */
         post: operations["datasets_versions_create"];
         delete?: never;
@@ -258,6 +260,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ingest/runs/{run_id}/dataset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's dataset version as parquet, for trainers without a shared filesystem. */
+        get: operations["ingest_runs_dataset_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ingest/runs/{run_id}/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Store a batch of the trainer's records (at most 2,000, 8 MiB). Idempotent:
+         *     records already stored under their (attempt, seq) are skipped.
+         */
+        post: operations["ingest_runs_records_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/metrics/query": {
         parameters: {
             query?: never;
@@ -321,6 +360,26 @@ export interface paths {
         head?: never;
         /** @description Projects you belong to. Creating one makes you its owner. */
         patch: operations["projects_partial_update"];
+        trace?: never;
+    };
+    "/api/projects/{slug}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description `run-status` events for every run of the project (ids: status change ids).
+         *     Viewers and up.
+         */
+        get: operations["projects_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/projects/{slug}/members/": {
@@ -413,9 +472,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * @description Run this version in the sandbox on pasted completions, or on dataset rows with
-         *     their reference answers as responses, and summarise the scores. Bounded to 200 rows
-         *     and a total time budget; the code's failures come back as per-row errors.
+         * @description Score pasted completions, or dataset rows with their reference answers as
+         *     responses, inside this request, and summarise the scores. Bounded to 200 rows and
+         *     a total time budget; the code's failures come back as per-row errors. The run is
+         *     recorded as a test-run; completions sampled from a model need a queued test-run
+         *     (POST /api/reward-test-runs/).
          */
         post: operations["reward_functions_versions_test_create"];
         delete?: never;
@@ -475,6 +536,51 @@ export interface paths {
         };
         /** @description The built-in reward functions, as code to start a reward function from. */
         get: operations["reward_templates_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-test-runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Test-runs of reward versions in your projects, newest first. Poll one for its
+         *     `status` and `progress`; its `result` holds per-row scores and the summary.
+         */
+        get: operations["reward_test_runs_list"];
+        put?: never;
+        /**
+         * @description Start a test-run of a reward version: rows of a dataset version answered by
+         *     their references or by completions sampled from the demo model or a checkpoint,
+         *     or pasted completions. It is queued for a worker (202); poll it for progress.
+         */
+        post: operations["reward_test_runs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-test-runs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Test-runs of reward versions in your projects, newest first. Poll one for its
+         *     `status` and `progress`; its `result` holds per-row scores and the summary.
+         */
+        get: operations["reward_test_runs_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -556,6 +662,26 @@ export interface paths {
          *     `config` tree and `overrides`), name, priority, tags and notes.
          */
         post: operations["runs_clone_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description A run's live telemetry: `metrics`, `samples`, `log`, `checkpoint`, `status`
+         *     and `alert` events (ids `attempt:seq`), and `run-status` changes. Viewers and up.
+         */
+        get: operations["runs_events_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -919,6 +1045,8 @@ export interface components {
             readonly created_at: string;
             readonly version_count: number;
             readonly latest_version: components["schemas"]["DatasetVersion"] | null;
+            /** @description The 5 latest background imports of large uploads, newest first: queued, running, succeeded (with the version made) or failed (with why). */
+            readonly imports: components["schemas"]["DatasetImport"][];
         };
         DatasetCreateRequest: {
             /** @description The project's slug. */
@@ -926,6 +1054,24 @@ export interface components {
             name: string;
             /** @default  */
             description: string;
+        };
+        /** @description A large upload being imported in the background. */
+        DatasetImport: {
+            readonly id: number;
+            readonly dataset: number;
+            readonly status: components["schemas"]["RewardTestRunStatusEnum"];
+            readonly filename: string;
+            readonly size_bytes: number;
+            readonly message: string;
+            readonly error: string;
+            /** @description Once it succeeded. */
+            readonly version_number: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
         };
         DatasetStats: {
             /** @description Prompt lengths in characters. */
@@ -1033,6 +1179,215 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded";
+        /**
+         * IngestBatch
+         * @description `POST /api/ingest/runs/{run_id}/records`: one upload of a trainer's spool.
+         */
+        IngestBatchRequest: {
+            /** Attempt */
+            attempt: number;
+            /** Records */
+            records: (components["schemas"]["IngestMetricsRecord"] | components["schemas"]["IngestSamplesRecord"] | components["schemas"]["IngestLogRecord"] | components["schemas"]["IngestCheckpointRecord"] | components["schemas"]["IngestStatusRecord"])[];
+        };
+        /** CheckpointData */
+        IngestCheckpointData: {
+            /** Step */
+            step: number;
+            /** Path */
+            path: string;
+        };
+        /** CheckpointRecord */
+        IngestCheckpointRecord: {
+            /** Seq */
+            seq: number;
+            /** Time */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "checkpoint";
+            data: components["schemas"]["IngestCheckpointData"];
+        };
+        /** @enum {string} */
+        IngestCheckpointRecordKindEnum: "checkpoint";
+        /** LogData */
+        IngestLogData: {
+            /** Level */
+            level: string;
+            /** Message */
+            message: string;
+        };
+        /** LogRecord */
+        IngestLogRecord: {
+            /** Seq */
+            seq: number;
+            /** Time */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "log";
+            data: components["schemas"]["IngestLogData"];
+        };
+        /** @enum {string} */
+        IngestLogRecordKindEnum: "log";
+        /** MetricsData */
+        IngestMetricsData: {
+            /** Step */
+            step: number;
+            /** Values */
+            values: {
+                [key: string]: number | null;
+            };
+        };
+        /** MetricsRecord */
+        IngestMetricsRecord: {
+            /** Seq */
+            seq: number;
+            /** Time */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "metrics";
+            data: components["schemas"]["IngestMetricsData"];
+        };
+        /** @enum {string} */
+        IngestMetricsRecordKindEnum: "metrics";
+        /** IngestResult */
+        IngestResult: {
+            /**
+             * Stored
+             * @description Records stored by this request.
+             */
+            stored: number;
+            /**
+             * Duplicates
+             * @description Records skipped: already stored under their seq.
+             */
+            duplicates: number;
+            /**
+             * Last Seq
+             * @description The highest seq now stored for this attempt (null: none yet).
+             */
+            last_seq: number | null;
+        };
+        /**
+         * SampleData
+         * @description trainer.reporting.base.SampleRecord, as `dataclasses.asdict` writes it.
+         */
+        IngestSampleData: {
+            /** Step */
+            step: number;
+            /** Group Id */
+            group_id: string;
+            /** Data Source */
+            data_source: string;
+            /** Prompt */
+            prompt: string;
+            /** Response */
+            response: string;
+            /**
+             * Ground Truth
+             * @default
+             */
+            ground_truth: string;
+            /** Score */
+            score: number | null;
+            /** Components */
+            components?: {
+                [key: string]: number | null;
+            };
+            /**
+             * Advantage
+             * @default 0
+             */
+            advantage: number | null;
+            /**
+             * Prompt Length
+             * @default 0
+             */
+            prompt_length: number;
+            /**
+             * Response Length
+             * @default 0
+             */
+            response_length: number;
+            /**
+             * Finish Reason
+             * @default
+             */
+            finish_reason: string;
+            /**
+             * Error
+             * @default
+             */
+            error: string;
+            /**
+             * Split
+             * @default train
+             */
+            split: components["schemas"]["SplitEnum"];
+            /**
+             * Token Data
+             * @default null
+             */
+            token_data: {
+                [key: string]: ((number | string) | null)[];
+            } | null;
+        };
+        /** SamplesData */
+        IngestSamplesData: {
+            /** Step */
+            step: number;
+            /** Samples */
+            samples: components["schemas"]["IngestSampleData"][];
+        };
+        /** SamplesRecord */
+        IngestSamplesRecord: {
+            /** Seq */
+            seq: number;
+            /** Time */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "samples";
+            data: components["schemas"]["IngestSamplesData"];
+        };
+        /** @enum {string} */
+        IngestSamplesRecordKindEnum: "samples";
+        /** StatusData */
+        IngestStatusData: {
+            /** Status */
+            status: components["schemas"]["IngestStatusDataStatusEnum"];
+            /**
+             * Detail
+             * @default
+             */
+            detail: string;
+        };
+        /** @enum {string} */
+        IngestStatusDataStatusEnum: "running" | "succeeded" | "failed" | "cancelled";
+        /** StatusRecord */
+        IngestStatusRecord: {
+            /** Seq */
+            seq: number;
+            /** Time */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "status";
+            data: components["schemas"]["IngestStatusData"];
+        };
+        /** @enum {string} */
+        IngestStatusRecordKindEnum: "status";
         LabelledExportRequest: {
             /** @description Dataset (of the run's project) that gets the new version. */
             dataset: number;
@@ -1165,6 +1520,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["RewardFunction"][];
         };
+        PaginatedRewardTestRunSummaryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["RewardTestRunSummary"][];
+        };
         PaginatedRolloutSampleList: {
             /**
              * Format: uri
@@ -1214,6 +1584,15 @@ export interface components {
             /** @description Higher starts first; ties start in order of creation. */
             priority?: number;
         };
+        /**
+         * @description * `queued` - Queued
+         *     * `reading` - Reading
+         *     * `sampling` - Sampling
+         *     * `scoring` - Scoring
+         *     * `done` - Done
+         * @enum {string}
+         */
+        PhaseEnum: "queued" | "reading" | "sampling" | "scoring" | "done";
         Preset: {
             name: string;
             /** @description The preset applied over the defaults, in full. */
@@ -1247,6 +1626,12 @@ export interface components {
         PriorityRequest: {
             /** @description Higher starts first; ties start in order of creation. */
             priority: number;
+        };
+        Progress: {
+            phase: components["schemas"]["PhaseEnum"];
+            /** @description Completions sampled, or rows scored. */
+            done: number;
+            total: number;
         };
         Project: {
             readonly id: number;
@@ -1335,13 +1720,28 @@ export interface components {
             description: string;
             code: string;
         };
+        RewardTestReport: {
+            rows: components["schemas"]["RewardTestRow"][];
+            summary: components["schemas"]["RewardTestSummary"];
+            /** @description Sandbox protections active on this host. */
+            isolation: {
+                [key: string]: boolean;
+            };
+            /** @description Loading the code failed. */
+            load_error: string;
+            /** Format: double */
+            elapsed_ms: number;
+            /** Format: double */
+            budget_s: number;
+        };
+        /** @description The synchronous test: pasted completions, or dataset rows with their references. */
         RewardTestRequestRequest: {
             /** @description Pasted completions to score (at most 200). */
             completions?: components["schemas"]["CompletionRequest"][];
-            /** @description Id of a dataset version of this project: its rows are scored with their reference answers as the responses (a function should score them as correct). */
+            /** @description Id of a dataset version of this project whose rows are scored. */
             dataset_version?: number;
             /**
-             * @description Dataset rows to score.
+             * @description Dataset rows to use.
              * @default 20
              */
             rows: number;
@@ -1362,10 +1762,8 @@ export interface components {
              */
             timeout_s: number;
         };
+        /** @description The synchronous test's answer: the report of the test-run it recorded. */
         RewardTestResult: {
-            function: number;
-            version: number;
-            dataset_version: number | null;
             rows: components["schemas"]["RewardTestRow"][];
             summary: components["schemas"]["RewardTestSummary"];
             /** @description Sandbox protections active on this host. */
@@ -1378,10 +1776,19 @@ export interface components {
             elapsed_ms: number;
             /** Format: double */
             budget_s: number;
+            /** @description The recorded test-run (GET it later). */
+            test_run: number;
+            function: number;
+            version: number;
+            dataset_version: number | null;
         };
         RewardTestRow: {
             /** @description Position in `completions`, or the dataset row. */
             index: number;
+            /** @description Sampled sources: which completion of the prompt. */
+            sample: number | null;
+            /** @description Sampled sources: eos, stop or length. */
+            finish_reason: string;
             data_source: string;
             /** @description Dataset rows: the prompt text. */
             prompt: string | null;
@@ -1403,6 +1810,125 @@ export interface components {
             output: string;
             /** @description Not run: the time budget ran out first. */
             skipped: boolean;
+        };
+        /** @description A test-run with its per-row results once it has them. */
+        RewardTestRun: {
+            readonly id: number;
+            readonly project: string;
+            readonly function: number;
+            readonly reward_version: number;
+            readonly version_number: number;
+            readonly source: components["schemas"]["SourceEnum"];
+            readonly dataset_version: number | null;
+            readonly checkpoint: number | null;
+            readonly params: components["schemas"]["TestRunParams"];
+            readonly status: components["schemas"]["RewardTestRunStatusEnum"];
+            readonly progress: components["schemas"]["Progress"];
+            readonly summary: components["schemas"]["RewardTestSummary"] | null;
+            readonly error: string;
+            readonly error_code: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly result: components["schemas"]["RewardTestReport"] | null;
+        };
+        /** @description The fields shared by the synchronous test and a queued test-run. */
+        RewardTestRunCreateRequest: {
+            /** @description Pasted completions to score (at most 200). */
+            completions?: components["schemas"]["CompletionRequest"][];
+            /** @description Id of a dataset version of this project whose rows are scored. */
+            dataset_version?: number;
+            /**
+             * @description Dataset rows to use.
+             * @default 20
+             */
+            rows: number;
+            /**
+             * @description First dataset row.
+             * @default 0
+             */
+            offset: number;
+            /**
+             * @description How a reference answer becomes a response, e.g. `#### {ground_truth}`.
+             * @default {ground_truth}
+             */
+            solution_template: string;
+            /**
+             * Format: double
+             * @description Per-call time limit.
+             * @default 2
+             */
+            timeout_s: number;
+            /** @description Id of the reward version to test. */
+            reward_version: number;
+            /**
+             * @description Where the responses come from: `references` (the dataset's reference answers through `solution_template`), `completions` (pasted), `demo_model` or `checkpoint` (sampled for the dataset's prompts).
+             *
+             *     * `references` - dataset rows answered by their reference answers
+             *     * `completions` - pasted completions
+             *     * `demo_model` - dataset prompts answered by the demo model
+             *     * `checkpoint` - dataset prompts answered by a run's checkpoint
+             */
+            source: components["schemas"]["SourceEnum"];
+            /** @description Source `checkpoint`: id of a run's checkpoint. */
+            checkpoint?: number;
+            /**
+             * @description Sampled sources: completions per prompt (rows x this <= 200).
+             * @default 1
+             */
+            samples_per_prompt: number;
+            /**
+             * Format: double
+             * @default 1
+             */
+            temperature: number;
+            /**
+             * Format: double
+             * @default 1
+             */
+            top_p: number;
+            /** @default 0 */
+            top_k: number;
+            /** @default 64 */
+            max_new_tokens: number;
+            /** @default 0 */
+            seed: number;
+        };
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        RewardTestRunStatusEnum: "queued" | "running" | "succeeded" | "failed";
+        /** @description A test-run without its rows (lists). */
+        RewardTestRunSummary: {
+            readonly id: number;
+            readonly project: string;
+            readonly function: number;
+            readonly reward_version: number;
+            readonly version_number: number;
+            readonly source: components["schemas"]["SourceEnum"];
+            readonly dataset_version: number | null;
+            readonly checkpoint: number | null;
+            readonly params: components["schemas"]["TestRunParams"];
+            readonly status: components["schemas"]["RewardTestRunStatusEnum"];
+            readonly progress: components["schemas"]["Progress"];
+            readonly summary: components["schemas"]["RewardTestSummary"] | null;
+            readonly error: string;
+            readonly error_code: string;
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
         };
         RewardTestSummary: {
             count: number;
@@ -1550,6 +2076,10 @@ export interface components {
             readonly started_at: string | null;
             /** Format: date-time */
             readonly finished_at: string | null;
+            /** @description A queued run's place in the cluster's queue (1 starts next); null otherwise. */
+            readonly queue_position: number | null;
+            /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
+            readonly waiting_for: string | null;
         };
         RunCloneRequest: {
             name?: string;
@@ -1609,6 +2139,10 @@ export interface components {
             readonly started_at: string | null;
             /** Format: date-time */
             readonly finished_at: string | null;
+            /** @description A queued run's place in the cluster's queue (1 starts next); null otherwise. */
+            readonly queue_position: number | null;
+            /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
+            readonly waiting_for: string | null;
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;
@@ -1656,6 +2190,25 @@ export interface components {
             /** @default  */
             note: string;
         };
+        SamplingParams: {
+            /** @description Completions per prompt. */
+            n: number;
+            /** Format: double */
+            temperature: number;
+            /** Format: double */
+            top_p: number;
+            top_k: number;
+            max_new_tokens: number;
+            seed: number;
+        };
+        /**
+         * @description * `references` - dataset rows answered by their reference answers
+         *     * `completions` - pasted completions
+         *     * `demo_model` - dataset prompts answered by the demo model
+         *     * `checkpoint` - dataset prompts answered by a run's checkpoint
+         * @enum {string}
+         */
+        SourceEnum: "references" | "completions" | "demo_model" | "checkpoint";
         SourceFile: {
             /** @description The uploaded file's name. */
             filename: string;
@@ -1664,6 +2217,8 @@ export interface components {
             /** @description Checksum of the uploaded file as sent. */
             sha256: string;
         };
+        /** @enum {string} */
+        SplitEnum: "train" | "val";
         StatusChange: {
             from_status?: components["schemas"]["RunStatusEnum"] | components["schemas"]["BlankEnum"];
             to_status: components["schemas"]["RunStatusEnum"];
@@ -1671,6 +2226,20 @@ export interface components {
             readonly actor: string;
             /** Format: date-time */
             at?: string;
+        };
+        TestRunParams: {
+            rows: number;
+            offset: number;
+            solution_template: string;
+            /** Format: double */
+            timeout_s: number;
+            /**
+             * Format: double
+             * @description Wall clock for scoring every row.
+             */
+            budget_s: number;
+            /** @description Used by the sampled sources only. */
+            sampling: components["schemas"]["SamplingParams"];
         };
         User: {
             id: number;
@@ -1937,6 +2506,14 @@ export interface operations {
                     "application/json": components["schemas"]["DatasetVersion"];
                 };
             };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetImport"];
+                };
+            };
             /** @description The upload is larger than the size limit. */
             413: {
                 headers: {
@@ -2131,6 +2708,87 @@ export interface operations {
             };
         };
     };
+    ingest_runs_dataset_retrieve: {
+        parameters: {
+            query?: {
+                format?: "bin" | "json";
+                /** @description `val`: rows whose extra_info.split is val, validation, test or dev; `train`: the others. */
+                split?: "train" | "val";
+            };
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows, as a parquet file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The run has no dataset, or no rows in the split. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    ingest_runs_records_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestBatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestResult"];
+                };
+            };
+            /** @description A record is invalid; nothing was stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The token is for another run or attempt. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The body is larger than 8 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     metrics_query: {
         parameters: {
             query: {
@@ -2322,6 +2980,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
+                };
+            };
+        };
+    };
+    projects_events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (for clients that can't send the Last-Event-ID header; the header wins). */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (EventSource sends it on reconnect). */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream`; docs/telemetry.md lists its events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "run-status" | "ready";
+                        /** @description JSON (docs/telemetry.md) */
+                        data: string;
+                        /** @description Send it back as Last-Event-ID. */
+                        id?: string;
+                        retry?: string;
+                    };
                 };
             };
         };
@@ -2662,6 +3356,90 @@ export interface operations {
             };
         };
     };
+    reward_test_runs_list: {
+        parameters: {
+            query?: {
+                /** @description Function id. */
+                function?: number;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /** @description Version id. */
+                reward_version?: number;
+                /**
+                 * @description * `queued` - Queued
+                 *     * `running` - Running
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 */
+                status?: "failed" | "queued" | "running" | "succeeded";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRewardTestRunSummaryList"];
+                };
+            };
+        };
+    };
+    reward_test_runs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardTestRunCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardTestRunCreateRequest"];
+                "multipart/form-data": components["schemas"]["RewardTestRunCreateRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTestRun"];
+                };
+            };
+        };
+    };
+    reward_test_runs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this reward test run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTestRun"];
+                };
+            };
+        };
+    };
     runs_list: {
         parameters: {
             query?: {
@@ -2855,6 +3633,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+        };
+    };
+    runs_events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (for clients that can't send the Last-Event-ID header; the header wins). */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (EventSource sends it on reconnect). */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream`; docs/telemetry.md lists its events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "metrics" | "samples" | "log" | "status" | "checkpoint" | "alert" | "run-status" | "ready";
+                        /** @description JSON (docs/telemetry.md) */
+                        data: string;
+                        /** @description Send it back as Last-Event-ID. */
+                        id?: string;
+                        retry?: string;
+                    };
                 };
             };
         };

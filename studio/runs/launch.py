@@ -1,0 +1,245 @@
+"""Launching a run as a Ray job: claim it, then submit it, idempotently.
+
+The order is what makes duplicates impossible:
+
+1. claim: QUEUED -> STARTING by conditional update and the attempt row, in one
+   transaction. Two workers (a redelivered task, a double enqueue) can't both win.
+2. submit with `submission_id = <prefix>-run-<id>-a<n>`: Ray refuses a second job under
+   an id it already has, so submitting an attempt again is harmless; we read the
+   refusal as "already launched".
+3. record: `ray_status` set on the attempt. An attempt still without one may or may not
+   have reached Ray (the worker died in between); it is submitted again under the same
+   id, by a redelivered `launch_run` at once or by `reconcile_runs` after a grace period.
+
+A worker dying at any point therefore leads to exactly one Ray job per attempt.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+
+from studio.datasets.splits import is_validation
+from studio.runs import lifecycle
+from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
+from studio.runs.models import Run, RunAttempt, RunStatus
+from studio.runs.tokens import issue_ingest_token
+from studio.telemetry.models import Checkpoint
+
+logger = logging.getLogger(__name__)
+
+S = RunStatus
+Failpoint = Callable[[str], None]
+LaunchOutcome = Literal["submitted", "already-submitted", "not-queued", "not-starting", "rejected"]
+# Linux refuses an environment string longer than 128 KiB (MAX_ARG_STRLEN).
+MAX_ENV_VALUE_BYTES = 120 * 1024
+# Labels of held-out rows in a dataset's extra_info.split (as the ingest dataset view).
+
+
+def _no_failpoint(point: str) -> None:
+    return None
+
+
+class LaunchRefused(Exception):
+    """The run can't be turned into a job (its reward code is too large, ...)."""
+
+
+# --- submission ids ---------------------------------------------------------------------
+def submission_id(run_id: int, attempt: int) -> str:
+    return f"{settings.RLSTUDIO_RAY_JOB_PREFIX}-run-{run_id}-a{attempt}"
+
+
+def parse_submission_id(value: str) -> tuple[int, int] | None:
+    """(run id, attempt number) of one of our submission ids, else None."""
+    prefix = re.escape(settings.RLSTUDIO_RAY_JOB_PREFIX)
+    match = re.fullmatch(rf"{prefix}-run-(\d+)-a(\d+)", value)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+# --- 1. claim ---------------------------------------------------------------------------
+def latest_checkpoint_step(run_id: int) -> int | None:
+    """The newest step a trainer of this run registered a checkpoint for."""
+    step = Checkpoint.objects.filter(run_id=run_id).aggregate(last=Max("step"))["last"]
+    return int(step) if step is not None else None
+
+
+def claim(run_id: int) -> RunAttempt | None:
+    """QUEUED -> STARTING and a new attempt, atomically; None if the run was not queued
+    (someone else claimed it, a user cancelled it)."""
+    with transaction.atomic():
+        last = RunAttempt.objects.filter(run_id=run_id).aggregate(n=Max("number"))["n"] or 0
+        number = last + 1
+        if not lifecycle.transition(run_id, {S.QUEUED}, S.STARTING, "submitting to Ray"):
+            return None
+        return RunAttempt.objects.create(
+            run_id=run_id,
+            number=number,
+            submission_id=submission_id(run_id, number),
+            resume_from_step=latest_checkpoint_step(run_id) if number > 1 else None,
+        )
+
+
+# --- 2. the job -------------------------------------------------------------------------
+def checkpoint_dir(run_id: int) -> str:
+    """One folder per run, shared by its attempts: a resume finds the latest checkpoint
+    there (`checkpoint.resume=auto`), and no two runs can overwrite each other's."""
+    return str(Path(settings.RLSTUDIO_CHECKPOINT_ROOT) / f"run-{run_id}")
+
+
+def dataset_url(run_id: int, split: str) -> str:
+    return f"{settings.RLSTUDIO_URL.rstrip('/')}/api/ingest/runs/{run_id}/dataset?split={split}"
+
+
+def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
+    """The run's stored config, with what only the launch knows filled in."""
+    tree: dict[str, Any] = copy.deepcopy(run.config)
+    tree.setdefault("checkpoint", {})["dir"] = checkpoint_dir(run.pk)
+    if attempt.number > 1:
+        tree["checkpoint"]["resume"] = "auto"  # a resume continues from the latest
+    version = run.dataset_version
+    if version is not None:
+        # Fetched from the studio by URL with the run token: no shared filesystem needed.
+        data = tree.setdefault("data", {})
+        data["train_files"] = [dataset_url(run.pk, "train")]
+        names = {str(s.get("name")) for s in version.stats.get("splits", []) if isinstance(s, dict)}
+        data["val_files"] = [dataset_url(run.pk, "val")] if any(map(is_validation, names)) else []
+        data["format"] = version.data_format
+        for key in ("prompt_key", "answer_key", "data_source"):
+            if key in version.column_mapping:
+                data[key] = version.column_mapping[key]
+    if run.reward_version is not None:
+        reward = tree.setdefault("reward", {})
+        reward["function"] = "custom"
+        reward["custom_name"] = run.reward_version.entrypoint
+        # Code typed into the studio is untrusted: it always runs in the sandbox pool,
+        # whatever the stored config says.
+        reward["executor"] = "sandbox"
+        # custom_path is the file the entrypoint writes the code to (see `entrypoint`).
+    return tree
+
+
+def entrypoint(with_reward_code: bool) -> str:
+    """The job's shell command. The config and reward code come from the environment
+    (runtime_env env_vars), so nothing secret or long is on the command line."""
+    python = shlex.quote(settings.RLSTUDIO_TRAINER_PYTHON)
+    workdir = shlex.quote(str(settings.RLSTUDIO_TRAINER_WORKDIR))
+    run = f'printf "%s" "$RLSTUDIO_RUN_CONFIG" | exec {python} -m trainer run /dev/stdin'
+    if not with_reward_code:
+        return f"cd {workdir} && {run}"
+    reward = 'code_dir=$(mktemp -d) && printf "%s" "$RLSTUDIO_REWARD_CODE" > "$code_dir/reward.py"'
+    return f'{reward} && cd {workdir} && {run} "reward.custom_path=$code_dir/reward.py"'
+
+
+def _env_value(name: str, value: str) -> str:
+    if len(value.encode()) > MAX_ENV_VALUE_BYTES:
+        raise LaunchRefused(
+            f"{name} is {len(value.encode())} bytes; a job's environment value may be at most "
+            f"{MAX_ENV_VALUE_BYTES} bytes."
+        )
+    return value
+
+
+def job_spec(run: Run, attempt: RunAttempt, token: str) -> JobSpec:
+    config = json.dumps(trainer_config(run, attempt), sort_keys=True)
+    env = {
+        "RLSTUDIO_URL": settings.RLSTUDIO_URL.rstrip("/"),
+        "RLSTUDIO_RUN_ID": str(run.pk),
+        "RLSTUDIO_ATTEMPT": str(attempt.number),
+        "RLSTUDIO_RUN_TOKEN": token,
+        "RLSTUDIO_RUN_CONFIG": _env_value("the run's config", config),
+        "PYTHONUNBUFFERED": "1",  # the job log ends with the trainer's last lines
+    }
+    code = run.reward_version.code if run.reward_version is not None else None
+    if code is not None:
+        env["RLSTUDIO_REWARD_CODE"] = _env_value("the reward function's code", code)
+    resources = run.resources
+    return JobSpec(
+        submission_id=attempt.submission_id,
+        entrypoint=entrypoint(code is not None),
+        runtime_env={"env_vars": env},
+        num_cpus=float(resources.get("cpus", 0.0)),
+        num_gpus=float(resources.get("gpus", 0.0)),
+        memory_bytes=int(float(resources.get("memory_gb", 0.0)) * 1024**3),
+        metadata={
+            "rlstudio_run_id": str(run.pk),
+            "rlstudio_attempt": str(attempt.number),
+            "rlstudio_project": run.project.slug,
+        },
+    )
+
+
+# --- 3. submit --------------------------------------------------------------------------
+def fail_launch(run_id: int, attempt: RunAttempt, message: str) -> None:
+    RunAttempt.objects.filter(pk=attempt.pk).update(exit_message=message[:4000])
+    if not lifecycle.transition(run_id, {S.STARTING}, S.FAILED, message[:500], last_error=message):
+        # Cancelled meanwhile: the job never ran, so the cancel is complete.
+        lifecycle.transition(run_id, {S.CANCELLING}, S.CANCELLED, "cancelled before launch")
+
+
+def submit_attempt(
+    attempt: RunAttempt, jobs: RayJobs, failpoint: Failpoint = _no_failpoint
+) -> LaunchOutcome:
+    """Submit `attempt` under its own submission id (again, if need be: Ray refuses a
+    duplicate). Raises RayUnavailable for the caller to retry."""
+    run = Run.objects.select_related("project", "dataset_version", "reward_version").get(
+        pk=attempt.run_id
+    )
+    if run.status != S.STARTING:
+        return "not-starting"  # cancelled meanwhile: nothing to submit
+    token = issue_ingest_token(attempt)
+    failpoint("token-issued")
+    try:
+        spec = job_spec(run, attempt, token)
+        created = jobs.submit(spec)
+    except (LaunchRefused, RayRejected) as exc:
+        fail_launch(run.pk, attempt, f"Ray did not accept the job: {exc}")
+        return "rejected"
+    except RayUnavailable as exc:
+        RunAttempt.objects.filter(pk=attempt.pk, ray_status="").update(
+            exit_message=f"submitting to Ray failed (will retry): {exc}"[:4000]
+        )
+        raise
+    failpoint("submitted")
+    RunAttempt.objects.filter(pk=attempt.pk, ray_status="").update(
+        ray_status="PENDING", exit_message=""
+    )
+    Run.objects.filter(pk=run.pk, status=S.STARTING).update(
+        status_reason=f"submitted to Ray as {attempt.submission_id}; waiting for it to start"
+    )
+    # A cancel that landed while we submitted found no job to stop: stop it now.
+    if Run.objects.filter(pk=run.pk, status__in=[S.CANCELLING, S.CANCELLED]).exists():
+        jobs.stop(attempt.submission_id)
+    failpoint("recorded")
+    logger.info("run %s: %s %s", run.pk, attempt.submission_id, "new" if created else "known")
+    return "submitted" if created else "already-submitted"
+
+
+def unconfirmed_attempt(run_id: int) -> RunAttempt | None:
+    """The latest attempt of a STARTING run that may not have reached Ray yet."""
+    attempt = RunAttempt.objects.filter(run_id=run_id).order_by("-number").first()
+    if attempt is None or attempt.ray_status:
+        return None
+    if not Run.objects.filter(pk=run_id, status=S.STARTING).exists():
+        return None
+    return attempt
+
+
+def launch(run_id: int, jobs: RayJobs, failpoint: Failpoint = _no_failpoint) -> LaunchOutcome:
+    """Start a queued run; on a redelivery, finish the submission the dead worker began."""
+    failpoint("start")
+    attempt = claim(run_id)
+    if attempt is None:
+        pending = unconfirmed_attempt(run_id)
+        return submit_attempt(pending, jobs, failpoint) if pending else "not-queued"
+    failpoint("claimed")
+    return submit_attempt(attempt, jobs, failpoint)

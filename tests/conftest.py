@@ -1,0 +1,53 @@
+"""Fixtures shared by every test folder."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# The demo assets depend only on these sources (and the library versions): a cache keyed
+# by their hash is rebuilt whenever any of them changes.
+DEMO_SOURCES = ("trainer/models/demo.py", "trainer/data/toy.py")
+
+
+def _demo_cache_key() -> str:
+    import tokenizers
+    import torch
+    import transformers
+
+    digest = hashlib.sha256()
+    for name in DEMO_SOURCES:
+        digest.update((REPO_ROOT / name).read_bytes())
+    for version in (torch.__version__, transformers.__version__, tokenizers.__version__):
+        digest.update(version.encode())
+    return digest.hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def demo_assets() -> Path:
+    """The offline demo model (`model/`) and toy datasets (`data/`), built by the real
+    builder once per source version and shared by test sessions through a cache under
+    var/test-cache (set RLSTUDIO_TEST_CACHE to move it). The build is seeded, so a cached
+    copy is the same files a fresh build writes; it is made in a temporary folder and
+    renamed into place under a lock, so parallel sessions never see a half-built one."""
+    from trainer.models.demo import build_demo_assets
+
+    cache = Path(os.environ.get("RLSTUDIO_TEST_CACHE", REPO_ROOT / "var" / "test-cache"))
+    cache.mkdir(parents=True, exist_ok=True)
+    root = cache / f"demo-{_demo_cache_key()}"
+    with open(cache / "demo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "complete").exists():
+            building = cache / f"building-{os.getpid()}"
+            shutil.rmtree(building, ignore_errors=True)
+            build_demo_assets(building / "model", building / "data", seed=0)
+            (building / "complete").write_text("ok\n")
+            shutil.rmtree(root, ignore_errors=True)
+            building.rename(root)
+    return root

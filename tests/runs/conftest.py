@@ -1,0 +1,256 @@
+"""The live stack for runs-on-Ray tests: a real Ray head, web server (ingest), Celery
+worker and Celery beat, all bound to the test database and a Redis database of their
+own; plus a tiny model and dataset, and an API client for a fresh user and project.
+
+The Ray head is started once per module (~7 s, ~0.6 GB). Tests share it, so each one
+creates its own user and project (the database is flushed between tests).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import redis
+import requests
+from django.contrib.auth.models import User
+
+from studio.projects.models import ApiToken, Membership, Project, Role
+from tests.live import (
+    LiveProcess,
+    free_port,
+    spawn,
+    start_celery_worker,
+    start_ray_head,
+    start_web_server,
+    studio_env,
+    wait_for,
+)
+from tests.studio.conftest import world  # noqa: F401 - the API tests' project and users
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
+TERMINAL = {"succeeded", "failed", "cancelled"}
+
+
+@pytest.fixture(scope="session")
+def tiny_assets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo model's shape without its warm start (seconds, not minutes): the runs
+    here test launching, not learning."""
+    from trainer.models.demo import build_demo_assets
+
+    root = tmp_path_factory.mktemp("tiny")
+    build_demo_assets(root / "model", root / "data", seed=0, warmup_steps=0, evaluate=False)
+    return root
+
+
+def tiny_config(assets: Path, steps: int = 2, **sections: dict[str, Any]) -> dict[str, Any]:
+    """A run config tree that trains `steps` tiny steps on one CPU."""
+    tree: dict[str, Any] = {
+        "model": {"path": str(assets / "model")},
+        "data": {
+            "train_files": [str(assets / "data" / "arith" / "train.parquet")],
+            "val_files": [],
+            "train_batch_size": 2,
+        },
+        "rollout": {"n": 2, "max_new_tokens": 4},
+        "actor": {"ppo_mini_batch_size": 2, "micro_batch_size": 4},
+        "trainer": {"total_steps": steps, "val_before_train": False},
+        "checkpoint": {"save_hf": False},
+        "logging": {"console": True, "samples_per_step": 2},
+        "resources": {"cpus_per_worker": 1, "memory_gb": 0.25},
+    }
+    for name, values in sections.items():
+        tree[name] = {**tree.get(name, {}), **values}
+    return tree
+
+
+@dataclass
+class Stack:
+    ray: LiveProcess
+    web: LiveProcess
+    beat: LiveProcess
+    worker: LiveProcess
+    env: dict[str, str]
+    log_dir: Path
+    failpoints: Path
+    prefix: str
+
+    @property
+    def ray_address(self) -> str:
+        return self.ray.info["address"]
+
+    def restart_worker(self) -> None:
+        self.worker.stop()
+        self.worker = start_celery_worker(self.log_dir, **self.env)
+
+    def ray_jobs(self) -> dict[str, Any]:
+        """Our Ray jobs by submission id, straight from Ray."""
+        from ray.job_submission import JobSubmissionClient
+
+        client = JobSubmissionClient(self.ray_address)
+        return {
+            job.submission_id: job
+            for job in client.list_jobs()
+            if job.submission_id and job.submission_id.startswith(self.prefix)
+        }
+
+
+def start_beat(log_dir: Path, **env: str) -> LiveProcess:
+    argv = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "beat", "-l", "INFO"]
+    argv += ["--schedule", str(log_dir / "celerybeat-schedule")]
+    beat = spawn("celery-beat", argv, studio_env(**env), log_dir)
+    wait_for(lambda: "beat: Starting" in beat.log(), 60, "celery beat", beat)
+    return beat
+
+
+@pytest.fixture(scope="module")
+def stack(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    log_dir = tmp_path_factory.mktemp("stack-logs")
+    failpoints = tmp_path_factory.mktemp("failpoints")
+    redis.Redis.from_url(REDIS_URL).flushdb()  # no stale task messages from earlier runs
+    with pytest.MonkeyPatch.context() as patch:
+        # Ray turns token auth on when ~/.ray/auth_token exists (any local ray.init()
+        # creates it); the head and every client here must agree, so say it.
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        yield from _stack(log_dir, failpoints, tmp_path_factory)
+
+
+def _stack(
+    log_dir: Path, failpoints: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    ray = start_ray_head(log_dir, num_cpus=2)
+    port = free_port()
+    prefix = f"t{secrets.token_hex(3)}"
+    env = {
+        "REDIS_URL": REDIS_URL,
+        "RAY_ADDRESS": ray.info["address"],
+        "RLSTUDIO_URL": f"http://127.0.0.1:{port}",
+        "RLSTUDIO_RAY_JOB_PREFIX": prefix,
+        "RLSTUDIO_RECONCILE_INTERVAL_S": "1",
+        "RLSTUDIO_LAUNCH_GRACE_S": "4",
+        "RLSTUDIO_CHECKPOINT_ROOT": str(tmp_path_factory.mktemp("checkpoints")),
+        "RLSTUDIO_FAILPOINTS_DIR": str(failpoints),
+        "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),
+        "RLSTUDIO_DATA_CACHE": str(tmp_path_factory.mktemp("data-cache")),
+        "RLSTUDIO_ASYNC_IMPORT_BYTES": "1024",  # uploads are imported by the worker
+    }
+    web = start_web_server(log_dir, port=port, **env)
+    beat = start_beat(log_dir, **env)
+    worker = start_celery_worker(log_dir, **env)
+    live = Stack(ray, web, beat, worker, env, log_dir, failpoints, prefix)
+    try:
+        yield live
+    finally:
+        for process in (live.worker, beat, web, ray):
+            process.stop()
+
+
+@dataclass
+class Api:
+    url: str
+    session: requests.Session
+    project: Project
+    user: User
+
+    def get(self, path: str) -> Any:
+        response = self.session.get(f"{self.url}{path}", timeout=30)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def post(self, path: str, body: dict[str, Any], expect: int = 200) -> Any:
+        response = self.session.post(f"{self.url}{path}", json=body, timeout=30)
+        assert response.status_code == expect, response.text
+        return response.json()
+
+    def create_run(self, name: str, config: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        body = {"project": self.project.slug, "name": name, "config": config, **fields}
+        run: dict[str, Any] = self.post("/api/runs/", body, expect=201)
+        return run
+
+    def upload_dataset(self, name: str, path: Path) -> int:
+        """A dataset with one version holding `path`, uploaded through the API; the
+        version's id. The stack counts every upload as large: a worker imports it."""
+        dataset = self.post("/api/datasets/", {"project": self.project.slug, "name": name}, 201)
+        with path.open("rb") as handle:
+            response = self.session.post(
+                f"{self.url}/api/datasets/{dataset['id']}/versions/",
+                files={"file": (path.name, handle)},
+                timeout=60,
+            )
+        assert response.status_code == 202, response.text
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            shown = self.get(f"/api/datasets/{dataset['id']}/")
+            if shown["imports"][0]["status"] in ("succeeded", "failed"):
+                break
+            time.sleep(0.2)
+        assert shown["imports"][0]["status"] == "succeeded", shown["imports"]
+        return int(shown["latest_version"]["id"])
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        run: dict[str, Any] = self.get(f"/api/runs/{run_id}/")
+        return run
+
+    def wait_status(
+        self, run_id: int, statuses: set[str], timeout_s: float, stack: Stack | None = None
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        run = self.run(run_id)
+        while run["status"] not in statuses and time.monotonic() < deadline:
+            time.sleep(0.1)
+            run = self.run(run_id)
+        if run["status"] not in statuses:
+            logs = ""
+            if stack is not None:
+                logs = "\n".join(
+                    f"--- {p.name}\n{p.log()[-4000:]}" for p in (stack.worker, stack.beat)
+                )
+            raise AssertionError(
+                f"run {run_id} is {run['status']} after {timeout_s:g} s, wanted {statuses}: "
+                f"{run.get('status_reason')}\n{run.get('last_error', '')}\n{logs}"
+            )
+        return run
+
+
+@pytest.fixture
+def api(stack: Stack, transactional_db: None) -> Api:
+    owner = User.objects.create_user(f"owner-{secrets.token_hex(3)}", password="x" * 20)
+    slug = f"runs-{secrets.token_hex(3)}"
+    project = Project.objects.create(name="Runs", slug=slug, created_by=owner)
+    Membership.objects.create(project=project, user=owner, role=Role.OWNER)
+    _, raw = ApiToken.issue(owner, "runs-test")
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {raw}"
+    return Api(stack.web.info["url"], session, project, owner)
+
+
+def trainer_processes(run_id: int) -> list[psutil.Process]:
+    """Live `python -m trainer run` processes launched for `run_id`."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        try:
+            cmdline = " ".join(process.info["cmdline"] or [])
+            if "trainer" not in cmdline or " run " not in f"{cmdline} ":
+                continue
+            if process.environ().get("RLSTUDIO_RUN_ID") == str(run_id):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def eventually(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not true after {timeout_s:g} s")

@@ -1,0 +1,165 @@
+"""Claiming and submitting a run: one attempt per claim, one Ray job per attempt, and
+the job carries what the trainer needs (config, studio URL, token) the right way.
+
+The Ray side is tests/runs/dict_ray.py; test_runs_on_ray.py does this against a real
+Ray head.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from studio.runs import lifecycle
+from studio.runs.jobs import RayRejected, RayUnavailable
+from studio.runs.launch import (
+    claim,
+    job_spec,
+    launch,
+    parse_submission_id,
+    submission_id,
+    trainer_config,
+)
+from studio.runs.models import IngestToken, Run, RunAttempt
+from studio.telemetry.models import Checkpoint
+from tests.runs.dict_ray import DictRay
+from tests.studio.conftest import World
+
+
+def queued_run(world: World, **fields) -> Run:
+    defaults = {"config": {"checkpoint": {"dir": "var/checkpoints/demo", "resume": "never"}}}
+    return Run.objects.create(
+        project=world.project,
+        name="r",
+        created_by=world.owner,
+        resources={"cpus": 1.5, "gpus": 0.0, "memory_gb": 2.0},
+        **{**defaults, **fields},
+    )
+
+
+def test_submission_ids_name_the_run_and_attempt(settings):
+    settings.RLSTUDIO_RAY_JOB_PREFIX = "prod"
+    assert submission_id(12, 3) == "prod-run-12-a3"
+    assert parse_submission_id("prod-run-12-a3") == (12, 3)
+    assert parse_submission_id("other-run-12-a3") is None
+    assert parse_submission_id("prod-run-12-a3-x") is None
+
+
+def test_only_one_of_two_claims_wins_and_it_creates_one_attempt(world: World):
+    run = queued_run(world)
+    first, second = claim(run.pk), claim(run.pk)
+
+    assert first is not None
+    assert second is None
+    assert first.number == 1
+    assert first.submission_id == submission_id(run.pk, 1)
+    assert list(RunAttempt.objects.filter(run=run)) == [first]
+    assert Run.objects.get(pk=run.pk).status == "starting"
+
+
+def test_a_resumed_run_gets_the_next_attempt_from_its_latest_checkpoint(world: World):
+    run = queued_run(world)
+    claim(run.pk)
+    lifecycle.transition(run.pk, {"starting"}, "failed", "boom")
+    Checkpoint.objects.create(run=run, attempt=1, step=4, uri="x/step_4")
+    Checkpoint.objects.create(run=run, attempt=1, step=8, uri="x/step_8")
+    lifecycle.resume(run.pk)
+
+    attempt = claim(run.pk)
+
+    assert attempt is not None
+    assert (attempt.number, attempt.resume_from_step) == (2, 8)
+    tree = trainer_config(Run.objects.get(pk=run.pk), attempt)
+    assert tree["checkpoint"]["resume"] == "auto"
+
+
+def test_the_job_gets_the_config_token_and_resources_but_no_secret_on_its_command_line(
+    world: World, settings
+):
+    settings.RLSTUDIO_URL = "http://studio.example:8000/"
+    settings.RLSTUDIO_CHECKPOINT_ROOT = "/ckpt"
+    run = queued_run(world)
+    attempt = claim(run.pk)
+    assert attempt is not None
+
+    spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rli_secret")
+
+    env = spec.runtime_env["env_vars"]
+    assert env["RLSTUDIO_RUN_TOKEN"] == "rli_secret"
+    assert env["RLSTUDIO_URL"] == "http://studio.example:8000"
+    assert (env["RLSTUDIO_RUN_ID"], env["RLSTUDIO_ATTEMPT"]) == (str(run.pk), "1")
+    assert "rli_secret" not in spec.entrypoint
+    assert "-m trainer run /dev/stdin" in spec.entrypoint
+    config = json.loads(env["RLSTUDIO_RUN_CONFIG"])
+    assert config["checkpoint"]["dir"] == f"/ckpt/run-{run.pk}"  # never shared by two runs
+    assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.5, 0.0, 2 * 1024**3)
+
+
+def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world: World):
+    ray = DictRay()
+    run = queued_run(world)
+
+    assert launch(run.pk, ray) == "submitted"
+    assert launch(run.pk, ray) == "not-queued"
+
+    assert [s.submission_id for s in ray.specs] == [submission_id(run.pk, 1)]
+    attempt = RunAttempt.objects.get(run=run)
+    assert attempt.ray_status == "PENDING"
+    assert IngestToken.objects.filter(attempt=attempt).count() == 1
+
+
+def test_a_launch_that_died_after_submitting_is_finished_by_the_redelivery(world: World):
+    ray = DictRay()
+    run = queued_run(world)
+
+    def die_after_submit(point: str) -> None:
+        if point == "submitted":
+            raise SystemExit("worker killed")
+
+    with pytest.raises(SystemExit):
+        launch(run.pk, ray, die_after_submit)
+    assert RunAttempt.objects.get(run=run).ray_status == ""  # Ray has it; we don't know
+
+    assert launch(run.pk, ray) == "already-submitted"  # same id again: Ray refuses it
+    assert len(ray.table) == 1
+    assert RunAttempt.objects.get(run=run).ray_status == "PENDING"
+
+
+def test_ray_refusing_the_job_fails_the_run_with_rays_reason(world: World):
+    ray = DictRay(fail_with=RayRejected("runtime_env: bad pip spec"))
+    run = queued_run(world)
+
+    assert launch(run.pk, ray) == "rejected"
+
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "bad pip spec" in run.last_error
+
+
+def test_ray_being_unreachable_leaves_the_run_starting_for_a_retry(world: World):
+    ray = DictRay(fail_with=RayUnavailable("connection refused"))
+    run = queued_run(world)
+
+    with pytest.raises(RayUnavailable):
+        launch(run.pk, ray)
+
+    run.refresh_from_db()
+    attempt = RunAttempt.objects.get(run=run)
+    assert run.status == "starting"
+    assert "connection refused" in attempt.exit_message
+    ray.fail_with = None
+    assert launch(run.pk, ray) == "submitted"  # the retry: same attempt, same id
+    assert RunAttempt.objects.filter(run=run).count() == 1
+
+
+def test_a_cancel_that_lands_while_submitting_stops_the_new_job(world: World):
+    ray = DictRay()
+    run = queued_run(world)
+
+    def user_cancels(point: str) -> None:
+        if point == "token-issued":
+            lifecycle.cancel(run.pk)
+
+    assert launch(run.pk, ray, user_cancels) == "submitted"
+    assert ray.stopped == [submission_id(run.pk, 1)]

@@ -1,0 +1,132 @@
+"""The run queue: order, fit, and what a queued run tells the user it waits for."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from studio.runs.jobs import ClusterResources
+from studio.runs.models import Run
+from studio.runs.queue import (
+    Snapshot,
+    free_for_runs,
+    held_by_active_runs,
+    plan_queue,
+    queue_view,
+    queued_runs,
+    save_snapshot,
+    shortfall,
+)
+from tests.studio.conftest import World
+
+CLUSTER = {"cpus": 4.0, "gpus": 0.0, "memory_gb": 16.0}
+
+
+def req(cpus: float = 1.0, gpus: float = 0.0, memory_gb: float = 1.0) -> dict[str, float]:
+    return {"cpus": cpus, "gpus": gpus, "memory_gb": memory_gb}
+
+
+def make_run(world: World, name: str, status: str = "queued", priority: int = 0, **res: float):
+    return Run.objects.create(
+        project=world.project,
+        name=name,
+        config={},
+        status=status,
+        priority=priority,
+        resources=req(**res),
+        created_by=world.owner,
+    )
+
+
+def test_runs_that_fit_start_in_order_and_the_first_that_does_not_blocks_the_rest():
+    queued = [(1, req(cpus=2)), (2, req(cpus=2)), (3, req(cpus=1)), (4, req(cpus=1))]
+    plan = plan_queue(queued, free=req(cpus=3, memory_gb=16), total=CLUSTER)
+
+    assert [(e.run_id, e.verdict) for e in plan] == [
+        (1, "starts"),
+        (2, "waits"),
+        (3, "waits"),  # would fit, but run 2 is ahead of it: no starving big runs
+        (4, "waits"),
+    ]
+    assert plan[1].waiting_for == "2 CPUs (1.0 free)"
+    assert plan[2].waiting_for == "run 2, ahead of it in the queue, to start"
+    assert [e.position for e in plan] == [1, 2, 3, 4]
+
+
+def test_a_run_larger_than_the_whole_cluster_is_skipped_not_blocking():
+    queued = [(1, req(cpus=1, gpus=2)), (2, req(cpus=1))]
+    plan = plan_queue(queued, free=CLUSTER, total=CLUSTER)
+
+    assert plan[0].verdict == "too-large"
+    assert plan[0].waiting_for == "2 GPUs (0.0 in the cluster)"
+    assert plan[1].verdict == "starts"
+
+
+def test_shortfall_names_every_missing_resource():
+    text = shortfall(req(cpus=1, gpus=1, memory_gb=8), req(cpus=0.5, memory_gb=2), "free")
+    assert text == "1 CPU (0.5 free), 1 GPU (0.0 free), 8 GiB of memory (2.0 free)"
+    assert shortfall(req(cpus=0.1 + 0.2), req(cpus=0.3), "free") == ""  # float sums
+
+
+def test_free_is_the_smaller_of_our_bookkeeping_and_rays_report():
+    cluster = ClusterResources(total=CLUSTER, available=req(cpus=3, memory_gb=16))
+    # We hold 2 CPUs (one of our jobs is not placed yet); someone else uses 1 more.
+    held = req(cpus=2, memory_gb=1)
+    assert free_for_runs(cluster, held) == {"cpus": 2.0, "gpus": 0.0, "memory_gb": 15.0}
+    busy = ClusterResources(total=CLUSTER, available=req(cpus=0.5, memory_gb=16))
+    assert free_for_runs(busy, held)["cpus"] == 0.5
+
+
+def test_queued_runs_are_ordered_by_priority_then_age(world: World):
+    old = make_run(world, "old", priority=1)
+    new = make_run(world, "new", priority=1)
+    urgent = make_run(world, "urgent", priority=5)
+    make_run(world, "running", status="running", priority=9)
+    Run.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=1))
+
+    assert [run_id for run_id, _ in queued_runs()] == [urgent.pk, old.pk, new.pk]
+
+
+def test_starting_running_and_cancelling_runs_hold_their_request(world: World):
+    for status in ("starting", "running", "cancelling", "queued", "succeeded", "failed"):
+        make_run(world, status, status=status, cpus=1.5)
+    assert held_by_active_runs()["cpus"] == pytest.approx(4.5)
+
+
+@pytest.fixture
+def redis_snapshot(settings):
+    settings.RLSTUDIO_RECONCILE_INTERVAL_S = 1.0
+    yield
+    save_snapshot(Snapshot({}, {}, 0.0))  # stale: the next test starts with no fresh view
+
+
+def test_the_api_shows_a_queued_runs_position_and_what_it_waits_for(world: World, redis_snapshot):
+    make_run(world, "holder", status="running", cpus=3)
+    first = make_run(world, "first", priority=2, cpus=2)
+    second = make_run(world, "second", priority=1, cpus=1)
+    save_snapshot(Snapshot(CLUSTER, req(cpus=1, memory_gb=15), time.time()))
+
+    listed = world.client("viewer").get("/api/runs/?status=queued").json()["results"]
+    shown = {r["name"]: (r["queue_position"], r["waiting_for"]) for r in listed}
+    assert shown == {
+        "first": (1, "2 CPUs (1.0 free)"),
+        "second": (2, f"run {first.pk}, ahead of it in the queue, to start"),
+    }
+    detail = world.client("viewer").get(f"/api/runs/{second.pk}/").json()
+    assert detail["queue_position"] == 2
+    running = world.client("viewer").get("/api/runs/?status=running").json()["results"]
+    assert running[0]["queue_position"] is None
+    assert running[0]["waiting_for"] is None
+
+
+def test_without_a_fresh_cluster_view_a_queued_run_says_the_scheduler_is_silent(
+    world: World, redis_snapshot
+):
+    run = make_run(world, "lonely")
+    save_snapshot(Snapshot(CLUSTER, CLUSTER, time.time() - 3600))
+    assert "is Celery beat running?" in queue_view()[run.pk].waiting_for
+    save_snapshot(Snapshot({}, {}, time.time(), error="Ray is unreachable: refused"))
+    assert queue_view()[run.pk].waiting_for == "the cluster (Ray is unreachable: refused)"

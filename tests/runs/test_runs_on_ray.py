@@ -1,0 +1,207 @@
+"""Runs on Ray, end to end: real Ray head, Celery worker and beat, web server (ingest),
+Postgres and Redis; runs created through the REST API and trained by the real trainer
+on a tiny model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from studio.runs.models import RunAttempt
+from tests.runs.conftest import (
+    TERMINAL,
+    Api,
+    Stack,
+    eventually,
+    tiny_config,
+    trainer_processes,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PINNED_REWARD = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
+    right = float(solution_str.strip() == str(ground_truth).strip())
+    return {"score": right, "pinned_version": 1.0}
+"""
+LAUNCH_POINTS = ("start", "claimed", "token-issued", "submitted", "recorded")
+
+
+def history(run: dict) -> list[tuple[str, str]]:
+    return [(c["from_status"], c["to_status"]) for c in run["status_history"]]
+
+
+def test_a_run_created_through_the_api_goes_queued_running_succeeded_with_metrics(
+    stack: Stack, api: Api, tiny_assets: Path
+) -> None:
+    version = api.upload_dataset("arith", tiny_assets / "data" / "arith" / "train.parquet")
+    reward = api.post(
+        "/api/reward-functions/",
+        {"project": api.project.slug, "name": "exact", "code": PINNED_REWARD},
+        201,
+    )
+    # No local data path at all: the trainer must fetch the dataset from the studio by URL.
+    config = tiny_config(tiny_assets, data={"train_files": ["/nonexistent/train.parquet"]})
+    created = api.create_run(
+        "happy", config, dataset_version=version, reward_version=reward["latest_version"]["id"]
+    )
+    assert created["status"] == "queued"
+
+    run = api.wait_status(created["id"], TERMINAL, 180, stack)
+
+    assert run["status"] == "succeeded", run["last_error"]
+    assert history(run) == [
+        ("", "queued"),
+        ("queued", "starting"),
+        ("starting", "running"),
+        ("running", "succeeded"),
+    ]
+    keys = api.get(f"/api/runs/{run['id']}/metrics/keys")["keys"]
+    assert {"actor/pg_loss", "critic/score/mean"} <= set(keys)
+    assert "reward/pinned_version/mean" in keys  # the studio's reward code scored it
+    [attempt] = run["attempts"]
+    assert attempt["submission_id"] == f"{stack.prefix}-run-{run['id']}-a1"
+    sid = attempt["submission_id"]
+    # The trainer reports `succeeded` through ingest a moment before its process exits.
+    eventually(lambda: stack.ray_jobs()[sid].status == "SUCCEEDED", 30, "the Ray job ended")
+    # The token reached the trainer through the job's environment, never its command line.
+    assert "rli_" not in stack.ray_jobs()[sid].entrypoint
+    eventually(lambda: api.run(run["id"])["attempts"][0]["ray_status"] == "SUCCEEDED", 10, "")
+
+
+def test_a_config_that_fails_in_the_trainer_ends_failed_with_its_error_in_the_api(
+    stack: Stack, api: Api, tiny_assets: Path, tmp_path: Path
+) -> None:
+    # Valid for the schema; the trainer refuses it: 3 prompts can't fill a batch of 4.
+    rows = pq.read_table(tiny_assets / "data" / "arith" / "train.parquet").slice(0, 3)
+    small = tmp_path / "three.parquet"
+    pq.write_table(rows, small)
+    config = tiny_config(
+        tiny_assets,
+        data={"train_files": [str(small)], "train_batch_size": 4},
+        actor={"ppo_mini_batch_size": 4},
+    )
+    created = api.create_run("too-few-prompts", config)
+
+    run = api.wait_status(created["id"], TERMINAL, 120, stack)
+
+    assert run["status"] == "failed"
+    assert "only 3 usable training prompts" in run["last_error"]
+    assert "ValueError" in run["last_error"]
+    assert "usable training prompts" in run["status_reason"]
+    eventually(
+        lambda: api.run(run["id"])["attempts"][0]["ray_status"] == "FAILED", 10, "ray_status"
+    )
+
+
+def test_cancelling_a_running_run_stops_its_ray_job_within_10_s_and_leaves_no_trainer(
+    stack: Stack, api: Api, tiny_assets: Path
+) -> None:
+    created = api.create_run("long", tiny_config(tiny_assets, steps=10_000))
+    run_id = created["id"]
+    api.wait_status(run_id, {"running"}, 120, stack)
+    eventually(lambda: bool(trainer_processes(run_id)), 60, "the trainer process started")
+    # Let it reach training proper (model loaded), where a stop has most to clean up.
+    time.sleep(2)
+
+    started = time.monotonic()
+    api.post(f"/api/runs/{run_id}/cancel/", {"reason": "test"})
+    run = api.wait_status(run_id, TERMINAL, 10, stack)
+    took = time.monotonic() - started
+
+    assert run["status"] == "cancelled", run
+    assert took < 10
+    sid = run["attempts"][0]["submission_id"]
+    assert stack.ray_jobs()[sid].status == "STOPPED"
+    eventually(lambda: not trainer_processes(run_id), 2, "no trainer process left")
+    print(f"cancel -> cancelled in {took:.2f} s")
+
+
+def test_with_room_for_one_run_queued_runs_start_one_at_a_time_by_priority(
+    stack: Stack, api: Api, tiny_assets: Path
+) -> None:
+    # The head has 2 CPUs; each run asks for both, so only one fits at a time.
+    config = tiny_config(tiny_assets, steps=1, resources={"cpus_per_worker": 2})
+    stack.worker.stop()  # all three are queued before the queue is looked at
+    low = api.create_run("low", config, priority=1)
+    high = api.create_run("high", config, priority=3)
+    mid = api.create_run("mid", config, priority=2)
+    stack.restart_worker()
+
+    api.wait_status(high["id"], {"starting", "running"}, 60, stack)
+    waiting = {r["id"]: r for r in (api.run(mid["id"]), api.run(low["id"]))}
+    assert [waiting[r["id"]]["queue_position"] for r in (mid, low)] == [1, 2]
+    assert "2 CPUs (0.0 free)" in waiting[mid["id"]]["waiting_for"]
+    assert f"run {mid['id']}, ahead of it" in waiting[low["id"]]["waiting_for"]
+
+    ids = [high["id"], mid["id"], low["id"]]
+    for run_id in ids:
+        run = api.wait_status(run_id, TERMINAL, 180, stack)
+        assert run["status"] == "succeeded", run["last_error"]
+    attempts = {a.run_id: a for a in RunAttempt.objects.filter(run_id__in=ids)}
+    spans = [(attempts[i].created_at, attempts[i].finished_at) for i in ids]
+    starts = [start for start, _ in spans]
+    assert starts == sorted(starts), "runs started out of priority order"
+    for (_, previous_end), (next_start, _) in itertools.pairwise(spans):
+        assert previous_end is not None
+        assert next_start >= previous_end, "two runs held the cluster at once"
+
+
+def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once(
+    stack: Stack, api: Api, tiny_assets: Path
+) -> None:
+    """10 runs, each launch killed once at a random point: 8 by SIGKILL of the process
+    running the task (Celery redelivers the message), 2 by SIGKILL of the whole worker,
+    parent included, while the task stands at that point (the message stays unacked
+    until Redis's visibility timeout: reconcile_runs must finish those launches)."""
+    seed = random.randrange(1 << 30)
+    print(f"chaos seed {seed}")
+    rng = random.Random(seed)
+    kills = [(rng.choice(LAUNCH_POINTS), "kill") for _ in range(8)]
+    kills += [(rng.choice(LAUNCH_POINTS), "hang") for _ in range(2)]
+    rng.shuffle(kills)
+    config = tiny_config(tiny_assets, steps=1, resources={"cpus_per_worker": 0.5})
+    # No worker while the runs are created and armed, so every failpoint is armed before
+    # any launch can pass it.
+    stack.worker.stop()
+    run_ids: list[int] = []
+    for i, (point, action) in enumerate(kills):
+        run = api.create_run(f"chaos-{i}", config)
+        run_ids.append(run["id"])
+        (stack.failpoints / f"run-{run['id']}-{point}").write_text(action)
+    print("kills:", list(zip(run_ids, kills, strict=True)))
+    stack.restart_worker()
+
+    for hung in range(1, sum(action == "hang" for _, action in kills) + 1):
+        # Restarted workers append to the same log: count the hangs.
+        eventually(
+            lambda n=hung: stack.worker.log().count("hanging in pid") >= n, 120, "a hung launch"
+        )
+        time.sleep(rng.uniform(0, 0.3))
+        stack.worker.kill()  # the whole process group: parent and child
+        stack.restart_worker()
+
+    for run_id in run_ids:
+        run = api.wait_status(run_id, TERMINAL, 240, stack)
+        assert run["status"] == "succeeded", (run_id, run["last_error"])
+    assert not list(stack.failpoints.iterdir()), "a failpoint never fired"
+    # A trainer reports `succeeded` through ingest a moment before its process exits.
+    mine = {f"{stack.prefix}-run-{run_id}-a1" for run_id in run_ids}
+    eventually(
+        lambda: all(stack.ray_jobs()[sid].status == "SUCCEEDED" for sid in mine),
+        60,
+        "every Ray job ended",
+    )
+    jobs = stack.ray_jobs()
+    for run_id in run_ids:
+        attempts = list(RunAttempt.objects.filter(run_id=run_id))
+        assert [a.number for a in attempts] == [1], f"run {run_id}: {attempts}"
+        ours = [sid for sid in jobs if sid.startswith(f"{stack.prefix}-run-{run_id}-")]
+        assert ours == [attempts[0].submission_id], f"run {run_id}: jobs {ours}"
+        assert jobs[ours[0]].status == "SUCCEEDED"

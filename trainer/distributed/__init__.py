@@ -1,0 +1,24 @@
+"""The distributed trainer: FSDP2 worker groups on Ray, driven by one controller.
+
+- `runtime.distributed_runtime` connects to Ray, places one worker per rank
+  (`group.WorkerGroup`, a placement group from `resources`), and hands the training
+  loop a `trainer.roles.Runtime`: the controller's state and `DistributedRoles`.
+- The controller (this process) runs the unchanged `trainer.loop.Trainer` and
+  `trainer.step.train_step`: data, reward scoring, advantages, metrics, checkpoints.
+- Each worker (`worker.PolicyWorker`) is one FSDP2 rank holding the actor with its
+  rollout engine, and the reference and critic when the algorithm needs them. It runs
+  the per-rank functions the single process runs (`update_actor`, `update_critic`,
+  `rank_logprobs`, `rank_values`) on its shard, with gradients summed by FSDP and
+  metrics all-reduced.
+
+Nothing here is imported by the single-process path; this module stays light (no ray).
+"""
+
+from __future__ import annotations
+
+from trainer.config.schema import RunConfig
+
+
+def uses_distributed(cfg: RunConfig) -> bool:
+    """Several workers or GPU workers: the run goes through Ray worker groups."""
+    return cfg.resources.num_workers > 1 or cfg.resources.gpus_per_worker > 0

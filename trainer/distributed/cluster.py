@@ -1,0 +1,133 @@
+"""Connecting the controller to Ray.
+
+In order: a Ray session this process already has (tests); `RAY_ADDRESS` (inside a
+Ray job it is set to the cluster's GCS address); else a private local Ray head,
+started with `ray start --head --block` on explicit free ports, because Ray's default
+GCS port 6379 is often Redis's and its default agent ports clash with a studio's own
+Ray head. The private head lives in its own process group and is stopped with the
+run; Linux also stops it if this process dies (parent-death signal). It keeps Ray's
+token authentication (on by default since Ray 2.5x): a driver joins it by its temp
+dir (`address="auto"`), the one way Ray picks up the head's token by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import ray
+
+log = logging.getLogger(__name__)
+
+READY_LINE = "Ray runtime started"
+PORT_FLAGS = (
+    "--node-manager-port",
+    "--object-manager-port",
+    "--ray-client-server-port",
+    "--dashboard-agent-listen-port",
+    "--dashboard-agent-grpc-port",
+    "--runtime-env-agent-port",
+    "--metrics-export-port",
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@dataclass(frozen=True)
+class LocalHead:
+    address: str  # GCS host:port
+    temp_dir: Path
+
+    def connect(self) -> None:
+        """Join as a driver (see the module docstring for why by temp dir)."""
+        ray.init(address="auto", _temp_dir=str(self.temp_dir), log_to_driver=True)
+
+
+def _ray_cli() -> str:
+    beside = Path(sys.executable).parent / "ray"
+    return str(beside) if beside.exists() else "ray"
+
+
+@contextlib.contextmanager
+def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
+    """A private Ray head on free ports."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
+    gcs = f"127.0.0.1:{free_port()}"
+    argv = [_ray_cli(), "start", "--head", "--block", f"--port={gcs.split(':')[1]}"]
+    argv += ["--include-dashboard=false"]
+    argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
+    argv += [f"{flag}={free_port()}" for flag in PORT_FLAGS]
+    env = dict(os.environ)
+    env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
+    log_path = temp_dir / "head.log"
+    with open(log_path, "wb") as out:
+        head = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+    try:
+        deadline = time.monotonic() + start_timeout_s
+        while READY_LINE not in log_path.read_text(errors="replace"):
+            if head.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"local Ray head did not start ({' '.join(argv)}):\n"
+                    f"{log_path.read_text(errors='replace')[-2000:]}"
+                )
+            time.sleep(0.2)
+        log.info("started a local Ray head at %s (temp dir %s)", gcs, temp_dir)
+        yield LocalHead(gcs, temp_dir)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(head.pid, signal.SIGKILL)
+            head.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def ray_session() -> Iterator[None]:
+    """Connected to Ray for the run (see the module docstring)."""
+    if ray.is_initialized():
+        yield
+        return
+    address = os.environ.get("RAY_ADDRESS", "").strip()
+    if address.startswith(("http://", "https://")):
+        raise ValueError(
+            f"RAY_ADDRESS={address} is a dashboard (Jobs API) address; the trainer connects "
+            "to the cluster's GCS address host:port (a Ray job sets it for its entrypoint)"
+        )
+    with contextlib.ExitStack() as stack:
+        if address:
+            ray.init(address=address, log_to_driver=True)
+        else:
+            stack.enter_context(local_ray_head()).connect()
+        stack.callback(ray.shutdown)
+        yield

@@ -1,0 +1,159 @@
+"""A group of `PolicyWorker` Ray actors, one per rank, in a placement group.
+
+Every call goes to all ranks at once (FSDP collectives need every rank) and is awaited
+with a deadline: the first rank to die or raise fails the whole call at once, naming
+the rank, its process and the phase, instead of leaving the other ranks blocked in a
+collective. Closing the group kills the actors and frees their placement group.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import ray
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+from trainer.config.schema import ResourcesConfig, RunConfig
+from trainer.distributed.worker import PolicyWorker, WorkerInfo
+
+log = logging.getLogger(__name__)
+
+
+class WorkerFailed(RuntimeError):
+    """A worker died, raised or did not answer in time: the run cannot go on."""
+
+
+def worker_bundle(res: ResourcesConfig) -> dict[str, float]:
+    bundle = {"CPU": res.cpus_per_worker, "memory": float(int(res.memory_gb * 2**30))}
+    if res.gpus_per_worker:
+        bundle["GPU"] = res.gpus_per_worker
+    return bundle
+
+
+def check_cluster_fits(res: ResourcesConfig, available: dict[str, float]) -> None:
+    """Fail at once, naming the fields, when the cluster could never hold the workers."""
+    fields = {"CPU": "cpus_per_worker", "GPU": "gpus_per_worker", "memory": "memory_gb"}
+    for resource, amount in worker_bundle(res).items():
+        needed, has = amount * res.num_workers, available.get(resource, 0.0)
+        if needed > has:
+            unit = 2**30 if resource == "memory" else 1
+            raise WorkerFailed(
+                f"resources.num_workers={res.num_workers} x resources.{fields[resource]}="
+                f"{amount / unit:g} needs {needed / unit:g} {resource}"
+                f"{' GiB' if unit > 1 else ''}; the Ray cluster has {has / unit:g} in total"
+            )
+
+
+def place_workers(res: ResourcesConfig, timeout_s: float) -> PlacementGroup:
+    check_cluster_fits(res, ray.cluster_resources())
+    if res.gpus_per_worker and res.gpus_per_worker != int(res.gpus_per_worker):
+        raise WorkerFailed(
+            f"resources.gpus_per_worker={res.gpus_per_worker:g}: NCCL needs a whole GPU per "
+            "rank; use 1 (or 0 for CPU workers)"
+        )
+    group = placement_group([worker_bundle(res)] * res.num_workers, strategy=res.placement_strategy)
+    ready, _ = ray.wait([group.ready()], timeout=timeout_s)
+    if not ready:
+        remove_placement_group(group)
+        raise WorkerFailed(
+            f"Ray could not place {res.num_workers} workers of {worker_bundle(res)} within "
+            f"resources.worker_timeout_s={timeout_s:g} s (strategy "
+            f"{res.placement_strategy}); free now: {ray.available_resources()}"
+        )
+    return group
+
+
+class WorkerGroup:
+    def __init__(self, cfg: RunConfig) -> None:
+        res = cfg.resources
+        self.timeout_s = res.worker_timeout_s
+        self.placement = place_workers(res, self.timeout_s)
+        remote: Any = ray.remote(PolicyWorker)  # ray's stubs cannot type actor methods
+        self.workers: list[Any] = [
+            remote.options(
+                num_cpus=res.cpus_per_worker,
+                num_gpus=res.gpus_per_worker,
+                memory=int(res.memory_gb * 2**30),
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    self.placement, placement_group_bundle_index=rank
+                ),
+            ).remote(cfg.model_dump(mode="json"), rank, res.num_workers)
+            for rank in range(res.num_workers)
+        ]
+        self.infos: list[WorkerInfo] = []
+        try:
+            address, port = self._wait([self.workers[0].rendezvous.remote()], "start-up")[0]
+            # All ranks at once: gloo/nccl rendezvous blocks until every rank has joined.
+            self.infos = self.call("setup", address, port, phase="start-up")
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def size(self) -> int:
+        return len(self.workers)
+
+    def call(self, method: str, *args: Any, phase: str | None = None) -> list[Any]:
+        """`method(*args)` on every rank; the results in rank order."""
+        refs = [getattr(w, method).remote(*args) for w in self.workers]
+        return self._wait(refs, phase or method)
+
+    def call_each(
+        self, method: str, args: list[tuple[Any, ...]], phase: str | None = None
+    ) -> list[Any]:
+        """`method(*args[rank])` on every rank; the results in rank order."""
+        refs = [getattr(w, method).remote(*a) for w, a in zip(self.workers, args, strict=True)]
+        return self._wait(refs, phase or method)
+
+    def describe(self, rank: int) -> str:
+        if rank < len(self.infos):
+            info = self.infos[rank]
+            return f"worker rank {rank} (pid {info.pid} on {info.node_ip}, {info.device})"
+        return f"worker rank {rank}"
+
+    def _wait(self, refs: list[Any], phase: str) -> list[Any]:
+        deadline = time.monotonic() + self.timeout_s
+        pending = {ref: rank for rank, ref in enumerate(refs)}
+        while pending:
+            left = deadline - time.monotonic()
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, left))
+            if not ready:
+                late = ", ".join(self.describe(r) for r in sorted(pending.values()))
+                raise self._failed(
+                    f"{phase}: no answer within resources.worker_timeout_s="
+                    f"{self.timeout_s:g} s from {late}"
+                )
+            rank = pending.pop(ready[0])
+            try:
+                ray.get(ready[0], timeout=0)
+            except RayActorError as exc:
+                raise self._failed(
+                    f"{self.describe(rank)} died during {phase} (process killed or crashed): "
+                    f"{str(exc).splitlines()[0]}"
+                ) from exc
+            except RayTaskError as exc:
+                raise self._failed(
+                    f"{self.describe(rank)} failed during {phase}: "
+                    f"{type(exc.cause).__name__}: {exc.cause}"
+                ) from exc
+            except GetTimeoutError as exc:  # cannot happen for a ready ref; be explicit
+                raise self._failed(f"{self.describe(rank)}: result of {phase} lost") from exc
+        return [ray.get(ref) for ref in refs]
+
+    def _failed(self, message: str) -> WorkerFailed:
+        # Logged at once: stopping the other workers and Ray takes a while longer.
+        log.error("%s; stopping the other workers", message)
+        return WorkerFailed(message)
+
+    def close(self) -> None:
+        """Kill every worker (a rank stuck in a collective included) and free the GPUs."""
+        for worker in self.workers:
+            try:
+                ray.kill(worker, no_restart=True)
+            except Exception as exc:  # already gone: nothing to free
+                log.debug("killing a worker: %s", exc)
+        remove_placement_group(self.placement)

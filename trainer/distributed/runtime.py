@@ -1,0 +1,102 @@
+"""The distributed runtime the training loop runs on: the controller's state (data,
+reward scorer, KL controller, shuffle generator) and the worker groups' roles."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
+from trainer.config.schema import RunConfig
+from trainer.distributed.cluster import ray_session
+from trainer.distributed.controller import DistributedRoles, ShardedRollout
+from trainer.distributed.group import WorkerGroup
+from trainer.models.loading import load_tokenizer
+from trainer.reporting.base import Reporter
+from trainer.rewards.contract import RewardScorer
+from trainer.rewards.sandbox import make_scorer
+from trainer.roles import Runtime
+from trainer.rollout.chunked import chunk_prompts
+from trainer.rollout.collect import PromptItem
+from trainer.rollout.engine import RolloutEngine
+from trainer.state import PEAK_FLOPS
+
+
+@dataclass
+class ControllerState:
+    """`trainer.roles.StepContext` of the controller: everything but the models."""
+
+    cfg: RunConfig
+    device: torch.device  # where batches are built: the CPU; workers move them
+    tokenizer: Any
+    engine: RolloutEngine
+    scorer: RewardScorer
+    kl_ctrl: FixedKLController | AdaptiveKLController
+    pad_token_id: int
+    update_generator: torch.Generator
+    num_params: int
+    peak_flops: float | None  # all workers together; None on CPUs
+    next_prompts: Callable[[], list[PromptItem]] = field(default=lambda: [])
+
+    def perf_metrics(self, tokens: float, elapsed: float) -> dict[str, float]:
+        # ~6 FLOPs per parameter per token for forward + backward of the update.
+        flops = 6.0 * self.num_params * tokens / max(elapsed, 1e-9)
+        metrics = {"perf/tflops_per_s": flops / 1e12}
+        if self.peak_flops:
+            metrics["perf/mfu/actor"] = flops / self.peak_flops
+        return metrics
+
+
+def _peak_flops(device_names: list[str]) -> float | None:
+    peaks = [next((p for k, p in PEAK_FLOPS.items() if k in name), None) for name in device_names]
+    return None if None in peaks or not peaks else float(sum(p for p in peaks if p))
+
+
+@contextlib.contextmanager
+def distributed_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]:
+    """Ray session, worker group and controller state for one run; all torn down on exit
+    (workers killed, placement freed, a private Ray head stopped)."""
+    if cfg.rollout.engine == "vllm" and not cfg.resources.gpus_per_worker:
+        raise ValueError(
+            "rollout.engine='vllm' runs on GPU workers: set resources.gpus_per_worker=1 "
+            "(or use rollout.engine='hf' on CPU workers)"
+        )
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(ray_session())
+        group = WorkerGroup(cfg)
+        stack.callback(group.close)
+        reporter.log(
+            "info",
+            f"{group.size} distributed workers: "
+            + "; ".join(group.describe(r) for r in range(group.size)),
+        )
+        torch.manual_seed(cfg.trainer.seed)
+        tokenizer = load_tokenizer(cfg.model.path)
+        scorer = make_scorer(cfg.reward)
+        stack.callback(scorer.close)
+        per_chunk = chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
+        chunks = -(-cfg.data.train_batch_size // per_chunk)
+        if chunks < group.size:
+            reporter.log(
+                "warning",
+                f"a step's {cfg.data.train_batch_size} prompts make {chunks} generation "
+                f"chunks of {per_chunk} (rollout.micro_batch_size // rollout.n) for "
+                f"{group.size} workers: {group.size - chunks} of them idle while generating",
+            )
+        state = ControllerState(
+            cfg=cfg,
+            device=torch.device("cpu"),
+            tokenizer=tokenizer,
+            engine=ShardedRollout(group, per_chunk),
+            scorer=scorer,
+            kl_ctrl=make_kl_controller(cfg.algorithm.kl_ctrl),
+            pad_token_id=int(tokenizer.pad_token_id),
+            update_generator=torch.Generator().manual_seed(cfg.trainer.seed),
+            num_params=group.infos[0].num_params,
+            peak_flops=_peak_flops([info.device for info in group.infos]),
+        )
+        yield Runtime(state=state, roles=DistributedRoles(cfg, group))

@@ -1,0 +1,266 @@
+"""The models a training step works with (actor, reference, critic), wherever they live.
+
+`trainer.step.train_step` asks `ModelRoles` for log-probs, values and updates; it never
+touches a module itself. `LocalRoles` runs them on the modules of this process;
+`trainer.distributed` runs them on Ray worker groups of FSDP2 ranks. Both end in the
+same per-rank functions (`update_actor`, `update_critic`, `rank_logprobs`,
+`rank_values`), so the algorithms exist once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+from torch import Tensor, nn
+
+from trainer.algorithms.kl import AdaptiveKLController, FixedKLController
+from trainer.batch import RolloutBatch
+from trainer.config.schema import ActorConfig, RunConfig
+from trainer.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
+from trainer.logprobs import compute_logprobs, response_token_stats
+from trainer.reporting.base import Reporter
+from trainer.rewards.contract import RewardScorer
+from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
+from trainer.rollout.collect import PromptItem
+from trainer.rollout.engine import RolloutEngine
+from trainer.state import TrainingState, build_state
+from trainer.update import critic_values, update_actor, update_critic
+
+
+@dataclass
+class ModelStates:
+    """The models' part of a checkpoint, in the single-process format
+    (`module.state_dict()`, `optimizer.state_dict()`) however they were trained."""
+
+    actor: dict[str, Tensor]
+    actor_optim: dict[str, Any]
+    scheduler: dict[str, Any]
+    critic: dict[str, Tensor] | None = None
+    critic_optim: dict[str, Any] | None = None
+    critic_scheduler: dict[str, Any] | None = None
+
+
+class ModelRoles(Protocol):
+    def actor_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        """(B, R) log-probs of the response tokens under the current actor."""
+        ...
+
+    def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor: ...
+
+    def critic_values(self, batch: RolloutBatch) -> Tensor:
+        """(B, R) value of the state before each response token."""
+        ...
+
+    def update_critic(
+        self, batch: RolloutBatch, mini_batch_rows: int, generator: torch.Generator
+    ) -> dict[str, float]: ...
+
+    def update_actor(
+        self,
+        batch: RolloutBatch,
+        temperature: float,
+        mini_batch_rows: int,
+        norm_constant: float,
+        generator: torch.Generator,
+    ) -> dict[str, float]: ...
+
+    def step_schedulers(self) -> None: ...
+
+    def sync_rollout_weights(self) -> None:
+        """Give the rollout engine the actor's current weights."""
+        ...
+
+    def model_states(self) -> ModelStates: ...
+
+    def load_model_states(self, states: ModelStates) -> None:
+        """Restore a checkpoint's models (the rollout engine's weights included)."""
+        ...
+
+    def save_pretrained(self, path: Path) -> None:
+        """Write the actor as a Hugging Face model folder (weights and config)."""
+        ...
+
+
+class StepContext(Protocol):
+    """What the step and the loop hold besides the models (`TrainingState` is one)."""
+
+    cfg: RunConfig
+    device: torch.device
+    tokenizer: Any
+    engine: RolloutEngine
+    scorer: RewardScorer
+    kl_ctrl: FixedKLController | AdaptiveKLController
+    pad_token_id: int
+    update_generator: torch.Generator
+
+    @property
+    def next_prompts(self) -> Callable[[], list[PromptItem]]:
+        """More prompts from the data loop (DAPO dynamic sampling draws them); the
+        loop installs it."""
+        ...
+
+    def perf_metrics(self, tokens: float, elapsed: float) -> dict[str, float]: ...
+
+
+@dataclass
+class Runtime:
+    state: StepContext
+    roles: ModelRoles
+
+
+def rank_logprobs(
+    model: nn.Module, batch: RolloutBatch, temperature: float, cfg: ActorConfig, group: DataGroup
+) -> Tensor:
+    """(shard rows, R) log-probs over this rank's shard of `batch`, without gradients."""
+    packed = cfg.pack_shared_prompts
+
+    def forward(micro: RolloutBatch) -> Tensor:
+        return response_token_stats(model, micro, temperature, False, packed=packed).logprobs
+
+    with torch.no_grad():
+        return map_rows(
+            batch, group, cfg.micro_batch_size, cfg.max_tokens_per_micro_batch, packed, forward
+        )
+
+
+def rank_values(
+    critic: nn.Module, batch: RolloutBatch, cfg: ActorConfig, group: DataGroup
+) -> Tensor:
+    """(shard rows, R) critic values over this rank's shard of `batch`."""
+    with torch.no_grad():
+        return map_rows(
+            batch,
+            group,
+            cfg.micro_batch_size,
+            cfg.max_tokens_per_micro_batch,
+            False,  # the critic scores the padded layout
+            lambda micro: critic_values(critic, micro),
+        )
+
+
+class LocalRoles:
+    """The roles on this process's modules (the single-process trainer)."""
+
+    def __init__(self, state: TrainingState) -> None:
+        self.state = state
+        self.cfg = state.cfg
+
+    def actor_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        return self._logprobs(self.state.actor, batch, temperature)
+
+    def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        assert self.state.ref is not None, "ref_logprobs needs a reference model"
+        return self._logprobs(self.state.ref, batch, temperature)
+
+    def _logprobs(self, model: nn.Module, batch: RolloutBatch, temperature: float) -> Tensor:
+        actor = self.cfg.actor
+        if actor.max_tokens_per_micro_batch is None:
+            return compute_logprobs(
+                model, batch, temperature, actor.micro_batch_size, actor.pack_shared_prompts
+            )
+        return rank_logprobs(model, batch, temperature, actor, SINGLE_PROCESS)
+
+    def critic_values(self, batch: RolloutBatch) -> Tensor:
+        assert self.state.critic is not None, "critic_values needs a critic"
+        return rank_values(self.state.critic, batch, self.cfg.actor, SINGLE_PROCESS)
+
+    def update_critic(
+        self, batch: RolloutBatch, mini_batch_rows: int, generator: torch.Generator
+    ) -> dict[str, float]:
+        s = self.state
+        assert s.critic is not None and s.critic_optimizer is not None
+        return update_critic(
+            s.critic,
+            s.critic_optimizer,
+            batch,
+            self.cfg.critic,
+            self.cfg.actor.micro_batch_size,
+            mini_batch_rows,
+            generator,
+            max_tokens_per_micro_batch=self.cfg.actor.max_tokens_per_micro_batch,
+        )
+
+    def update_actor(
+        self,
+        batch: RolloutBatch,
+        temperature: float,
+        mini_batch_rows: int,
+        norm_constant: float,
+        generator: torch.Generator,
+    ) -> dict[str, float]:
+        s = self.state
+        return update_actor(
+            s.actor,
+            s.optimizer,
+            batch,
+            self.cfg.actor,
+            temperature,
+            mini_batch_rows,
+            norm_constant,
+            generator,
+        )
+
+    def step_schedulers(self) -> None:
+        self.state.scheduler.step()
+        if self.state.critic_scheduler is not None:
+            self.state.critic_scheduler.step()
+
+    def sync_rollout_weights(self) -> None:
+        self.state.engine.update_weights(self.state.actor_state_for_engine())
+
+    def model_states(self) -> ModelStates:
+        s = self.state
+        return ModelStates(
+            actor=s.actor.state_dict(),
+            actor_optim=s.optimizer.state_dict(),
+            scheduler=s.scheduler.state_dict(),
+            critic=s.critic.state_dict() if s.critic is not None else None,
+            critic_optim=s.critic_optimizer.state_dict() if s.critic_optimizer else None,
+            critic_scheduler=s.critic_scheduler.state_dict() if s.critic_scheduler else None,
+        )
+
+    def load_model_states(self, states: ModelStates) -> None:
+        s = self.state
+        s.actor.load_state_dict(states.actor)
+        s.optimizer.load_state_dict(states.actor_optim)
+        s.scheduler.load_state_dict(states.scheduler)
+        if s.critic is not None and s.critic_optimizer is not None and states.critic:
+            s.critic.load_state_dict(states.critic)
+            if states.critic_optim is not None:
+                s.critic_optimizer.load_state_dict(states.critic_optim)
+        if s.critic_scheduler is not None and states.critic_scheduler is not None:
+            s.critic_scheduler.load_state_dict(states.critic_scheduler)
+        self.sync_rollout_weights()
+
+    def save_pretrained(self, path: Path) -> None:
+        self.state.actor.save_pretrained(path, safe_serialization=True)  # type: ignore[operator]
+
+
+def local_runtime(cfg: RunConfig) -> Runtime:
+    """Everything in this process. The engine generates in seeded chunks, exactly as
+    the distributed workers do, so both sample the same completions."""
+    state = build_state(cfg)
+    state.engine = ChunkedRollout(
+        state.engine, chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
+    )
+    return Runtime(state=state, roles=LocalRoles(state))
+
+
+@contextmanager
+def open_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]:
+    """The distributed runtime when the run asks for several workers or a GPU worker
+    (`trainer.distributed.uses_distributed`), else this process; closed on exit."""
+    from trainer.distributed import uses_distributed
+
+    if not uses_distributed(cfg):
+        yield local_runtime(cfg)
+        return
+    from trainer.distributed.runtime import distributed_runtime
+
+    with distributed_runtime(cfg, reporter) as runtime:
+        yield runtime

@@ -1,0 +1,78 @@
+"""Generation in fixed chunks of prompts, each chunk with its own seed.
+
+An engine samples a whole call from one random stream, so what one prompt gets
+depends on which other prompts share the call. Cutting the prompts into chunks of a
+fixed size, each sampled with a seed derived from (call seed, chunk index), makes the
+samples a function of the seed and the prompts alone: one process generating every
+chunk and N data-parallel workers generating a share of the chunks each produce the
+same completions (bit for bit, on the same weights). The chunk size is the engine's
+batch (`rollout.micro_batch_size` sequences), so chunking costs no throughput.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import replace
+
+import torch
+
+from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
+
+
+def chunk_prompts(micro_batch_size: int, n: int) -> int:
+    """Prompts per chunk: as many as fill one engine batch of `micro_batch_size` rows."""
+    return max(1, micro_batch_size // n)
+
+
+def chunk_bounds(num_prompts: int, per_chunk: int) -> list[range]:
+    return [range(s, min(s + per_chunk, num_prompts)) for s in range(0, num_prompts, per_chunk)]
+
+
+def chunk_seed(seed: int | None, chunk_index: int) -> int | None:
+    """A well-mixed 63-bit seed per chunk (None stays None: unseeded, or greedy)."""
+    if seed is None:
+        return None
+    digest = hashlib.blake2b(f"{seed}/{chunk_index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") & (2**63 - 1)
+
+
+def generate_chunk(
+    engine: RolloutEngine,
+    prompts: list[list[int]],
+    sampling: SamplingParams,
+    chunk_index: int,
+    first_prompt: int,
+) -> list[Completion]:
+    """Completions of one chunk, `prompt_index` counted in the whole call."""
+    seeded = replace(sampling, seed=chunk_seed(sampling.seed, chunk_index))
+    completions = engine.generate(prompts, seeded)
+    for c in completions:
+        c.prompt_index += first_prompt
+    return completions
+
+
+class ChunkedRollout:
+    """Wraps an engine so that every call is generated chunk by chunk (module docstring)."""
+
+    def __init__(self, engine: RolloutEngine, per_chunk: int) -> None:
+        if per_chunk < 1:
+            raise ValueError(f"per_chunk must be >= 1, got {per_chunk}")
+        self.engine = engine
+        self.per_chunk = per_chunk
+
+    def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Completion]:
+        out: list[Completion] = []
+        for index, bounds in enumerate(chunk_bounds(len(prompts), self.per_chunk)):
+            chunk = [prompts[i] for i in bounds]
+            out += generate_chunk(self.engine, chunk, sampling, index, bounds.start)
+        return out
+
+    def update_weights(self, state: Mapping[str, torch.Tensor]) -> None:
+        self.engine.update_weights(state)
+
+    def sleep(self) -> None:
+        self.engine.sleep()
+
+    def wake(self) -> None:
+        self.engine.wake()
