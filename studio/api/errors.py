@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -25,9 +26,18 @@ def _first_message(detail: Any) -> str:
     return str(detail)
 
 
+class PayloadTooLarge(exceptions.APIException):
+    status_code = 413
+    default_code = "payload_too_large"
+    default_detail = "The request body is larger than this endpoint accepts."
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    # Django's own 404/403 (get_object_or_404, ...) get the same codes as DRF's.
-    if isinstance(exc, Http404):
+    # Django's own 404/403 (get_object_or_404, ...) get the same codes as DRF's, and a body
+    # over DATA_UPLOAD_MAX_MEMORY_SIZE a 413 in our format instead of a bare 400 page.
+    if isinstance(exc, RequestDataTooBig):
+        exc = PayloadTooLarge(f"{exc} Send a smaller body or upload a file instead.")
+    elif isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(*exc.args)

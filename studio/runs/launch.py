@@ -35,6 +35,8 @@ from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
 from studio.runs.models import Run, RunAttempt, RunStatus
 from studio.runs.tokens import issue_ingest_token
 from studio.telemetry.models import Checkpoint
+from trainer.config.schema import RunConfig
+from trainer.distributed import uses_distributed
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +151,25 @@ def _env_value(name: str, value: str) -> str:
     return value
 
 
+def entrypoint_resources(run: Run) -> tuple[float, float, int]:
+    """(CPUs, GPUs, memory bytes) Ray reserves for the job's entrypoint process.
+
+    A single-process run trains inside the entrypoint, so it reserves the whole request. A
+    distributed run (several workers, or GPUs) trains in Ray actors that reserve the
+    request through their own placement group; the entrypoint is only their controller,
+    so it takes one CPU. Reserving the request twice would leave the workers unplaceable
+    on a cluster sized for the run. The queue still counts the whole request either way.
+    """
+    if uses_distributed(RunConfig.model_validate(run.config)):
+        return 1.0, 0.0, 0
+    resources = run.resources
+    return (
+        float(resources.get("cpus", 0.0)),
+        float(resources.get("gpus", 0.0)),
+        int(float(resources.get("memory_gb", 0.0)) * 1024**3),
+    )
+
+
 def job_spec(run: Run, attempt: RunAttempt, token: str) -> JobSpec:
     config = json.dumps(trainer_config(run, attempt), sort_keys=True)
     env = {
@@ -162,14 +183,14 @@ def job_spec(run: Run, attempt: RunAttempt, token: str) -> JobSpec:
     code = run.reward_version.code if run.reward_version is not None else None
     if code is not None:
         env["RLSTUDIO_REWARD_CODE"] = _env_value("the reward function's code", code)
-    resources = run.resources
+    cpus, gpus, memory_bytes = entrypoint_resources(run)
     return JobSpec(
         submission_id=attempt.submission_id,
         entrypoint=entrypoint(code is not None),
         runtime_env={"env_vars": env},
-        num_cpus=float(resources.get("cpus", 0.0)),
-        num_gpus=float(resources.get("gpus", 0.0)),
-        memory_bytes=int(float(resources.get("memory_gb", 0.0)) * 1024**3),
+        num_cpus=cpus,
+        num_gpus=gpus,
+        memory_bytes=memory_bytes,
         metadata={
             "rlstudio_run_id": str(run.pk),
             "rlstudio_attempt": str(attempt.number),

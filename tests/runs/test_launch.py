@@ -28,13 +28,12 @@ from tests.studio.conftest import World
 
 
 def queued_run(world: World, **fields) -> Run:
-    defaults = {"config": {"checkpoint": {"dir": "var/checkpoints/demo", "resume": "never"}}}
+    defaults = {
+        "config": {"checkpoint": {"dir": "var/checkpoints/demo", "resume": "never"}},
+        "resources": {"cpus": 1.5, "gpus": 0.0, "memory_gb": 2.0},
+    }
     return Run.objects.create(
-        project=world.project,
-        name="r",
-        created_by=world.owner,
-        resources={"cpus": 1.5, "gpus": 0.0, "memory_gb": 2.0},
-        **{**defaults, **fields},
+        project=world.project, name="r", created_by=world.owner, **{**defaults, **fields}
     )
 
 
@@ -163,3 +162,19 @@ def test_a_cancel_that_lands_while_submitting_stops_the_new_job(world: World):
 
     assert launch(run.pk, ray, user_cancels) == "submitted"
     assert ray.stopped == [submission_id(run.pk, 1)]
+
+
+def test_a_distributed_run_reserves_one_cpu_for_its_controller_not_the_whole_request(
+    world: World,
+):
+    """Its workers reserve the request through their own placement group; reserving it
+    for the entrypoint too would leave them unplaceable on a cluster sized for the run."""
+    config = {
+        "checkpoint": {"dir": "var/checkpoints/demo", "resume": "never"},
+        "resources": {"num_workers": 2, "cpus_per_worker": 1.0},
+    }
+    run = queued_run(world, config=config, resources={"cpus": 2.0, "gpus": 0.0, "memory_gb": 8})
+    attempt = claim(run.pk)
+    assert attempt is not None
+    spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rli_secret")
+    assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.0, 0.0, 0)

@@ -312,3 +312,11 @@ def test_failed_writes_leave_no_audit_event(world):
 @override_settings(RLSTUDIO_CSP={"default-src": "'none'"})
 def test_the_policy_can_be_replaced_in_settings(db):
     assert APIClient().get("/api/health")["Content-Security-Policy"] == "default-src 'none'"
+
+
+def test_a_json_body_over_the_memory_bound_is_a_413_in_the_api_error_format(world, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
+    client = world.client("owner")
+    response = client.post("/api/projects/", {"name": "x" * 20_000, "slug": "big"}, format="json")
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"

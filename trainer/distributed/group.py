@@ -56,7 +56,16 @@ def place_workers(res: ResourcesConfig, timeout_s: float) -> PlacementGroup:
             "rank; use 1 (or 0 for CPU workers)"
         )
     group = placement_group([worker_bundle(res)] * res.num_workers, strategy=res.placement_strategy)
-    ready, _ = ray.wait([group.ready()], timeout=timeout_s)
+    ready, _ = ray.wait([group.ready()], timeout=min(10.0, timeout_s))
+    if not ready:  # say why the run is not starting instead of waiting in silence
+        log.warning(
+            "waiting for Ray to place %d workers of %s (free now: %s); a Ray job that "
+            "reserved the whole request for its entrypoint leaves no room for them",
+            res.num_workers,
+            worker_bundle(res),
+            ray.available_resources(),
+        )
+        ready, _ = ray.wait([group.ready()], timeout=max(0.0, timeout_s - 10.0))
     if not ready:
         remove_placement_group(group)
         raise WorkerFailed(
