@@ -3,6 +3,7 @@ test process connected to it as a driver, a recording reporter and a tiny model.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,18 +96,23 @@ def small_run(root: Path, tmp: Path, *overrides: str) -> RunConfig:
     return load_config(overrides=small_run_overrides(root, tmp) + list(overrides))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_head() -> Iterator[str]:
     """A Ray head with explicit free ports and no dashboard (the trainer's own private
     head, trainer.distributed.cluster) that this process joins as a driver; yields its
-    GCS address. Stopped, with every worker, at the end of the session."""
+    GCS address. Stopped, with every worker, at the end of the module: a Ray driver
+    exits its whole process (code 1, no message on our side) when its GCS has been
+    unreachable for a minute, so the test process must not stay connected while other
+    modules' tests start and stop Ray heads and processes around it."""
     import ray
 
-    from trainer.distributed.cluster import local_ray_head
+    from trainer.distributed.cluster import local_ray_head, restore_environ
 
+    saved = dict(os.environ)
     with local_ray_head() as head:
         head.connect()
         try:
             yield head.address
         finally:
             ray.shutdown()
+            restore_environ(saved)  # ray.init left RAY_AUTH_MODE=token etc. behind

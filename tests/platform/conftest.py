@@ -43,7 +43,7 @@ def var_dir() -> Iterator[Path]:
 
 def studio_env(var: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RLSTUDIO_")}
-    for name in ("DATABASE_URL", "REDIS_URL", "RAY_ADDRESS"):
+    for name in ("DATABASE_URL", "REDIS_URL", "RAY_ADDRESS", "RAY_AUTH_MODE"):
         env.pop(name, None)
     env["RLSTUDIO_VAR_DIR"] = str(var)
     return env

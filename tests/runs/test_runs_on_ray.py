@@ -117,10 +117,15 @@ def test_cancelling_a_running_run_stops_its_ray_job_within_10_s_and_leaves_no_tr
 
     assert run["status"] == "cancelled", run
     assert took < 10
+    # The trainer reports `cancelled` from its SIGTERM handler, before it has flushed and
+    # exited, so the run can be CANCELLED while Ray still shows the job RUNNING for the
+    # last moments of the process: the job must be STOPPED within the same 10 s.
     sid = run["attempts"][0]["submission_id"]
-    assert stack.ray_jobs()[sid].status == "STOPPED"
+    left = max(0.0, 10 - (time.monotonic() - started))
+    eventually(lambda: stack.ray_jobs()[sid].status == "STOPPED", left, "the Ray job stopped")
+    stopped = time.monotonic() - started
     eventually(lambda: not trainer_processes(run_id), 2, "no trainer process left")
-    print(f"cancel -> cancelled in {took:.2f} s")
+    print(f"cancel -> cancelled in {took:.2f} s, Ray job stopped in {stopped:.2f} s")
 
 
 def test_with_room_for_one_run_queued_runs_start_one_at_a_time_by_priority(

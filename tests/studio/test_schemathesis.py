@@ -81,13 +81,15 @@ def seeded_path(path: str, generated: dict[str, Any]) -> dict[str, Any]:
         known["number"] = 1
     if "id" in known:
         resource = path.split("/")[2]
-        known["id"] = {
+        seeded = {
             "datasets": CURRENT["dataset"],
             "reward-functions": CURRENT["function"],
             "runs": CURRENT["cancelled_run"] if path.endswith("/resume/") else CURRENT["run"],
             "samples": CURRENT["sample"],
             "tokens": CURRENT["token"],
-        }[resource]
+        }
+        # Resources without a seeded object keep the generated id (a 404 is an answer too).
+        known["id"] = seeded.get(resource, known["id"])
     return known
 
 

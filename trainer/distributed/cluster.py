@@ -112,6 +112,13 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
             head.wait(timeout=10)
 
 
+def restore_environ(saved: dict[str, str]) -> None:
+    """Make os.environ equal to `saved` again."""
+    for key in set(os.environ) - set(saved):
+        del os.environ[key]
+    os.environ.update(saved)
+
+
 @contextlib.contextmanager
 def ray_session() -> Iterator[None]:
     """Connected to Ray for the run (see the module docstring)."""
@@ -125,6 +132,10 @@ def ray_session() -> Iterator[None]:
             "to the cluster's GCS address host:port (a Ray job sets it for its entrypoint)"
         )
     with contextlib.ExitStack() as stack:
+        # ray.init writes RAY_AUTH_MODE, RAY_CLIENT_MODE and PYTHONBREAKPOINT into
+        # os.environ; put them back once disconnected, or every process this one starts
+        # later (another Ray head, a studio) inherits Ray's settings of this session.
+        stack.callback(restore_environ, dict(os.environ))
         if address:
             ray.init(address=address, log_to_driver=True)
         else:
