@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from trainer.batch import RolloutBatch, build_batch
+from tests.trainer import batches
+from tests.trainer.batches import tiny_model
+from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig
 from trainer.data_parallel import (
     SINGLE_PROCESS,
@@ -20,7 +22,6 @@ from trainer.data_parallel import (
     trim_padding,
 )
 from trainer.logprobs import response_token_stats
-from trainer.models.demo import build_model, build_tokenizer
 from trainer.update import update_actor
 
 
@@ -38,30 +39,12 @@ class RankView:
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple[torch.nn.Module, int, int]:
-    torch.manual_seed(0)
-    tokenizer = build_tokenizer()
-    model = build_model(tokenizer, "tiny", hidden_size=64, num_layers=2)
-    return model, len(tokenizer), int(tokenizer.pad_token_id)
+    return tiny_model()
 
 
 def grpo_batch(vocab: int, pad: int, seed: int, groups: int = 5, n: int = 3) -> RolloutBatch:
     """Groups of n responses of different lengths behind prompts of different lengths."""
-    g = torch.Generator().manual_seed(seed)
-
-    def tokens(low: int, high: int) -> list[int]:
-        length = int(torch.randint(low, high, (1,), generator=g))
-        return [5 + int(t) for t in torch.randint(0, vocab - 10, (length,), generator=g)]
-
-    prompts, responses, index = [], [], []
-    for group in range(groups):
-        prompt = tokens(2, 14)
-        for _ in range(n):
-            prompts.append(prompt)
-            responses.append(tokens(1, 12))
-            index.append(group)
-    batch = build_batch(prompts, responses, index, [0.0] * len(prompts), pad)
-    batch.advantages = torch.randn(batch.response_mask.shape, generator=g) * batch.response_mask
-    return batch
+    return batches.grpo_batch(vocab, pad, seed, groups, n, (2, 14), (1, 12), with_advantages=True)
 
 
 def test_shards_cover_every_row_once_and_differ_by_at_most_one_row() -> None:

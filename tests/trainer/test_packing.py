@@ -5,38 +5,23 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.trainer import batches
+from tests.trainer.batches import tiny_model
 from trainer.batch import RolloutBatch, build_batch
 from trainer.config.schema import ActorConfig
 from trainer.logprobs import compute_logprobs, response_token_stats
-from trainer.models.demo import build_model, build_tokenizer
 from trainer.packing import pack_shared_prompts
 from trainer.update import update_actor
 
 
 @pytest.fixture(scope="module")
 def tiny() -> tuple[torch.nn.Module, int, int]:
-    torch.manual_seed(0)
-    tokenizer = build_tokenizer()
-    model = build_model(tokenizer, "tiny", hidden_size=64, num_layers=2)
-    return model, len(tokenizer), int(tokenizer.pad_token_id)
+    return tiny_model()
 
 
 def grpo_batch(vocab: int, pad: int, seed: int, groups: int = 4, n: int = 3) -> RolloutBatch:
     """Groups of n responses (some empty, lengths differ) behind prompts of different length."""
-    g = torch.Generator().manual_seed(seed)
-
-    def tokens(low: int, high: int) -> list[int]:
-        length = int(torch.randint(low, high, (1,), generator=g))
-        return [5 + int(t) for t in torch.randint(0, vocab - 10, (length,), generator=g)]
-
-    prompts, responses, index = [], [], []
-    for group in range(groups):
-        prompt = tokens(2, 12)
-        for _ in range(n):
-            prompts.append(prompt)
-            responses.append(tokens(0, 8))
-            index.append(group)
-    return build_batch(prompts, responses, index, [0.0] * len(prompts), pad)
+    return batches.grpo_batch(vocab, pad, seed, groups, n, (2, 12), (0, 8))
 
 
 def test_layout_of_one_group() -> None:
