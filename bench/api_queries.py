@@ -135,19 +135,19 @@ QUERIES = [
 ]
 
 
-def database_urls() -> tuple[str, str]:
-    """(the server's URL as given, the same server's throwaway bench database)."""
+def database_urls(name: str = BENCH_DB) -> tuple[str, str]:
+    """(the server's URL as given, the same server's throwaway bench database `name`)."""
     admin = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-    return admin, urlsplit(admin)._replace(path=f"/{BENCH_DB}").geturl()
+    return admin, urlsplit(admin)._replace(path=f"/{name}").geturl()
 
 
-def recreate(admin: str, drop_only: bool = False) -> None:
+def recreate(admin: str, drop_only: bool = False, name: str = BENCH_DB) -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DB))
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
         )
         if not drop_only:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(BENCH_DB)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
 def metric_rows(run_id: int, steps: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:

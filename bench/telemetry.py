@@ -39,14 +39,19 @@ import time
 import urllib.request
 from pathlib import Path
 
-import psycopg
 import requests
-from psycopg import sql
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.api_queries import METRIC_KEYS, problem, prompt_of, response_of  # noqa: E402
+from bench.api_queries import (  # noqa: E402
+    METRIC_KEYS,
+    database_urls,
+    problem,
+    prompt_of,
+    recreate,
+    response_of,
+)
 
 BENCH_DB = "rlstudio_bench_telemetry"
 
@@ -59,22 +64,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def database_urls() -> tuple[str, str]:
-    from urllib.parse import urlsplit
-
-    admin = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-    return admin, urlsplit(admin)._replace(path=f"/{BENCH_DB}").geturl()
-
-
-def recreate(admin: str, drop_only: bool = False) -> None:
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(BENCH_DB))
-        )
-        if not drop_only:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(BENCH_DB)))
 
 
 def setup_django(database_url: str) -> None:
@@ -378,8 +367,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the bench database")
     args = parser.parse_args()
 
-    admin, bench_url = database_urls()
-    recreate(admin)
+    admin, bench_url = database_urls(BENCH_DB)
+    recreate(admin, name=BENCH_DB)
     log = Path(tempfile.mkdtemp(prefix="rls-bench-")) / "uvicorn.log"
     server = None
     try:
@@ -436,7 +425,7 @@ def main() -> None:
 
         connections.close_all()
         if not args.keep:
-            recreate(admin, drop_only=True)
+            recreate(admin, drop_only=True, name=BENCH_DB)
 
 
 if __name__ == "__main__":

@@ -101,19 +101,13 @@ def pack_shared_prompts(
         # Padding attends to itself only, so no softmax row is empty (no NaN).
         pad = torch.arange(start, width)
         mask[gi, 0, pad, pad] = True
-    as_long = torch.tensor
     return PackedBatch(
         input_ids=ids,
         position_ids=pos,
         attention_mask=mask,
-        source_rows=as_long(src_r, dtype=torch.long),
-        source_cols=as_long(src_c, dtype=torch.long),
-        batch_rows=as_long(dst_r, dtype=torch.long),
-        batch_cols=as_long(dst_c, dtype=torch.long),
+        source_rows=torch.tensor(src_r, dtype=torch.long),
+        source_cols=torch.tensor(src_c, dtype=torch.long),
+        batch_rows=torch.tensor(dst_r, dtype=torch.long),
+        batch_cols=torch.tensor(dst_c, dtype=torch.long),
         first_logit_col=first_col if src_c else 0,
     )
-
-
-def packed_fraction(packed: PackedBatch, padded_positions: int) -> float:
-    """Token positions of the packed layout over those of the padded one."""
-    return float(packed.input_ids.numel()) / max(1, padded_positions)

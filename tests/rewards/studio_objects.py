@@ -25,12 +25,14 @@ EXACT = (
 )
 
 
-def verl_parquet(answers: list[str]) -> bytes:
-    """Arithmetic rows in verl's format: prompt i asks for answer i."""
+def verl_parquet(
+    answers: list[str], data_source: str = "arith", question: str = "What is {i} + 1?"
+) -> bytes:
+    """Rows in verl's format: prompt i (`question` formatted with i) asks for answer i."""
     rows = [
         {
-            "data_source": "arith",
-            "prompt": [{"role": "user", "content": f"What is {i} + 1?"}],
+            "data_source": data_source,
+            "prompt": [{"role": "user", "content": question.format(i=i)}],
             "ability": "math",
             "reward_model": {"style": "rule", "ground_truth": answer},
             "extra_info": {"split": "train", "index": i},

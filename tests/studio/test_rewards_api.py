@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import time
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from studio.projects.models import AuditEvent
 from studio.rewards.models import RewardVersion
+from tests.rewards.studio_objects import verl_parquet
 from trainer.rewards import builtin_source
 
 needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
@@ -304,23 +302,12 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
 
 
 def verl_dataset(world, answers: list[str]) -> int:
-    rows = [
-        {
-            "data_source": "openai/gsm8k",
-            "prompt": [{"role": "user", "content": f"Question {i}?"}],
-            "ability": "math",
-            "reward_model": {"style": "rule", "ground_truth": answer},
-            "extra_info": {"split": "train", "index": i},
-        }
-        for i, answer in enumerate(answers)
-    ]
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows), buffer)
+    parquet = verl_parquet(answers, data_source="openai/gsm8k", question="Question {i}?")
     client = world.client("member")
     dataset = client.post("/api/datasets/", {"project": "alpha", "name": "g"}, format="json")
     version = client.post(
         f"/api/datasets/{dataset.json()['id']}/versions/",
-        {"file": SimpleUploadedFile("g.parquet", buffer.getvalue())},
+        {"file": SimpleUploadedFile("g.parquet", parquet)},
         format="multipart",
     )
     assert version.status_code == 201, version.json()
