@@ -44,12 +44,23 @@ def micro_weight(mask: Tensor, mini_mask_total: Tensor, mini_rows: Tensor, mode:
 
 
 def iterate_minibatches(
-    batch_size: int, mini_batch_size: int, epochs: int, generator: torch.Generator
+    group_index: Tensor, mini_batch_size: int, epochs: int, generator: torch.Generator
 ) -> Iterator[Tensor]:
-    """Row indices of each mini-batch; rows are shuffled every epoch (seeded)."""
+    """Row indices of each mini-batch, whole groups at a time.
+
+    Every epoch shuffles the groups (seeded), not the rows: the rows of a group stay
+    next to each other, as in verl, whose mini-batch size counts prompts. Micro-batches
+    cut from a mini-batch then hold whole groups, so shared-prompt packing scores each
+    prompt once per batch instead of once per micro-batch that drew one of its rows.
+    """
+    size = group_index.shape[0]
+    groups, row_group = torch.unique(group_index, return_inverse=True)
+    rows = torch.arange(size)
     for _ in range(epochs):
-        order = torch.randperm(batch_size, generator=generator)
-        for start in range(0, batch_size, mini_batch_size):
+        slot = torch.empty_like(groups)
+        slot[torch.randperm(len(groups), generator=generator)] = torch.arange(len(groups))
+        order = torch.argsort(slot[row_group] * size + rows)  # by shuffled group, then row
+        for start in range(0, size, mini_batch_size):
             yield order[start : start + mini_batch_size]
 
 
@@ -80,7 +91,9 @@ def update_actor(
     need_entropy = True  # always reported; the bonus uses it when entropy_coeff > 0
     sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
     model.train()
-    for rows in iterate_minibatches(batch.size, mini_batch_rows, cfg.ppo_epochs, generator):
+    for rows in iterate_minibatches(
+        batch.group_index.cpu(), mini_batch_rows, cfg.ppo_epochs, generator
+    ):
         mini = batch.select(rows)  # the whole mini-batch: its counts are global ones
         mask_total = mini.response_mask.sum()
         row_total = mini.response_mask.new_tensor(float(mini.size))
@@ -169,7 +182,9 @@ def update_critic(
     sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
     mode: LossAggMode = cfg.loss_agg_mode
     critic.train()
-    for rows in iterate_minibatches(batch.size, mini_batch_rows, cfg.ppo_epochs, generator):
+    for rows in iterate_minibatches(
+        batch.group_index.cpu(), mini_batch_rows, cfg.ppo_epochs, generator
+    ):
         mini = batch.select(rows)
         mask_total = mini.response_mask.sum()
         row_total = mini.response_mask.new_tensor(float(mini.size))

@@ -174,3 +174,26 @@ def test_it_refuses_to_generate_while_asleep(model, tokenizer, prompts) -> None:
         engine.generate(prompts, SamplingParams())
     engine.wake()
     assert len(engine.generate(prompts, SamplingParams(max_new_tokens=1))) == len(prompts)
+
+
+def test_the_samples_of_a_prompt_share_one_prefill(model, tokenizer, prompts) -> None:
+    engine = HFEngine(model, tokenizer, max_batch_size=64)
+    prefill_rows: list[int] = []
+
+    def record(module, args, kwargs) -> None:
+        if kwargs["input_ids"].shape[1] > 1:  # decode steps feed one token per row
+            prefill_rows.append(kwargs["input_ids"].shape[0])
+
+    handle = model.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        repeated = [prompts[0], prompts[1], prompts[0]]
+        out = engine.generate(repeated, SamplingParams(n=4, max_new_tokens=6, seed=3))
+    finally:
+        handle.remove()
+
+    assert prefill_rows == [2]  # 12 rows, 2 distinct prompts: one prefill row each
+    assert [c.prompt_index for c in out] == [0] * 4 + [1] * 4 + [2] * 4
+    assert len({tuple(c.token_ids) for c in out}) > 3  # rows sampled apart after the copy
+    for c in out:
+        expected = teacher_forced_logprobs(model, repeated[c.prompt_index], c, 1.0)
+        torch.testing.assert_close(torch.tensor(c.logprobs), expected, atol=1e-4, rtol=0)

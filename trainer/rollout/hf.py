@@ -1,8 +1,9 @@
 """`HFEngine`: the transformers rollout engine (CPU and small GPU runs).
 
 A hand-written sampling loop over `past_key_values`: one prefill of the
-left-padded prompts, then one token per step for the unfinished rows only
-(finished rows are dropped from the batch and its KV cache). It yields the
+left-padded distinct prompts (the n samples of a prompt share it, as a prefix
+cache would), then one token per step for the unfinished rows only (finished
+rows are dropped from the batch and its KV cache). It yields the
 sampling log-probabilities directly, which `model.generate` does not.
 
 Log-probabilities are ``log_softmax(logits / T)`` of the model's logits, taken
@@ -40,6 +41,13 @@ def _eos_ids(model: nn.Module, tokenizer: Any) -> set[int]:
         elif isinstance(value, list | tuple):
             ids.update(int(v) for v in value)
     return ids
+
+
+def _distinct_prompts(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]]:
+    """The distinct prompts in first-seen order, and for each row the index of its own."""
+    index: dict[tuple[int, ...], int] = {}
+    row_prompt = [index.setdefault(tuple(p), len(index)) for p in prompts]
+    return [list(p) for p in index], row_prompt
 
 
 def _filter_logits(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
@@ -150,15 +158,18 @@ class HFEngine:
         generator: torch.Generator | None,
     ) -> list[_Row]:
         batch = len(prompts)
-        width = max(len(p) for p in prompts)
-        input_ids = torch.full((batch, width), self.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((batch, width), dtype=torch.long)
-        for b, prompt in enumerate(prompts):  # left padding
+        # The n samples of a prompt share its prefill: run it once per distinct prompt,
+        # then give every row a copy of its prompt's KV cache and last logits.
+        distinct, row_prompt = _distinct_prompts(prompts)
+        width = max(len(p) for p in distinct)
+        input_ids = torch.full((len(distinct), width), self.pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(distinct), width), dtype=torch.long)
+        for b, prompt in enumerate(distinct):  # left padding
             input_ids[b, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
             attention_mask[b, width - len(prompt) :] = 1
-        input_ids = input_ids.to(self.device)  # (B, P)
-        attention_mask = attention_mask.to(self.device)  # (B, P)
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (B, P)
+        input_ids = input_ids.to(self.device)  # (U, P)
+        attention_mask = attention_mask.to(self.device)  # (U, P)
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (U, P)
 
         rows = [_Row(prompt_index=i) for i in prompt_indices]
         active = torch.arange(batch, device=self.device)  # rows of `rows` still generating
@@ -170,8 +181,16 @@ class HFEngine:
             logits_to_keep=1,
         )
         cache = out.past_key_values
-        logits = out.logits[:, -1, :].float()  # (A, V)
-        next_pos = position_ids[:, -1] + 1  # (A,)
+        logits = out.logits[:, -1, :].float()  # (U, V)
+        next_pos = position_ids[:, -1] + 1  # (U,)
+        if len(distinct) < batch:
+            expand = torch.tensor(row_prompt, device=self.device)  # (B,) row -> prompt
+            cache.batch_select_indices(expand)
+            logits, attention_mask, next_pos = (
+                logits[expand],
+                attention_mask[expand],
+                next_pos[expand],
+            )
         stop_window = 4 * max((len(s) for s in sampling.stop), default=0) + 8
 
         for step in range(sampling.max_new_tokens):
