@@ -53,14 +53,12 @@ def iterate_minibatches(
     cut from a mini-batch then hold whole groups, so shared-prompt packing scores each
     prompt once per batch instead of once per micro-batch that drew one of its rows.
     """
-    size = group_index.shape[0]
     groups, row_group = torch.unique(group_index, return_inverse=True)
-    rows = torch.arange(size)
     for _ in range(epochs):
-        slot = torch.empty_like(groups)
+        slot = torch.empty_like(groups)  # each group's place in this epoch's order
         slot[torch.randperm(len(groups), generator=generator)] = torch.arange(len(groups))
-        order = torch.argsort(slot[row_group] * size + rows)  # by shuffled group, then row
-        for start in range(0, size, mini_batch_size):
+        order = torch.argsort(slot[row_group], stable=True)  # rows of a group in row order
+        for start in range(0, len(order), mini_batch_size):
             yield order[start : start + mini_batch_size]
 
 
