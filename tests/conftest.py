@@ -51,3 +51,17 @@ def demo_assets() -> Path:
             shutil.rmtree(root, ignore_errors=True)
             building.rename(root)
     return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fast_password_hashing():
+    """Hash test passwords with MD5 instead of PBKDF2. PBKDF2's million rounds cost ~0.33 s
+    of CPU a password here and the studio tests create users for nearly every test; no test
+    is about the hasher. Servers that tests start in subprocesses keep the real settings
+    (they check tokens and their own users' passwords, never these)."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
+    with override_settings(PASSWORD_HASHERS=hashers):
+        yield
