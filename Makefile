@@ -8,8 +8,10 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 FRONTEND_STAMP := frontend/dist/.built
+# Playwright drives Debian's chromium; it must never fetch a browser of its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
-.PHONY: up test install frontend lint typecheck importlint pytest frontend-test clean-var help
+.PHONY: up test install frontend browser lint typecheck importlint pytest frontend-test clean-var help
 
 help:
 	@echo "make up    - install, build, migrate, seed a demo and start the whole studio"
@@ -41,10 +43,18 @@ $(FRONTEND_STAMP): frontend/node_modules/.package-lock.json $(shell find fronten
 
 frontend: $(FRONTEND_STAMP)
 
+# The browser tests drive Debian's chromium through Playwright; no tool may
+# download a browser of its own. Installed with apt when missing (needs root).
+browser:
+	@if [ ! -x /usr/lib/chromium/chromium ]; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
 up: install frontend
 	$(VENV)/bin/rlstudio up
 
-test: install frontend
+test: install frontend browser
 	bash scripts/test.sh
 
 clean-var:
