@@ -114,7 +114,7 @@ def test_apps_have_probes_requests_non_root_users_and_what_they_mount_exists(
     deployments = by_kind(overlay, "Deployment")
     claims = set(by_kind(overlay, "PersistentVolumeClaim"))
     configs, secrets = set(by_kind(overlay, "ConfigMap")), set(by_kind(overlay, "Secret"))
-    pods = [deployments[name]["spec"]["template"]["spec"] for name in APPS]
+    pods = [deployments[name]["spec"]["template"]["spec"] for name in APPS if "worker" not in name]
     pods.append(by_kind(overlay, "Job")["rlstudio-migrate"]["spec"]["template"]["spec"])
     [cluster] = by_kind(overlay, "RayCluster").values()
     pods.append(cluster["spec"]["headGroupSpec"]["template"]["spec"])
@@ -132,6 +132,10 @@ def test_apps_have_probes_requests_non_root_users_and_what_they_mount_exists(
                     assert source["configMapRef"]["name"] in configs
                 if "secretRef" in source:
                     assert source["secretRef"]["name"] in secrets
+    # The Celery worker is root for the reward sandbox, with that one capability only.
+    worker = deployments["rlstudio-worker"]["spec"]["template"]["spec"]
+    assert worker["containers"][0]["securityContext"]["capabilities"] == {"add": ["SYS_ADMIN"]}
+    assert worker["containers"][0]["securityContext"]["allowPrivilegeEscalation"] is False
     for name in ("rlstudio-web", "rlstudio-worker"):
         [container] = deployments[name]["spec"]["template"]["spec"]["containers"]
         assert "readinessProbe" in container and "livenessProbe" in container, name
