@@ -44,3 +44,13 @@ def test_check_deploy_fails_on_a_weak_setting() -> None:
 
     assert done.returncode != 0
     assert "security.W004" in done.stderr + done.stdout
+
+
+def test_a_checkpoint_root_that_is_a_url_is_refused_naming_the_setting() -> None:
+    env = production_env()
+    env["RLSTUDIO_CHECKPOINT_ROOT"] = "s3://bucket/checkpoints"
+
+    done = check_deploy(env)
+
+    assert done.returncode != 0
+    assert "RLSTUDIO_CHECKPOINT_ROOT='s3://bucket/checkpoints' must be an absolute" in (done.stderr)
