@@ -71,7 +71,7 @@ def browser_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
         yield
         return
     with django_db_blocker.unblock():
-        created = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+        created = setup_databases(verbosity=0, interactive=False, aliases={"default": True})
     try:
         yield
     finally:

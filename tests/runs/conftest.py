@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,8 +30,6 @@ from tests.live import (
     start_celery_worker,
     start_ray_head,
     start_web_server,
-    studio_env,
-    wait_for,
 )
 from tests.studio.conftest import world  # noqa: F401 - the API tests' project and users
 
