@@ -2239,6 +2239,13 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
+            /**
+             * Format: double
+             * @description Seconds from start to finish (to now while running); null before it starts.
+             */
+            readonly duration_s: number | null;
+            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
+            readonly reward_sparkline: number[];
         };
         RunAlert: {
             readonly id: number;
@@ -2326,6 +2333,13 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
+            /**
+             * Format: double
+             * @description Seconds from start to finish (to now while running); null before it starts.
+             */
+            readonly duration_s: number | null;
+            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
+            readonly reward_sparkline: number[];
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;
