@@ -8,7 +8,7 @@ import psutil
 import pytest
 
 from trainer.rewards import RewardRequest
-from trainer.rewards.sandbox import SandboxLimits
+from trainer.rewards.sandbox.pool import SandboxLimits
 
 SANDBOX_UID = SandboxLimits().uid
 

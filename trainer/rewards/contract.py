@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from trainer.rewards.errors import InvalidReturn
-from trainer.rewards.values import (
+from trainer.rewards.sandbox.values import (
     MAX_COMPONENTS,
     as_finite_float,
     parse_return,

@@ -24,7 +24,6 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from trainer.rewards import wire
 from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
 from trainer.rewards.contract import RewardRequest, RewardResult, RewardScorer, error_result
 from trainer.rewards.errors import SandboxUnavailableError
@@ -35,7 +34,8 @@ from trainer.rewards.loader import (
     load_reward,
     read_reward_file,
 )
-from trainer.rewards.worker import GRACE_S, Worker, shutdown
+from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox.worker import GRACE_S, Worker, shutdown
 
 if TYPE_CHECKING:
     from trainer.config.schema import RewardConfig

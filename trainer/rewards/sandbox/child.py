@@ -24,10 +24,10 @@ import traceback
 from types import CodeType
 from typing import Any, NoReturn
 
-from trainer.rewards import hardening
 from trainer.rewards.errors import RewardCodeError
+from trainer.rewards.sandbox import hardening
+from trainer.rewards.sandbox.values import wire_error, wire_from_return
 from trainer.rewards.signature import BATCH_ARGS, SINGLE_ARGS, describe_exception, find_reward
-from trainer.rewards.values import wire_error, wire_from_return
 
 SETUP_FAILED_EXIT = 71  # the child could not apply a protection the probe said works
 FILENAME = "<reward>"

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trainer.rewards import wire
 from trainer.rewards.errors import RewardCodeError, SandboxUnavailableError
+from trainer.rewards.sandbox import wire
 
 BOOTSTRAP = (
-    "import sys; sys.path.insert(0, {path!r}); import trainer.rewards.zygote as z; "
+    "import sys; sys.path.insert(0, {path!r}); import trainer.rewards.sandbox.zygote as z; "
     "sys.path.remove({path!r}); z.main()"
 )
 ZYGOTE_ENV = {
@@ -42,7 +42,7 @@ class Worker:
         return self.proc.pid if self.proc else None
 
     def spawn(self) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])
+        package_root = str(Path(__file__).resolve().parents[3])
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", BOOTSTRAP.format(path=package_root)],
             stdin=subprocess.PIPE,

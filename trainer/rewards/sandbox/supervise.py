@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from trainer.rewards import hardening
-from trainer.rewards.proctree import anon_bytes, descendants, kill_tree, read_children
+from trainer.rewards.sandbox import hardening
+from trainer.rewards.sandbox.proctree import anon_bytes, descendants, kill_tree, read_children
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024
 WATCHDOG_FIRST_S = 0.01

@@ -23,8 +23,8 @@ import sys
 import sysconfig
 from typing import Any
 
-from trainer.rewards import child, hardening, proctree, supervise, wire
-from trainer.rewards.values import validate_wire, wire_error
+from trainer.rewards.sandbox import child, hardening, proctree, supervise, wire
+from trainer.rewards.sandbox.values import validate_wire, wire_error
 
 # Only what the sandbox's own code needs: every preloaded page makes each fork slower. The
 # modules the user's code imports (found statically) are preloaded on top.
