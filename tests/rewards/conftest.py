@@ -8,9 +8,7 @@ import psutil
 import pytest
 
 from trainer.rewards import RewardRequest
-from trainer.rewards.sandbox.pool import SandboxLimits
-
-SANDBOX_UID = SandboxLimits().uid
+from trainer.rewards.sandbox.zygote import UID_BASE
 
 
 def request(
@@ -25,11 +23,12 @@ def request(
 
 
 def sandbox_processes() -> list[psutil.Process]:
-    """Processes running as the sandbox uid (none may outlive a call)."""
+    """Processes running as a sandbox uid (each worker has its own; none may outlive a
+    call)."""
     found = []
     for proc in psutil.process_iter(["uids"]):
         uids = proc.info["uids"]
-        if uids is not None and SANDBOX_UID in (uids.real, uids.effective):
+        if uids is not None and max(uids.real, uids.effective) >= UID_BASE:
             found.append(proc)
     return found
 

@@ -1,36 +1,34 @@
-"""The sandboxed side: harden a template process, load the user's code, fork per request.
+"""The sandboxed side: harden a template process, then fork a fresh call per request.
 
 The template is forked (via a one-shot helper) from the warm zygote for each chunk of
 requests and is pid 1 of its own PID namespace, still root on entry. Order matters:
 descriptors and rlimits first (root may set any limit), then the uid drop, then prctl
 flags, Landlock and seccomp (which would forbid the earlier steps). The interpreter and
 trusted modules were loaded by the zygote, so nothing here needs to read /root/.pyenv.
-Each request then runs in a fresh fork of the template, so no call sees another's
-state; after each, the template kills everything left in its namespace.
+
+The template never runs user code: each request (the whole chunk for the batch form)
+runs the module and the function in a fresh fork (see `call`), so no call sees
+another's state, and only the template, whose code is ours, writes to the zygote.
+After each call the template kills everything left in its namespace.
 """
 
 from __future__ import annotations
 
-import builtins
-import contextlib
-import gc
 import json
 import os
 import resource
-import select
 import signal
-import sys
-import traceback
 from types import CodeType
 from typing import Any, NoReturn
 
-from trainer.rewards.errors import RewardCodeError
 from trainer.rewards.sandbox import hardening
-from trainer.rewards.sandbox.values import wire_error, wire_from_return
-from trainer.rewards.signature import BATCH_ARGS, SINGLE_ARGS, describe_exception, find_reward
+from trainer.rewards.sandbox.call import FILENAME, CallOutcome, run_call
+from trainer.rewards.sandbox.proctree import describe_status
+from trainer.rewards.sandbox.values import wire_error
+
+__all__ = ["FILENAME", "PROTECTIONS", "SETUP_FAILED_EXIT", "ChildPlan", "run_template"]
 
 SETUP_FAILED_EXIT = 71  # the child could not apply a protection the probe said works
-FILENAME = "<reward>"
 PROTECTIONS = (
     "unprivileged_uid",
     "network_namespace",
@@ -167,15 +165,15 @@ def _set_env(scratch: str) -> None:
 
 
 class _Channel:
-    """JSON lines to the zygote, written with functions bound before user code runs."""
+    """JSON lines to the zygote. Only the template writes here; no call holds it."""
 
     def __init__(self, fd: int) -> None:
-        self.fd, self._write, self._dumps = fd, os.write, json.dumps
+        self.fd = fd
 
     def send(self, **message: Any) -> None:
-        view = memoryview((self._dumps(message, allow_nan=False) + "\n").encode())
+        view = memoryview((json.dumps(message, allow_nan=False) + "\n").encode())
         while view:
-            view = view[self._write(self.fd, view) :]
+            view = view[os.write(self.fd, view) :]
 
 
 def run_template(
@@ -187,175 +185,63 @@ def run_template(
     result_w: int,
     probe: bool,
 ) -> NoReturn:
-    """The per-chunk template process: harden, load the user's code once, then run each
-    request (the whole chunk for the batch form) in a fresh fork, one after the other."""
-    exit_now = os._exit
+    """The per-chunk template process: harden, then run each request (the whole chunk for
+    the batch form) in a fresh fork, one after the other; the probe loads the module once."""
     try:
         achieved = _harden(plan, scratch, out_w, probe, len(requests) if batch else 1)
+        # pid 1 only gets the signals it has a handler for: leave it none a call could send.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         _clean_process((result_w,), scratch)
         channel = _Channel(result_w)
-        loaded = _load(plan, channel)
-        if loaded is None:
-            exit_now(0)
         if probe:
-            channel.send(
-                k="probe",
-                batch=loaded[1] is not None,
-                isolation={k: achieved.get(k, False) for k in PROTECTIONS},
-            )
-            exit_now(0)
-        channel.send(k="ready", batch=loaded[1] is not None)
+            loaded = _run(plan, [], False, scratch, 0, result_w)
+            if loaded.load_error or loaded.results is None:
+                channel.send(k="load_error", msg=loaded.load_error or _no_result(loaded))
+            else:
+                channel.send(
+                    k="probe",
+                    batch=loaded.batch,
+                    isolation={k: achieved.get(k, False) for k in PROTECTIONS},
+                )
+            os._exit(0)
+        channel.send(k="ready")
         units = [list(range(len(requests)))] if batch else [[i] for i in range(len(requests))]
         for number, indices in enumerate(units):
             channel.send(k="start", i=number)
-            status, output, dropped = _fork_call(
-                loaded,
-                [requests[i] for i in indices],
-                batch,
-                number,
-                scratch,
-                channel,
-                plan.output_bytes,
+            call = _run(plan, [requests[i] for i in indices], batch, scratch, number, result_w)
+            if call.load_error:
+                channel.send(k="result", i=number, v=[wire_error(call.load_error)] * len(indices))
+            elif call.results is not None:
+                channel.send(k="result", i=number, v=call.results)
+            channel.send(
+                k="exit", i=number, s=call.status, o=call.output, d=call.dropped, p=call.problem
             )
-            channel.send(k="exit", i=number, s=status, o=output, d=dropped)
     except BaseException:
-        exit_now(70)
-    exit_now(0)
+        os._exit(70)
+    os._exit(0)
 
 
-Loaded = tuple[Any, Any]  # (per-sample function or None, batch function or None)
-
-
-def _load(plan: ChildPlan, channel: _Channel) -> Loaded | None:
-    namespace: dict[str, Any] = {
-        "__name__": "reward_module",
-        "__file__": FILENAME,
-        "__builtins__": builtins,
-    }
-    try:
-        exec(plan.code, namespace)
-        loaded = find_reward(namespace, plan.function_name)
-        gc.freeze()  # each request's fork then leaves the module's objects alone
-        return loaded
-    except RewardCodeError as exc:
-        channel.send(k="load_error", msg=str(exc))
-    except BaseException as exc:
-        _print_traceback()
-        channel.send(
-            k="load_error",
-            msg="the reward code raised while loading: " + describe_exception(exc, FILENAME),
-        )
-    return None
-
-
-def _fork_call(
-    loaded: Loaded,
+def _run(
+    plan: ChildPlan,
     requests: list[list[Any]],
     batch: bool,
-    number: int,
     scratch: str,
-    channel: _Channel,
-    output_bytes: int,
-) -> tuple[int, str, int]:
-    """Run one unit in a fresh fork and collect its output; afterwards, as pid 1 of the
-    namespace, kill whatever it left behind. Returns (wait status, output, bytes dropped)."""
-    workdir = os.path.join(scratch, f"r{number}")
-    os.mkdir(workdir, 0o700)
-    out_r, out_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.dup2(out_w, 1)
-            os.dup2(out_w, 2)
-            os.close(out_r)
-            os.close(out_w)
-            os.chdir(workdir)
-            os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-            channel.send(k="result", i=number, v=_call(loaded, requests, batch))
-            _flush_std()
-        except BaseException:
-            os._exit(70)
-        os._exit(0)
-    os.close(out_w)
-    output = bytearray()
-    dropped = 0
-
-    def read_some() -> bool:
-        nonlocal dropped
-        try:
-            chunk = os.read(out_r, 1 << 16)
-        except BlockingIOError:
-            return False
-        room = max(0, output_bytes - len(output))
-        output.extend(chunk[:room])
-        dropped += len(chunk) - min(room, len(chunk))
-        return bool(chunk)
-
-    pidfd = os.pidfd_open(pid)
-    poller = select.poll()
-    poller.register(out_r, select.POLLIN)
-    poller.register(pidfd, select.POLLIN)
-    open_output = True
-    while True:
-        events = dict(poller.poll())
-        if pidfd in events:
-            break
-        if out_r in events and open_output and not read_some():
-            poller.unregister(out_r)
-            open_output = False
-    os.close(pidfd)
-    status = 0
-    if os.getpid() == 1:  # pid 1 of our namespace: nothing else in it may survive the call
-        with contextlib.suppress(OSError):
-            os.kill(-1, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            while True:
-                reaped, st = os.waitpid(-1, 0)
-                if reaped == pid:
-                    status = st
-        while read_some():  # every writer is dead now: this ends at end of file
-            pass
-    else:
-        _, status = os.waitpid(pid, 0)
-        os.set_blocking(out_r, False)
-        while read_some():
-            pass
-    os.close(out_r)
-    return status, output.decode("utf-8", errors="replace"), dropped
+    number: int,
+    result_w: int,
+) -> CallOutcome:
+    return run_call(
+        plan.code,
+        plan.function_name,
+        requests,
+        batch,
+        os.path.join(scratch, f"r{number}"),
+        plan.output_bytes,
+        (result_w,),
+    )
 
 
-def _flush_std() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
-
-
-def _call(loaded: Loaded, requests: list[list[Any]], batch: bool) -> list[dict[str, Any]]:
-    fn, batch_fn = loaded
-    try:
-        if batch and batch_fn is not None:
-            columns = {name: [r[i] for r in requests] for i, name in enumerate(BATCH_ARGS)}
-            values = batch_fn(**columns)
-            if not isinstance(values, (list, tuple)) or len(values) != len(requests):
-                got = (
-                    f"{len(values)} values"
-                    if isinstance(values, (list, tuple))
-                    else (type(values).__name__)
-                )
-                reason = (
-                    f"invalid return: the batch function returned {got} for "
-                    f"{len(requests)} requests; return a list, one reward per request"
-                )
-                return [wire_error(reason)] * len(requests)
-            return [wire_from_return(v) for v in values]
-        (request,) = requests
-        return [wire_from_return(fn(**dict(zip(SINGLE_ARGS, request, strict=True))))]
-    except BaseException as exc:
-        _print_traceback()
-        return [wire_error(f"exception: {describe_exception(exc, FILENAME)}")] * len(requests)
-
-
-def _print_traceback() -> None:
-    # The user's code may have closed or replaced sys.stderr: never fail because of it.
-    with contextlib.suppress(BaseException):
-        traceback.print_exc()
+def _no_result(call: CallOutcome) -> str:
+    why = call.problem or describe_status(call.status)
+    return f"loading the reward code failed: {why}" + (
+        f"\n{call.output.strip()[-2000:]}" if call.output.strip() else ""
+    )

@@ -60,6 +60,7 @@ class Unit:
     def __init__(self) -> None:
         self.status: int | None = None  # os.waitpid status of the fork that ran it
         self.killed = ""  # why the zygote killed it
+        self.problem = ""  # why the template refused its result (too large, malformed)
         self.started = 0.0
         self.result: Any = None  # the "v" the child sent (validated later)
         self.output = bytearray()
@@ -233,13 +234,17 @@ class _Watch:
                 return eof
 
     def _handle(self, line: bytes) -> None:
+        """One line from the template. The template runs no user code, but everything is
+        still checked and bounded here: a bad line is dropped, never an exception."""
         try:
             message = json.loads(line)
-            kind = message["k"]
-        except (ValueError, TypeError, KeyError):
-            return  # garbage written by user code: ignored, the unit then has no result
+        except (ValueError, RecursionError, MemoryError):
+            return
+        if not isinstance(message, dict):
+            return
+        kind = message.get("k")
         number = message.get("i")
-        valid = isinstance(number, int) and 0 <= number < len(self.outcome.units)
+        valid = type(number) is int and 0 <= number < len(self.outcome.units)
         if kind in ("ready", "probe", "load_error"):
             self.outcome.messages.append(message)
             self.deadline = time.monotonic() + self.load_timeout_s
@@ -251,13 +256,15 @@ class _Watch:
             self.outcome.units[number].result = message.get("v")
         elif kind == "exit" and valid and number == self.current:
             unit = self.outcome.units[number]
-            output, dropped = message.get("o"), message.get("d")
+            output, dropped, problem = message.get("o"), message.get("d"), message.get("p")
             if isinstance(output, str):
                 unit.output += output.encode("utf-8", errors="replace")[: self.output_bytes]
-            if isinstance(dropped, int):
-                unit.output_dropped += max(0, dropped)
+            if type(dropped) is int:
+                unit.output_dropped += min(max(0, dropped), MAX_RESULT_BYTES << 10)
+            if isinstance(problem, str) and problem:
+                unit.problem = problem[:300]
             status = message.get("s")
-            self._finish(number, status if isinstance(status, int) else None)
+            self._finish(number, status if type(status) is int and 0 <= status <= 0xFFFF else None)
             self.deadline = time.monotonic() + self.load_timeout_s
 
     def _finish(self, number: int, status: int | None) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from trainer.rewards.errors import RewardCodeError, SandboxUnavailableError
 from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox.values import escape_text
 
 BOOTSTRAP = (
     "import sys; sys.path.insert(0, {path!r}); import trainer.rewards.sandbox.zygote as z; "
@@ -72,7 +73,7 @@ class Worker:
         if not ready["ok"]:
             self.kill()
             if "code_error" in ready:
-                raise RewardCodeError(ready["code_error"])
+                raise RewardCodeError(escape_text(str(ready["code_error"])))
             raise SandboxUnavailableError(ready["error"])
         self.isolation = dict(ready["isolation"])
         self.batch = bool(ready["batch"])
