@@ -96,10 +96,13 @@ def _read_result(status: int, output: str, dropped: int, raw: bytes, count: int)
     """Parse and re-validate what the fork wrote. Any failure (malformed, deeply nested,
     wrong shape) is the call's own problem, never the template's."""
     outcome = CallOutcome(status, output, dropped, None)
-    if not raw:
+    # The harness writes its line last, after the user's code returned: whatever that code
+    # wrote on the pipe before (it holds the descriptor) is ignored.
+    last = raw.rstrip(b"\n").rpartition(b"\n")[2]
+    if not last:
         return outcome
     try:
-        message = json.loads(raw)
+        message = json.loads(last)
         if not isinstance(message, dict):
             raise ValueError("not an object")
         if "load_error" in message:

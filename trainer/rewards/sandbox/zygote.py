@@ -258,9 +258,9 @@ class Zygote:
             if number == 0 and prefix:
                 output = prefix + output
             reason = unit.killed or outcome.killed or load_error or unit.problem
+            # Postgres refuses NUL (and the decoding above already replaced bytes that are
+            # not UTF-8): a row that printed one fails, with its output kept, escaped.
             problem = text_problem(output, "the output")
-            if problem and not reason:
-                reason = f"invalid output: {problem}"
             output = escape_text(output)
             if not reason and unit.status is None:
                 reason = "not run: " + _status_reason(outcome.template_status, output)
@@ -270,6 +270,8 @@ class Zygote:
             elapsed_ms = unit.elapsed_s * 1000 / count
             for k in range(count):
                 wire_result = wire_error(reason) if reason else validate_wire(raw[k])
+                if problem and not wire_result["error"]:
+                    wire_result = wire_error(f"invalid output: {problem}")
                 wire_result["elapsed_ms"] = elapsed_ms
                 wire_result["output"] = output if k == 0 else ""
                 results.append(wire_result)
