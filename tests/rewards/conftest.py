@@ -46,3 +46,18 @@ def wait_for_no_sandbox_processes(timeout_s: float = 3.0) -> list[psutil.Process
 def no_leftover_processes():
     yield
     assert wait_for_no_sandbox_processes() == []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say loudly when sandbox tests were skipped (not root, say): a green run that never
+    tried an attack proves nothing about the sandbox."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+        if "sandbox" in reason.lower():
+            reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in reasons.items():
+        terminalreporter.write_line(
+            f"!!! SANDBOX SUITES SKIPPED: {count} tests: {reason} !!!", red=True, bold=True
+        )
