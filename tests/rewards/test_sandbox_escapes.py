@@ -21,7 +21,8 @@ from tests.rewards.conftest import request, sandbox_processes, wait_for_no_sandb
 from trainer.rewards import SandboxLimits, SandboxPool
 from trainer.rewards.sandbox.zygote import UID_BASE
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+NEEDS_ROOT = "full sandbox needs root here"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason=NEEDS_ROOT)
 
 LIMITS = SandboxLimits(timeout_s=1.0, memory_mb=128, output_bytes=4096, max_processes=16)
 
@@ -208,6 +209,8 @@ def _files_owned_by_the_sandbox() -> list[str]:
 
 @pytest.fixture(scope="module")
 def pool():
+    if os.geteuid() != 0:
+        pytest.skip(NEEDS_ROOT)  # every test using the pool: the summary says so loudly
     with SandboxPool(ESCAPES, limits=LIMITS) as sandbox:
         yield sandbox
 
@@ -323,6 +326,7 @@ def test_signalling_the_template_stops_nothing(attack):
     assert (result.score, result.error) == (1.0, "")
 
 
+@needs_root
 def test_hostile_module_level_code_cannot_forge_results_either(no_leftover_processes):
     code = (
         "import json, os\n"
@@ -411,3 +415,33 @@ def test_a_pool_holding_all_its_processes_does_not_stop_another_pool(pool):
     (after,) = pool.score_batch([request("ok")])
     assert (after.score, after.error) == (1.0, "")
     assert wait_for_no_sandbox_processes() == []
+
+
+# --- the supervisor's own bounds (no sandbox needed: one function, fed by hand) -----------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"[" * 200_000,
+        b'{"k": "exit", "i": 0, "s": 99999999999999999999999999}',
+        b'{"k": "exit", "i": 0, "s": -1, "d": 1e308, "o": 5, "p": []}',
+        b'{"k": "start", "i": true}',
+        b'{"k": "start", "i": 10000000000000000000000}',
+        b'{"k": "result", "i": -1, "v": 1}',
+        b'"just a string"',
+        b"\xff\xfe\x00garbage",
+        b"1" * 5000,
+    ],
+)
+def test_the_supervisor_drops_malformed_lines_without_raising(line):
+    from trainer.rewards.sandbox.supervise import _Watch
+
+    watch = _Watch(0, -1, -1, 2, 1.0, 1.0, 1 << 20, 4096, 0, -1)
+    watch._handle(b'{"k": "start", "i": 0}')
+    watch.outcome.template_status = 0
+    watch._read_output = lambda everything=False: False  # no pipe in this unit test
+    watch._handle(line)
+    statuses = [unit.status for unit in watch.outcome.units]
+    assert all(s is None or 0 <= s <= 0xFFFF for s in statuses)
+    assert all(unit.output_dropped >= 0 for unit in watch.outcome.units)

@@ -243,28 +243,26 @@ class _Watch:
         if not isinstance(message, dict):
             return
         kind = message.get("k")
-        number = message.get("i")
-        valid = type(number) is int and 0 <= number < len(self.outcome.units)
+        number = _bounded_int(message.get("i"), len(self.outcome.units) - 1)
         if kind in ("ready", "probe", "load_error"):
             self.outcome.messages.append(message)
             self.deadline = time.monotonic() + self.load_timeout_s
-        elif kind == "start" and valid and self.current is None:
+        elif kind == "start" and number is not None and self.current is None:
             self.current = number
             self.outcome.units[number].started = time.monotonic()
             self.deadline = time.monotonic() + self.unit_timeout_s
-        elif kind == "result" and valid and self.outcome.units[number].result is None:
+        elif kind == "result" and number is not None and self.outcome.units[number].result is None:
             self.outcome.units[number].result = message.get("v")
-        elif kind == "exit" and valid and number == self.current:
+        elif kind == "exit" and number is not None and number == self.current:
             unit = self.outcome.units[number]
             output, dropped, problem = message.get("o"), message.get("d"), message.get("p")
             if isinstance(output, str):
                 unit.output += output.encode("utf-8", errors="replace")[: self.output_bytes]
-            if type(dropped) is int:
-                unit.output_dropped += min(max(0, dropped), MAX_RESULT_BYTES << 10)
+            unit.output_dropped += _bounded_int(dropped, MAX_RESULT_BYTES << 10) or 0
             if isinstance(problem, str) and problem:
                 unit.problem = problem[:300]
             status = message.get("s")
-            self._finish(number, status if type(status) is int and 0 <= status <= 0xFFFF else None)
+            self._finish(number, _bounded_int(status, 0xFFFF))
             self.deadline = time.monotonic() + self.load_timeout_s
 
     def _finish(self, number: int, status: int | None) -> None:
@@ -324,3 +322,10 @@ class _Watch:
                     os.kill(p, signal.SIGKILL)
             if not below:
                 break
+
+
+def _bounded_int(value: Any, high: int) -> int | None:
+    """``value`` when it is an int in [0, high] (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+        return None
+    return value
