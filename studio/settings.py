@@ -257,6 +257,9 @@ LOGGING = {
 if PRODUCTION:
     SECURE_SSL_REDIRECT = os.environ.get("SECURE_SSL_REDIRECT", "1") == "1"
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # Served over plain HTTP inside the cluster, never redirected: health probes, and the
+    # trainers' ingest and dataset requests to RLSTUDIO_URL (docs/deploy.md).
+    SECURE_REDIRECT_EXEMPT = [r"^api/health$", r"^api/ingest/"]
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

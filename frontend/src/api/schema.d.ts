@@ -1030,6 +1030,8 @@ export interface components {
             finished_at?: string | null;
             ray_status?: string;
             exit_message?: string;
+            /** @description Where Ray put the attempt, one entry per node: read from Ray while the job runs (empty until then, or if it ended before it was read). */
+            readonly placement: components["schemas"]["NodeShare"][];
         };
         AuditEvent: {
             readonly id: number;
@@ -1558,6 +1560,32 @@ export interface components {
         NamedCount: {
             name: string;
             count: number;
+        };
+        /** @description studio.runs.jobs.NodeShare: what one Ray node holds for an attempt. */
+        NodeShare: {
+            /** @description Ray's node id. */
+            node_id: string;
+            /** @description The node's address in the Ray cluster. */
+            node_ip: string;
+            /** @description The job's entrypoint runs here (a distributed run's controller). */
+            entrypoint: boolean;
+            /** @description Trainer workers (FSDP ranks) placed here. */
+            workers: number;
+            /**
+             * Format: double
+             * @description CPUs reserved here for the attempt.
+             */
+            cpus: number;
+            /**
+             * Format: double
+             * @description GPUs reserved here for the attempt.
+             */
+            gpus: number;
+            /**
+             * Format: double
+             * @description Memory reserved here for the attempt, GiB.
+             */
+            memory_gb: number;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
