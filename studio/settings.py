@@ -211,9 +211,9 @@ RLSTUDIO_DEMO_MODEL_DIR = Path(
     os.environ.get("RLSTUDIO_DEMO_MODEL_DIR", str(var_dir() / "demo-model"))
 )
 # Refuse to run user reward code when a sandbox protection is missing on this host
-# (on by default in production; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow).
+# (always by default; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow less).
 RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION = (
-    os.environ.get("RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION", "1" if PRODUCTION else "0") == "1"
+    os.environ.get("RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION", "1") == "1"
 )
 
 # Live streams (Server-Sent Events, docs/telemetry.md): a comment line after this many

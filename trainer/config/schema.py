@@ -216,7 +216,9 @@ class RewardConfig(Section):
     )
     custom_name: str = Field("compute_score", description="Function name in `custom_path`.")
     executor: Literal["inprocess", "sandbox"] = Field(
-        "inprocess", description="Run rewards in-process (trusted code) or in the sandbox pool."
+        "sandbox",
+        description="Run rewards in the sandbox pool, or `inprocess`: inside the trainer "
+        "process, unsandboxed (trusted code only; logged as a warning; refused by the studio).",
     )
     max_error_rate: float = Field(
         0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
