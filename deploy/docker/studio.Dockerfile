@@ -31,11 +31,13 @@ COPY workers/ workers/
 RUN pip install . "ray[default]==2.60.0" && pip uninstall -y rlstudio
 
 # --- 3. the runtime: no compilers, no node, a non-root user ------------------------------
+# /var/lib/rlstudio/media exists and is the user's, so an empty named volume mounted
+# there (compose) starts with that ownership.
 FROM python:3.11.11-slim-bookworm AS studio
 RUN groupadd --system --gid 10001 rlstudio \
     && useradd --system --uid 10001 --gid rlstudio --home-dir /app --shell /usr/sbin/nologin rlstudio \
-    && mkdir -p /var/lib/rlstudio /app \
-    && chown rlstudio:rlstudio /var/lib/rlstudio
+    && mkdir -p /var/lib/rlstudio/media /app \
+    && chown -R rlstudio:rlstudio /var/lib/rlstudio
 COPY --from=python-deps /opt/venv /opt/venv
 WORKDIR /app
 COPY manage.py ./
