@@ -25,9 +25,10 @@ COPY pyproject.toml README.md ./
 COPY studio/ studio/
 COPY trainer/ trainer/
 COPY workers/ workers/
-# Dependencies only: the code runs from /app (PYTHONPATH), where studio.paths finds
-# frontend/dist beside it.
-RUN pip install . && pip uninstall -y rlstudio
+# Ray pinned to the cluster's version (the RayCluster's rayVersion). Dependencies
+# only: the code runs from /app (PYTHONPATH), where studio.paths finds frontend/dist
+# beside it.
+RUN pip install . "ray[default]==2.60.0" && pip uninstall -y rlstudio
 
 # --- 3. the runtime: no compilers, no node, a non-root user ------------------------------
 FROM python:3.11.11-slim-bookworm AS studio
