@@ -1586,6 +1586,8 @@ export interface components {
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];
+            /** @description With times=true: unix seconds when each step was emitted, interpolated between at most 2000 anchor steps of the run (null: unknown). */
+            times?: (number | null)[];
         };
         MetricsQueryResult: {
             /** @description The per-series limit that was applied. */
@@ -3042,6 +3044,8 @@ export interface operations {
                 step_max?: number;
                 /** @description First step (inclusive). */
                 step_min?: number;
+                /** @description Also return each point's wall-clock time (`times`), for a time axis. */
+                times?: boolean;
             };
             header?: never;
             path?: never;
