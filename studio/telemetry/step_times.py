@@ -12,8 +12,7 @@ a run paused between two anchors.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from django.db import connection
 
@@ -40,18 +39,25 @@ def time_anchors(run_id: int) -> tuple[list[int], list[float]]:
 
 
 def interpolate(
-    anchors: tuple[Sequence[int], Sequence[float]], steps: Iterable[int]
+    anchors: tuple[Sequence[int], Sequence[float]], steps: Sequence[int]
 ) -> list[float | None]:
-    """Each step's time from the anchors; None outside their range."""
+    """Each step's time from the anchors; None outside their range. Series come with
+    ascending steps, so one walk along the anchors serves them all (a step lower than
+    the one before restarts the walk)."""
     known, times = anchors
     found: list[float | None] = []
+    i, last = 0, len(known) - 1
     for step in steps:
-        i = bisect_left(known, step)
-        if i == len(known) or (known[i] != step and i == 0):
+        if not known or step < known[0] or step > known[last]:
             found.append(None)
-        elif known[i] == step:
+            continue
+        if i and known[i - 1] >= step:
+            i = 0
+        while known[i] < step:  # stops at the last anchor at the latest (step <= it)
+            i += 1
+        if known[i] == step:
             found.append(times[i])
-        else:
-            (s0, t0), (s1, t1) = (known[i - 1], times[i - 1]), (known[i], times[i])
+        else:  # known[i - 1] < step < known[i]
+            s0, t0, s1, t1 = known[i - 1], times[i - 1], known[i], times[i]
             found.append(t0 + (t1 - t0) * (step - s0) / (s1 - s0))
     return found

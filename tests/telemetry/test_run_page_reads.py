@@ -42,4 +42,5 @@ def test_the_log_tail_and_checkpoints_of_an_ingested_run(lab: Lab, trainer: Trai
 def test_times_between_anchor_steps_are_interpolated_and_unknown_outside_them():
     anchors = ([10, 20, 40], [100.0, 200.0, 260.0])
     assert interpolate(anchors, [5, 10, 15, 30, 40, 41]) == [None, 100.0, 150.0, 230.0, 260.0, None]
+    assert interpolate(anchors, [30, 15, 20]) == [230.0, 150.0, 200.0]
     assert interpolate(([], []), [1]) == [None]
