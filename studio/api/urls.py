@@ -9,6 +9,7 @@ from studio.api.events import ProjectEventsView, RunEventsView
 from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.reports import HtmlRenderer, RunReportViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
 from studio.api.run_details import (
@@ -78,6 +79,23 @@ urlpatterns += [
             {"get": "download"}, renderer_classes=[JSONRenderer, TarRenderer]
         ),
         name="run-checkpoint-download",
+    ),
+]
+urlpatterns += [
+    # Shareable HTML reports (studio/api/reports.py).
+    path(
+        "runs/<int:pk>/report",
+        RunReportViewSet.as_view(
+            {"get": "run_report"}, renderer_classes=[JSONRenderer, HtmlRenderer]
+        ),
+        name="run-report",
+    ),
+    path(
+        "runs/report",
+        RunReportViewSet.as_view(
+            {"get": "compare_report"}, renderer_classes=[JSONRenderer, HtmlRenderer]
+        ),
+        name="runs-report",
     ),
 ]
 urlpatterns += [

@@ -131,12 +131,23 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(handler=rewards_test, func=run)
 
+    p = sub.add_parser(
+        "report",
+        parents=[server],
+        help="download one self-contained HTML report of runs (opens offline)",
+    )
+    p.add_argument("runs", nargs="+", type=int, metavar="RUN", help="run ids (at most 8)")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="default report.html"
+    )
+    p.set_defaults(handler=report, func=run, action="")
+
 
 def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Run one parsed remote command; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    command = f"rlstudio {args.command} {args.action}"
+    command = " ".join(part for part in ("rlstudio", args.command, args.action) if part)
     handler: Handler = args.handler
     try:
         return handler(args, Client(args.url, args.token), out)
@@ -408,3 +419,17 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not rows:
         raise UsageError(f"{path} has no completions")
     return rows
+
+
+def report(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    """Write the studio's HTML report of the runs (the API builds it: one definition)."""
+    html = client.report(args.runs)
+    try:
+        args.output.write_bytes(html)
+    except OSError as exc:
+        raise UsageError(f"can't write {args.output}: {exc.strerror}") from None
+    print(
+        f"wrote {args.output} ({len(html) / 1e6:.1f} MB, runs {', '.join(map(str, args.runs))})",
+        file=out,
+    )
+    return EXIT_OK

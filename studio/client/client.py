@@ -383,6 +383,15 @@ class Client:
         )
         return response.text
 
+    def report(self, run_ids: list[int]) -> bytes:
+        """The HTML report of one run or several (plotly.js embedded: opens offline)."""
+        if len(run_ids) == 1:
+            path, params = f"/api/runs/{run_ids[0]}/report", None
+        else:
+            path, params = "/api/runs/report", {"ids": ",".join(map(str, run_ids))}
+        response = self.request("GET", path, params=params, headers={"Accept": "text/html"})
+        return response.content
+
     # --- samples -----------------------------------------------------------------------
 
     def samples(self, run_id: int, **filters: Any) -> Iterator[Any]:

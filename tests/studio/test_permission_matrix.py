@@ -541,6 +541,11 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("GET", "/api/runs/{id}/checkpoints/{checkpoint_id}/download"): Op(
         expect(409, 409, 409, 404), "/api/runs/{o.run}/checkpoints/{o.checkpoint}/download"
     ),
+    # shareable reports
+    ("GET", "/api/runs/{id}/report"): Op(read(), "/api/runs/{o.run}/report"),
+    ("GET", "/api/runs/report"): Op(
+        read(), "/api/runs/report", query=lambda o: {"ids": f"{o.run},{o.cancelled_run}"}
+    ),
     # metrics
     ("GET", "/api/runs/{id}/metrics/keys"): Op(read(), "/api/runs/{o.run}/metrics/keys"),
     ("GET", "/api/runs/{id}/metrics.csv"): Op(read(), "/api/runs/{o.run}/metrics.csv"),

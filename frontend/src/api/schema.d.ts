@@ -841,6 +841,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's report: summary, metric charts, config, alerts, and its highest- and
+         *     lowest-reward samples, as an HTML attachment.
+         */
+        get: operations["runs_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/resume/": {
         parameters: {
             query?: never;
@@ -852,6 +872,23 @@ export interface paths {
         put?: never;
         /** @description Queue a failed or cancelled run again; it continues from its latest checkpoint. */
         post: operations["runs_resume_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One report of several runs: overlaid charts and the config keys that differ. */
+        get: operations["runs_report_compare"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1551,6 +1588,8 @@ export interface components {
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];
+            /** @description With times=true: unix seconds when each step was emitted, interpolated between at most 2000 anchor steps of the run (null: unknown). */
+            times?: (number | null)[];
         };
         MetricsQueryResult: {
             /** @description The per-series limit that was applied. */
@@ -3033,6 +3072,8 @@ export interface operations {
                 step_max?: number;
                 /** @description First step (inclusive). */
                 step_min?: number;
+                /** @description Also return each point's wall-clock time (`times`), for a time axis. */
+                times?: boolean;
             };
             header?: never;
             path?: never;
@@ -4202,6 +4243,35 @@ export interface operations {
             };
         };
     };
+    runs_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_resume_create: {
         parameters: {
             query?: never;
@@ -4230,6 +4300,43 @@ export interface operations {
             };
             /** @description The run's status does not allow this action. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_report_compare: {
+        parameters: {
+            query: {
+                /** @description Comma-separated run ids, at most 8; each must be readable. */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `ids` is missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A run is not in your projects. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
