@@ -143,8 +143,7 @@ function layout(metric: string, settings: ChartSettings) {
     title: { text: metric, font: { size: 13 }, x: 0.02 },
     height: CHART_HEIGHT,
     margin: { l: 48, r: 12, t: 32, b: 32 },
-    // Steps are whole numbers: no 1.5 ticks.
-    xaxis: { title: { text: "step" }, automargin: true, tickformat: "d", dtick: undefined },
+    xaxis: { title: { text: "step" }, automargin: true },
     yaxis: { type: settings.logY ? "log" : "linear", automargin: true },
     hovermode: "x",
     showlegend: true,
