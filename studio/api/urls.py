@@ -11,6 +11,12 @@ from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.run_details import (
+    RunAlertsViewSet,
+    RunCheckpointsViewSet,
+    RunLogsViewSet,
+    TarRenderer,
+)
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
@@ -55,6 +61,23 @@ urlpatterns += [
         "runs/<int:pk>/export-labelled",
         RunSamplesViewSet.as_view({"post": "export_labelled"}),
         name="run-export-labelled",
+    ),
+]
+urlpatterns += [
+    # A run's alerts, log lines and checkpoints (studio/api/run_details.py).
+    path("runs/<int:pk>/alerts/", RunAlertsViewSet.as_view({"get": "list"}), name="run-alerts"),
+    path("runs/<int:pk>/logs/", RunLogsViewSet.as_view({"get": "list"}), name="run-logs"),
+    path(
+        "runs/<int:pk>/checkpoints/",
+        RunCheckpointsViewSet.as_view({"get": "list"}),
+        name="run-checkpoints",
+    ),
+    path(
+        "runs/<int:pk>/checkpoints/<int:checkpoint_id>/download",
+        RunCheckpointsViewSet.as_view(
+            {"get": "download"}, renderer_classes=[JSONRenderer, TarRenderer]
+        ),
+        name="run-checkpoint-download",
     ),
 ]
 urlpatterns += [
