@@ -11,6 +11,8 @@ from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
@@ -56,6 +58,15 @@ urlpatterns += [
         RunSamplesViewSet.as_view({"post": "export_labelled"}),
         name="run-export-labelled",
     ),
+]
+urlpatterns += [
+    # Rollout review reads of one run (studio/api/rollouts.py).
+    path(
+        f"runs/<int:pk>/rollouts/{name}",
+        RunRolloutsViewSet.as_view({"get": name}),
+        name=f"run-rollouts-{name}",
+    )
+    for name in ROLLOUT_ROUTES
 ]
 urlpatterns += [
     # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).

@@ -779,6 +779,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/rollouts/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The groups (one prompt's samples) of one step with their score spread. */
+        get: operations["runs_rollouts_groups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/histogram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Scores of the step range in equal-width bins (non-finite scores left out). */
+        get: operations["runs_rollouts_histogram"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/lengths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Response length vs score of the newest samples of the step range. */
+        get: operations["runs_rollouts_lengths"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/prompts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's distinct prompts with their sample counts, most sampled first. */
+        get: operations["runs_rollouts_prompts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The steps that recorded samples, oldest first, with their sample counts. */
+        get: operations["runs_rollouts_steps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every live sample of this run with the same prompt as `sample`, by step: the
+         *     sample may be another run's, to compare two runs on one prompt.
+         */
+        get: operations["runs_rollouts_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/samples/": {
         parameters: {
             query?: never;
@@ -1160,6 +1265,23 @@ export interface components {
          * @enum {string}
          */
         FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty";
+        GroupSummary: {
+            group_id: string;
+            samples: number;
+            /** Format: double */
+            score_mean: number | null;
+            /**
+             * Format: double
+             * @description Population std.
+             */
+            score_std: number | null;
+            /** Format: double */
+            score_min: number | null;
+            /** Format: double */
+            score_max: number | null;
+            /** @description All scores equal: no GRPO signal. */
+            zero_spread: boolean;
+        };
         Health: {
             /**
              * @description ok when every configured component answers; degraded otherwise (HTTP 503).
@@ -1179,6 +1301,13 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded";
+        HistogramBin: {
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
+            count: number;
+        };
         /**
          * IngestBatch
          * @description `POST /api/ingest/runs/{run_id}/records`: one upload of a trainer's spool.
@@ -1393,6 +1522,19 @@ export interface components {
             dataset: number;
             /** @description Only samples with this label (default: any). */
             label?: string;
+        };
+        LengthPoint: {
+            sample: number;
+            step: number;
+            response_length: number;
+            /** Format: double */
+            score: number;
+            /** @description Stopped at the length limit. */
+            truncated: boolean;
+        };
+        LengthPoints: {
+            run: number;
+            points: components["schemas"]["LengthPoint"][];
         };
         LengthStats: {
             min: number;
@@ -1646,6 +1788,22 @@ export interface components {
         ProjectRequest: {
             name: string;
             description?: string;
+        };
+        PromptSummary: {
+            prompt: string;
+            data_source: string;
+            samples: number;
+            /** @description Distinct steps that sampled the prompt. */
+            steps: number;
+            first_step: number;
+            last_step: number;
+            /** @description Its first sample: open its timeline. */
+            example_sample: number;
+        };
+        PromptTimeline: {
+            run: number;
+            prompt: string;
+            samples: components["schemas"]["RolloutSample"][];
         };
         ReasonRequest: {
             /** @description Shown in the run's history. */
@@ -2151,6 +2309,10 @@ export interface components {
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
         };
+        RunPrompts: {
+            run: number;
+            prompts: components["schemas"]["PromptSummary"][];
+        };
         /**
          * @description * `queued` - Queued
          *     * `starting` - Starting
@@ -2162,6 +2324,10 @@ export interface components {
          * @enum {string}
          */
         RunStatusEnum: "queued" | "starting" | "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
+        RunSteps: {
+            run: number;
+            steps: components["schemas"]["StepCount"][];
+        };
         SampleGroup: {
             run: number;
             step: number;
@@ -2201,6 +2367,11 @@ export interface components {
             max_new_tokens: number;
             seed: number;
         };
+        ScoreHistogram: {
+            run: number;
+            /** @description Equal width; the last one is closed. */
+            bins: components["schemas"]["HistogramBin"][];
+        };
         /**
          * @description * `references` - dataset rows answered by their reference answers
          *     * `completions` - pasted completions
@@ -2226,6 +2397,15 @@ export interface components {
             readonly actor: string;
             /** Format: date-time */
             at?: string;
+        };
+        StepCount: {
+            step: number;
+            samples: number;
+        };
+        StepGroups: {
+            run: number;
+            step: number;
+            groups: components["schemas"]["GroupSummary"][];
         };
         TestRunParams: {
             rows: number;
@@ -3855,6 +4035,242 @@ export interface operations {
             };
         };
     };
+    runs_rollouts_groups: {
+        parameters: {
+            query: {
+                /**
+                 * @description learning: only groups whose scores differ (they carry a GRPO signal); zero: only groups whose scores are all equal.
+                 *
+                 *     * `any` - any
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "any" | "learning" | "zero";
+                step: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepGroups"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_histogram: {
+        parameters: {
+            query?: {
+                bins?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreHistogram"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_lengths: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LengthPoints"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_prompts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Only prompts containing this text. */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPrompts"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_steps: {
+        parameters: {
+            query?: {
+                /** @description train or val. */
+                split?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSteps"];
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_timeline: {
+        parameters: {
+            query: {
+                limit?: number;
+                /** @description A sample (of any run you can read) whose prompt to follow in this run. */
+                sample: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptTimeline"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     samples_list: {
         parameters: {
             query: {
@@ -3862,6 +4278,8 @@ export interface operations {
                 cursor?: string;
                 data_source?: string;
                 group_id?: string;
+                /** @description Comma-separated group ids (at most 100), e.g. an alert's zero-spread groups. */
+                groups?: string;
                 has_error?: boolean;
                 /** @description Has this label. */
                 label?: string;
@@ -3875,6 +4293,13 @@ export interface operations {
                 run: number;
                 score_max?: number;
                 score_min?: number;
+                /**
+                 * @description learning: only groups whose scores differ (a GRPO signal); zero: only groups whose scores are all equal (at their step).
+                 *
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "learning" | "zero";
                 /** @description train or val. */
                 split?: string;
                 step_max?: number;
