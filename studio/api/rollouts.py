@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.metrics import StepRangeSerializer
+from studio.api.permissions import signed_in_user
 from studio.api.samples import RolloutSampleSerializer
 from studio.api.scoping import ProjectScopedViewSet
 from studio.runs.models import Run
@@ -214,7 +215,7 @@ class RunRolloutsViewSet(ProjectScopedViewSet):
         v = valid(TimelineQuerySerializer, request)
         prompt = (
             RolloutSample.objects.filter(
-                pk=v["sample"], run__project__memberships__user=request.user
+                pk=v["sample"], run__project__memberships__user=signed_in_user(request)
             )
             .values_list("prompt", flat=True)
             .first()
