@@ -3,6 +3,7 @@ import { Navigate, type RouteObject } from "react-router";
 import { DatasetsPage } from "../features/datasets/pages/DatasetsPage";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
 import { RewardFunctionsPage } from "../features/rewards/pages/RewardFunctionsPage";
+import { rolloutRoutes } from "../features/rollouts/routes";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { AppShell } from "./AppShell";
 import { NotFoundPage } from "./NotFoundPage";
@@ -18,6 +19,7 @@ export const routes: RouteObject[] = [
       { path: "datasets", element: <DatasetsPage /> },
       { path: "reward-functions", element: <RewardFunctionsPage /> },
       { path: "status", element: <SystemStatusPage /> },
+      { path: "p/:slug", children: rolloutRoutes },
       { path: "*", element: <NotFoundPage /> },
     ],
   },
