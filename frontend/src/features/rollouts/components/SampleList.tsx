@@ -75,6 +75,8 @@ export function SampleList(props: Props) {
               role="option"
               aria-selected={sample.id === selectedId}
               data-sample-id={sample.id}
+              data-score={sample.score ?? ""}
+              data-step={sample.step}
               className={`${styles.row} ${sample.id === selectedId ? styles.selected : ""}`}
               style={{ top: item.start, height: item.size }}
               onClick={() => onSelect(sample)}
