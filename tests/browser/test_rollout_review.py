@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from tests.browser.harness import LiveStudio, TrainedRun, sign_in
 
@@ -27,9 +28,7 @@ def run_samples(studio: LiveStudio, run: TrainedRun) -> list[dict[str, Any]]:
 
 def wait_for_rows(page: Any) -> None:
     page.wait_for_selector("[data-sample-id]")
-    page.wait_for_function(
-        "!document.querySelector('[data-testid=list-status]').textContent.includes('Loading')"
-    )
+    page.wait_for_selector("[data-testid=list-status][data-state=ready]")
 
 
 def test_a_user_reviews_the_rollouts_of_a_trained_run(
@@ -78,7 +77,7 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
         )
     ]
     assert group_scores == sorted(group_scores, reverse=True)
-    step, group_id = page.url.rsplit("/group/", 1)[1].split("/")
+    step, group_id = map(unquote, page.url.rsplit("/group/", 1)[1].split("/"))
     group = api.get(
         f"{studio.url}/api/samples/group/",
         params={"run": trained_run.id, "step": step, "group_id": group_id},

@@ -16,6 +16,8 @@ export type SampleList = {
   error: Error | null;
   loadMore: () => void;
   refreshNewer: () => void;
+  /** Counts filter changes (list restarts): the status line exposes it for the bench. */
+  generation: number;
 };
 
 export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_000): SampleList {
@@ -23,6 +25,7 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
   const [pager, setPager] = useState<Pager<Sample>>(emptyPager);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<Error | null>(null);
+  const [restarts, setRestarts] = useState(0);
   const generation = useRef({ key, controller: new AbortController() });
   const busy = useRef(false);
   const pagerRef = useRef(pager);
@@ -58,6 +61,7 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
     busy.current = false;
     setPager(emptyPager());
     setError(null);
+    setRestarts((n) => n + 1);
     void run(null, withOlderPage);
     return () => generation.current.controller.abort();
   }, [key, run]);
@@ -82,5 +86,5 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
     if (pager.newerNext !== null) refreshNewer();
   }, [pager.newerNext, refreshNewer]);
 
-  return { pager, loading, error, loadMore, refreshNewer };
+  return { pager, loading, error, loadMore, refreshNewer, generation: restarts };
 }

@@ -122,7 +122,13 @@ export function ExplorerPage() {
       </p>
       <div className={styles.explorer}>
         <div className={styles.section}>
-          <span className={styles.muted} role="status" data-testid="list-status">
+          <span
+            className={styles.muted}
+            role="status"
+            data-testid="list-status"
+            data-generation={list.generation}
+            data-state={list.pager.started ? "ready" : "loading"}
+          >
             {list.error
               ? ""
               : !list.pager.started
