@@ -16,6 +16,8 @@ export type SampleList = {
   error: Error | null;
   loadMore: () => void;
   refreshNewer: () => void;
+  /** Replaces a loaded sample with a fresher copy (e.g. after labelling it). */
+  patch: (sample: Sample) => void;
   /** Counts filter changes (list restarts): the status line exposes it for the bench. */
   generation: number;
 };
@@ -86,5 +88,13 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
     if (pager.newerNext !== null) refreshNewer();
   }, [pager.newerNext, refreshNewer]);
 
-  return { pager, loading, error, loadMore, refreshNewer, generation: restarts };
+  const patch = useCallback((sample: Sample) => {
+    setPager((old) =>
+      old.items.some((item) => item.id === sample.id && item !== sample)
+        ? { ...old, items: old.items.map((item) => (item.id === sample.id ? sample : item)) }
+        : old,
+    );
+  }, []);
+
+  return { pager, loading, error, loadMore, refreshNewer, patch, generation: restarts };
 }

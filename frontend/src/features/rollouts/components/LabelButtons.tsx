@@ -1,5 +1,3 @@
-import { useQueryClient } from "@tanstack/react-query";
-
 import { Button } from "../../../components/Button";
 import type { SampleLabel } from "../api";
 import { useLabelToggle } from "../hooks";
@@ -18,7 +16,6 @@ type Props = {
 /** Your labels on a sample (toggle with the buttons or keys 1-4) and everyone's, with when. */
 export function LabelButtons({ sample, labels, me, onChanged }: Props) {
   const toggle = useLabelToggle();
-  const client = useQueryClient();
   const mine = new Set(labels.filter((l) => me === null || l.author === me).map((l) => l.label));
   return (
     <div className={styles.section}>
@@ -32,15 +29,7 @@ export function LabelButtons({ sample, labels, me, onChanged }: Props) {
               className={on ? styles.labelOn : undefined}
               disabled={toggle.isPending}
               onClick={() =>
-                toggle.mutate(
-                  { sample, label, on: !on },
-                  {
-                    onSuccess: () => {
-                      onChanged?.();
-                      void client.invalidateQueries();
-                    },
-                  },
-                )
+                toggle.mutate({ sample, label, on: !on }, { onSuccess: () => onChanged?.() })
               }
             >
               <span className={styles.kbd}>{i + 1}</span> {label}

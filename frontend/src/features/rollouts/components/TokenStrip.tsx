@@ -84,12 +84,16 @@ export function TokenStrip({ series }: { series: TokenSeries }) {
         </label>
         <div className={styles.legend} aria-label="Legend" data-testid="token-legend">
           <span>{scale.kind === "diverging" ? "diverging around 0" : "sequential"}:</span>
-          {legendStops(scale).map((stop) => (
-            <span key={stop.value} className={styles.legend}>
-              <span className={styles.swatch} style={{ background: stop.color }} />
-              {stop.value.toFixed(2)}
-            </span>
-          ))}
+          {scale.min === scale.max ? (
+            <span>every token has {metric} {scale.min.toFixed(3)}</span>
+          ) : (
+            legendStops(scale).map((stop, i) => (
+              <span key={i} className={styles.legend}>
+                <span className={styles.swatch} style={{ background: stop.color }} />
+                {stop.value.toFixed(2)}
+              </span>
+            ))
+          )}
           {series.lossMask ? <span className={styles.masked}>masked tokens dimmed</span> : null}
         </div>
       </div>

@@ -55,8 +55,13 @@ export function ExplorerPage() {
   const samples = list.pager.items;
   const selectedId = params.get("sample") ? Number(params.get("sample")) : null;
   const listed = samples.find((s) => s.id === selectedId);
-  const fetched = useSample(listed ? null : selectedId);
-  const selected = listed ?? fetched.data ?? null;
+  // The detail (fresh after labelling) wins; the list's copy shows while it loads.
+  const fetched = useSample(selectedId);
+  const selected = (fetched.data?.id === selectedId ? fetched.data : undefined) ?? listed ?? null;
+  const { patch } = list;
+  useEffect(() => {
+    if (fetched.data) patch(fetched.data);
+  }, [fetched.data, patch]);
   const me = useMe().data?.username ?? null;
   const toggle = useLabelToggle();
 
@@ -104,7 +109,7 @@ export function ExplorerPage() {
     if (quick && selected && !event.ctrlKey && !event.metaKey) {
       handled();
       const on = !selected.labels.some((l) => l.label === quick && (me === null || l.author === me));
-      toggle.mutate({ sample: selected.id, label: quick, on }, { onSuccess: () => list.refreshNewer() });
+      toggle.mutate({ sample: selected.id, label: quick, on });
     }
     return undefined;
   };

@@ -1,6 +1,6 @@
 import { Link, useParams } from "react-router";
 
-import { componentEntries, FinishPill, FoldedText, formatScore } from "../components/SampleText";
+import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } from "../components/SampleText";
 import { useGroup, useRun } from "../hooks";
 import styles from "../rollouts.module.css";
 import { RunHeader, useRunIds } from "./shared";
@@ -50,7 +50,7 @@ export function GroupPage() {
           {samples[0] ? (
             <>
               <h2 className={styles.sectionTitle}>Prompt</h2>
-              <FoldedText text={samples[0].prompt} label="prompt" />
+              <PromptView prompt={samples[0].prompt} />
             </>
           ) : (
             <p className={styles.status}>This group has no live samples.</p>

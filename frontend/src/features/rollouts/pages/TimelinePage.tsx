@@ -10,6 +10,13 @@ import { RunHeader, useRunIds } from "./shared";
 
 type Column = { run: number; samples: Sample[] };
 
+/** Samples by step, in step order (the API answers them sorted by step). */
+function stepsOf(samples: Sample[]): [number, Sample[]][] {
+  const byStep = new Map<number, Sample[]>();
+  for (const sample of samples) byStep.set(sample.step, [...(byStep.get(sample.step) ?? []), sample]);
+  return [...byStep.entries()];
+}
+
 function TimelineColumn({
   title,
   samples,
@@ -25,25 +32,33 @@ function TimelineColumn({
     <section className={styles.timeline} aria-label={title}>
       <h2 className={styles.sectionTitle}>{title}</h2>
       {samples.length === 0 ? <p className={styles.status}>No samples of this prompt.</p> : null}
-      {samples.map((sample) => (
-        <article key={sample.id} className={`${styles.card} ${styles.section}`} data-step={sample.step}>
-          <div className={styles.rowMeta}>
-            <strong>step {sample.step}</strong>
-            <span className={styles.score}>score {formatScore(sample.score)}</span>
-            <span>{sample.response_length} tok</span>
-            <FinishPill reason={sample.finish_reason} />
-            <label className={styles.check}>
-              <input
-                type="checkbox"
-                checked={picked.includes(sample.id)}
-                onChange={() => onPick(sample.id)}
-                aria-label={`Compare sample ${sample.id}`}
-              />
-              compare
-            </label>
+      {stepsOf(samples).map(([step, atStep]) => (
+        <div key={step} className={styles.section}>
+          <h3 className={styles.sectionTitle}>
+            Step {step} <span className={styles.muted}>· {atStep.length} responses</span>
+          </h3>
+          <div className={styles.groupGrid}>
+            {atStep.map((sample) => (
+              <article key={sample.id} className={`${styles.card} ${styles.section}`} data-step={sample.step}>
+                <div className={styles.rowMeta}>
+                  <span className={styles.score}>score {formatScore(sample.score)}</span>
+                  <span>{sample.response_length} tok</span>
+                  <FinishPill reason={sample.finish_reason} />
+                  <label className={styles.check}>
+                    <input
+                      type="checkbox"
+                      checked={picked.includes(sample.id)}
+                      onChange={() => onPick(sample.id)}
+                      aria-label={`Compare sample ${sample.id}`}
+                    />
+                    compare
+                  </label>
+                </div>
+                <FoldedText text={sample.response} label={`response of sample ${sample.id}`} />
+              </article>
+            ))}
           </div>
-          <FoldedText text={sample.response} label={`response of sample ${sample.id}`} />
-        </article>
+        </div>
       ))}
     </section>
   );
