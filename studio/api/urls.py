@@ -18,6 +18,8 @@ from studio.api.run_details import (
     RunLogsViewSet,
     TarRenderer,
 )
+from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
@@ -97,6 +99,13 @@ urlpatterns += [
         ),
         name="runs-report",
     ),
+    # Rollout review reads of one run (studio/api/rollouts.py).
+    path(
+        f"runs/<int:pk>/rollouts/{name}",
+        RunRolloutsViewSet.as_view({"get": name}),
+        name=f"run-rollouts-{name}",
+    )
+    for name in ROLLOUT_ROUTES
 ]
 urlpatterns += [
     # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).

@@ -569,6 +569,19 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("DELETE", "/api/samples/{id}/labels/"): Op(
         write(204), "/api/samples/{o.sample}/labels/", query=lambda o: {"label": "flag"}
     ),
+    # rollout review reads of one run
+    ("GET", "/api/runs/{id}/rollouts/steps"): Op(read(), "/api/runs/{o.run}/rollouts/steps"),
+    ("GET", "/api/runs/{id}/rollouts/prompts"): Op(read(), "/api/runs/{o.run}/rollouts/prompts"),
+    ("GET", "/api/runs/{id}/rollouts/timeline"): Op(
+        read(), "/api/runs/{o.run}/rollouts/timeline", query=lambda o: {"sample": o.sample}
+    ),
+    ("GET", "/api/runs/{id}/rollouts/groups"): Op(
+        read(), "/api/runs/{o.run}/rollouts/groups", query=lambda o: {"step": 1}
+    ),
+    ("GET", "/api/runs/{id}/rollouts/histogram"): Op(
+        read(), "/api/runs/{o.run}/rollouts/histogram"
+    ),
+    ("GET", "/api/runs/{id}/rollouts/lengths"): Op(read(), "/api/runs/{o.run}/rollouts/lengths"),
     # live streams (served whole under the test client: WSGI can't hold a stream open)
     ("GET", "/api/runs/{id}/events"): Op(read(), "/api/runs/{o.run}/events"),
     ("GET", "/api/projects/{slug}/events"): Op(read(), "/api/projects/{o.slug}/events"),

@@ -628,26 +628,6 @@ export interface paths {
         patch: operations["runs_partial_update"];
         trace?: never;
     };
-    "/api/runs/{id}/alerts/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * @description The run's alerts, newest first. `evidence` names the steps (as the samples
-         *     list's step_min/step_max) and the metric keys that raised each one.
-         */
-        get: operations["runs_alerts_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/runs/{id}/cancel/": {
         parameters: {
             query?: never;
@@ -662,43 +642,6 @@ export interface paths {
          *     `cancelling` until its job has stopped. Cancelling twice is harmless.
          */
         post: operations["runs_cancel_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/runs/{id}/checkpoints/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * @description The run's checkpoints by step, each saying whether this studio can serve it
-         *     (and if not, why and which setting would fix it).
-         */
-        get: operations["runs_checkpoints_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/runs/{id}/checkpoints/{checkpoint_id}/download": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The checkpoint folder as a tar stream (`run-<id>-step-<step>.tar`). */
-        get: operations["runs_checkpoints_download"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -765,28 +708,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/runs/{id}/logs/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * @description The run's log lines in the order the trainer emitted them (attempt, then seq).
-         *     `level` keeps that level and above; `after_attempt` + `after_seq` continue
-         *     after a line already seen (the `log` events of /api/runs/{id}/events carry
-         *     the same attempt and seq).
-         */
-        get: operations["runs_logs_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/runs/{id}/metrics.csv": {
         parameters: {
             query?: never;
@@ -841,26 +762,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/runs/{id}/report": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * @description The run's report: summary, metric charts, config, alerts, and its highest- and
-         *     lowest-reward samples, as an HTML attachment.
-         */
-        get: operations["runs_report"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/runs/{id}/resume/": {
         parameters: {
             query?: never;
@@ -878,15 +779,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/runs/report": {
+    "/api/runs/{id}/rollouts/groups": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description One report of several runs: overlaid charts and the config keys that differ. */
-        get: operations["runs_report_compare"];
+        /** @description The groups (one prompt's samples) of one step with their score spread. */
+        get: operations["runs_rollouts_groups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/histogram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Scores of the step range in equal-width bins (non-finite scores left out). */
+        get: operations["runs_rollouts_histogram"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/lengths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Response length vs score of the newest samples of the step range. */
+        get: operations["runs_rollouts_lengths"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/prompts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's distinct prompts with their sample counts, most sampled first. */
+        get: operations["runs_rollouts_prompts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The steps that recorded samples, oldest first, with their sample counts. */
+        get: operations["runs_rollouts_steps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every live sample of this run with the same prompt as `sample`, by step: the
+         *     sample may be another run's, to compare two runs on one prompt.
+         */
+        get: operations["runs_rollouts_timeline"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1067,8 +1056,6 @@ export interface components {
             finished_at?: string | null;
             ray_status?: string;
             exit_message?: string;
-            /** @description Where Ray put the attempt, one entry per node: read from Ray while the job runs (empty until then, or if it ended before it was read). */
-            readonly placement: components["schemas"]["NodeShare"][];
         };
         AuditEvent: {
             readonly id: number;
@@ -1090,22 +1077,6 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
-        Checkpoint: {
-            readonly id: number;
-            readonly attempt: number;
-            readonly step: number;
-            readonly uri: string;
-            /** @description Bytes of the checkpoint's files; null where the studio can't reach it. */
-            readonly size_bytes: number | null;
-            /** Format: date-time */
-            readonly created_at: string;
-            /** @description Whether this studio can serve the checkpoint (download_url is set). */
-            readonly reachable: boolean;
-            /** @description Why not, and the setting that would fix it ("" when reachable). */
-            readonly unreachable_reason: string;
-            /** @description Streams the checkpoint folder as a .tar; null when unreachable. */
-            readonly download_url: string | null;
-        };
         Column: {
             name: string;
             /** @description Arrow type of the column in the stored parquet. */
@@ -1264,16 +1235,6 @@ export interface components {
             readonly created_at: string;
             readonly download_url: string;
         };
-        Evidence: {
-            /** @description First step of the window that raised it. */
-            step_min: number;
-            /** @description The step it was raised at. */
-            step_max: number;
-            /** @description The metric series that raised it. */
-            metric_keys: string[];
-            /** @description The reward component, for reward_component_dominance. */
-            component: string | null;
-        };
         ExportedVersion: {
             id: number;
             dataset: number;
@@ -1304,6 +1265,23 @@ export interface components {
          * @enum {string}
          */
         FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty";
+        GroupSummary: {
+            group_id: string;
+            samples: number;
+            /** Format: double */
+            score_mean: number | null;
+            /**
+             * Format: double
+             * @description Population std.
+             */
+            score_std: number | null;
+            /** Format: double */
+            score_min: number | null;
+            /** Format: double */
+            score_max: number | null;
+            /** @description All scores equal: no GRPO signal. */
+            zero_spread: boolean;
+        };
         Health: {
             /**
              * @description ok when every configured component answers; degraded otherwise (HTTP 503).
@@ -1323,6 +1301,13 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded";
+        HistogramBin: {
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
+            count: number;
+        };
         /**
          * IngestBatch
          * @description `POST /api/ingest/runs/{run_id}/records`: one upload of a trainer's spool.
@@ -1538,6 +1523,19 @@ export interface components {
             /** @description Only samples with this label (default: any). */
             label?: string;
         };
+        LengthPoint: {
+            sample: number;
+            step: number;
+            response_length: number;
+            /** Format: double */
+            score: number;
+            /** @description Stopped at the length limit. */
+            truncated: boolean;
+        };
+        LengthPoints: {
+            run: number;
+            points: components["schemas"]["LengthPoint"][];
+        };
         LengthStats: {
             min: number;
             max: number;
@@ -1548,15 +1546,6 @@ export interface components {
             /** Format: double */
             p95: number;
             histogram: components["schemas"]["Bin"][];
-        };
-        LogLine: {
-            readonly id: number;
-            readonly attempt: number;
-            readonly seq: number;
-            readonly level: string;
-            readonly message: string;
-            /** Format: date-time */
-            readonly at: string;
         };
         LoginRequest: {
             username: string;
@@ -1588,8 +1577,6 @@ export interface components {
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];
-            /** @description With times=true: unix seconds when each step was emitted, interpolated between at most 2000 anchor steps of the run (null: unknown). */
-            times?: (number | null)[];
         };
         MetricsQueryResult: {
             /** @description The per-series limit that was applied. */
@@ -1599,32 +1586,6 @@ export interface components {
         NamedCount: {
             name: string;
             count: number;
-        };
-        /** @description studio.runs.jobs.NodeShare: what one Ray node holds for an attempt. */
-        NodeShare: {
-            /** @description Ray's node id. */
-            node_id: string;
-            /** @description The node's address in the Ray cluster. */
-            node_ip: string;
-            /** @description The job's entrypoint runs here (a distributed run's controller). */
-            entrypoint: boolean;
-            /** @description Trainer workers (FSDP ranks) placed here. */
-            workers: number;
-            /**
-             * Format: double
-             * @description CPUs reserved here for the attempt.
-             */
-            cpus: number;
-            /**
-             * Format: double
-             * @description GPUs reserved here for the attempt.
-             */
-            gpus: number;
-            /**
-             * Format: double
-             * @description Memory reserved here for the attempt, GiB.
-             */
-            memory_gb: number;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -1656,21 +1617,6 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
-        PaginatedCheckpointList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["Checkpoint"][];
-        };
         PaginatedDatasetList: {
             /** @example 123 */
             count: number;
@@ -1685,21 +1631,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Dataset"][];
-        };
-        PaginatedLogLineList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["LogLine"][];
         };
         PaginatedProjectList: {
             /** @example 123 */
@@ -1758,21 +1689,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["RolloutSample"][];
-        };
-        PaginatedRunAlertList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["RunAlert"][];
         };
         PaginatedRunList: {
             /** @example 123 */
@@ -1872,6 +1788,22 @@ export interface components {
         ProjectRequest: {
             name: string;
             description?: string;
+        };
+        PromptSummary: {
+            prompt: string;
+            data_source: string;
+            samples: number;
+            /** @description Distinct steps that sampled the prompt. */
+            steps: number;
+            first_step: number;
+            last_step: number;
+            /** @description Its first sample: open its timeline. */
+            example_sample: number;
+        };
+        PromptTimeline: {
+            run: number;
+            prompt: string;
+            samples: components["schemas"]["RolloutSample"][];
         };
         ReasonRequest: {
             /** @description Shown in the run's history. */
@@ -2306,38 +2238,7 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
-            /**
-             * Format: double
-             * @description Seconds from start to finish (to now while running); null before it starts.
-             */
-            readonly duration_s: number | null;
-            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
-            readonly reward_sparkline: number[];
         };
-        RunAlert: {
-            readonly id: number;
-            readonly attempt: number;
-            readonly seq: number;
-            readonly step: number;
-            readonly kind: components["schemas"]["RunAlertKindEnum"];
-            readonly severity: components["schemas"]["SeverityEnum"];
-            readonly message: string;
-            readonly values: unknown;
-            /** @description What raised it: filter samples by step_min/step_max, chart metric_keys. */
-            readonly evidence: components["schemas"]["Evidence"];
-            /** Format: date-time */
-            readonly created_at: string;
-        };
-        /**
-         * @description * `zero_spread_groups` - GRPO groups without reward spread
-         *     * `response_length_drift` - Response length drift
-         *     * `reward_component_dominance` - One reward component dominates
-         *     * `kl_spike` - KL spike
-         *     * `entropy_spike` - Entropy spike
-         *     * `reward_errors` - Reward function errors
-         * @enum {string}
-         */
-        RunAlertKindEnum: "zero_spread_groups" | "response_length_drift" | "reward_component_dominance" | "kl_spike" | "entropy_spike" | "reward_errors";
         RunCloneRequest: {
             name?: string;
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
@@ -2400,13 +2301,6 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
-            /**
-             * Format: double
-             * @description Seconds from start to finish (to now while running); null before it starts.
-             */
-            readonly duration_s: number | null;
-            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
-            readonly reward_sparkline: number[];
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;
@@ -2414,6 +2308,10 @@ export interface components {
             readonly last_error: string;
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
+        };
+        RunPrompts: {
+            run: number;
+            prompts: components["schemas"]["PromptSummary"][];
         };
         /**
          * @description * `queued` - Queued
@@ -2426,6 +2324,10 @@ export interface components {
          * @enum {string}
          */
         RunStatusEnum: "queued" | "starting" | "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
+        RunSteps: {
+            run: number;
+            steps: components["schemas"]["StepCount"][];
+        };
         SampleGroup: {
             run: number;
             step: number;
@@ -2465,12 +2367,11 @@ export interface components {
             max_new_tokens: number;
             seed: number;
         };
-        /**
-         * @description * `warning` - Warning
-         *     * `critical` - Critical
-         * @enum {string}
-         */
-        SeverityEnum: "warning" | "critical";
+        ScoreHistogram: {
+            run: number;
+            /** @description Equal width; the last one is closed. */
+            bins: components["schemas"]["HistogramBin"][];
+        };
         /**
          * @description * `references` - dataset rows answered by their reference answers
          *     * `completions` - pasted completions
@@ -2496,6 +2397,15 @@ export interface components {
             readonly actor: string;
             /** Format: date-time */
             at?: string;
+        };
+        StepCount: {
+            step: number;
+            samples: number;
+        };
+        StepGroups: {
+            run: number;
+            step: number;
+            groups: components["schemas"]["GroupSummary"][];
         };
         TestRunParams: {
             rows: number;
@@ -3072,8 +2982,6 @@ export interface operations {
                 step_max?: number;
                 /** @description First step (inclusive). */
                 step_min?: number;
-                /** @description Also return each point's wall-clock time (`times`), for a time axis. */
-                times?: boolean;
             };
             header?: never;
             path?: never;
@@ -3846,39 +3754,6 @@ export interface operations {
             };
         };
     };
-    runs_alerts_list: {
-        parameters: {
-            query?: {
-                /** @description A page number within the paginated result set. */
-                page?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
-            };
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaginatedRunAlertList"];
-                };
-            };
-            /** @description The run is not in your projects. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     runs_cancel_create: {
         parameters: {
             query?: never;
@@ -3906,76 +3781,6 @@ export interface operations {
                 };
             };
             /** @description The run's status does not allow this action. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    runs_checkpoints_list: {
-        parameters: {
-            query?: {
-                /** @description A page number within the paginated result set. */
-                page?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
-            };
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaginatedCheckpointList"];
-                };
-            };
-            /** @description The run is not in your projects. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    runs_checkpoints_download: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                checkpoint_id: number;
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The checkpoint folder as an uncompressed tar. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/x-tar": string;
-                };
-            };
-            /** @description No such checkpoint of a run in your projects. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The studio can't reach the checkpoint; the message says why. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4096,54 +3901,6 @@ export interface operations {
             };
         };
     };
-    runs_logs_list: {
-        parameters: {
-            query?: {
-                /** @description With after_seq: lines after (after_attempt, after_seq), as an SSE id. */
-                after_attempt?: number;
-                /** @description Only lines after this seq of after_attempt (and of later attempts). */
-                after_seq?: number;
-                /** @description Only this attempt's lines. */
-                attempt?: number;
-                /** @description Only lines at this level or above: one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case; WARN and FATAL too). Default: every line. */
-                level?: string;
-                /** @description A page number within the paginated result set. */
-                page?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
-            };
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PaginatedLogLineList"];
-                };
-            };
-            /** @description A filter is invalid. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The run is not in your projects. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     runs_metrics_csv: {
         parameters: {
             query?: {
@@ -4243,35 +4000,6 @@ export interface operations {
             };
         };
     };
-    runs_report: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description No such run in your projects. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
     runs_resume_create: {
         parameters: {
             query?: never;
@@ -4307,35 +4035,234 @@ export interface operations {
             };
         };
     };
-    runs_report_compare: {
+    runs_rollouts_groups: {
         parameters: {
             query: {
-                /** @description Comma-separated run ids, at most 8; each must be readable. */
-                ids: string;
+                /**
+                 * @description learning: only groups whose scores differ (they carry a GRPO signal); zero: only groups whose scores are all equal.
+                 *
+                 *     * `any` - any
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "any" | "learning" | "zero";
+                step: number;
             };
             header?: never;
-            path?: never;
+            path: {
+                id: number;
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string;
+                    "application/json": components["schemas"]["StepGroups"];
                 };
             };
-            /** @description `ids` is missing or invalid. */
+            /** @description A parameter is invalid. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description A run is not in your projects. */
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_histogram: {
+        parameters: {
+            query?: {
+                bins?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreHistogram"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_lengths: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LengthPoints"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_prompts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Only prompts containing this text. */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPrompts"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_steps: {
+        parameters: {
+            query?: {
+                /** @description train or val. */
+                split?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSteps"];
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_timeline: {
+        parameters: {
+            query: {
+                limit?: number;
+                /** @description A sample (of any run you can read) whose prompt to follow in this run. */
+                sample: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptTimeline"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4351,6 +4278,8 @@ export interface operations {
                 cursor?: string;
                 data_source?: string;
                 group_id?: string;
+                /** @description Comma-separated group ids (at most 100), e.g. an alert's zero-spread groups. */
+                groups?: string;
                 has_error?: boolean;
                 /** @description Has this label. */
                 label?: string;
@@ -4364,6 +4293,13 @@ export interface operations {
                 run: number;
                 score_max?: number;
                 score_min?: number;
+                /**
+                 * @description learning: only groups whose scores differ (a GRPO signal); zero: only groups whose scores are all equal (at their step).
+                 *
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "learning" | "zero";
                 /** @description train or val. */
                 split?: string;
                 step_max?: number;
