@@ -4,11 +4,14 @@ from django.urls import path
 from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
+from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
 from studio.api.events import ProjectEventsView, RunEventsView
 from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.reward_checks import RewardCheckView
+from studio.api.reward_comparisons import RewardComparisonViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
@@ -56,6 +59,16 @@ urlpatterns += [
         RunSamplesViewSet.as_view({"post": "export_labelled"}),
         name="run-export-labelled",
     ),
+]
+urlpatterns += [
+    # The editor's and the upload form's helpers, and the A/B of two reward versions.
+    path("reward-checks/", RewardCheckView.as_view(), name="reward-checks"),
+    path(
+        "reward-comparisons/",
+        RewardComparisonViewSet.as_view({"get": "compare", "post": "start"}),
+        name="reward-comparisons",
+    ),
+    path("dataset-columns/", DatasetColumnsView.as_view(), name="dataset-columns"),
 ]
 urlpatterns += [
     # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).

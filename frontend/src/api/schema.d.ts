@@ -122,6 +122,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dataset-columns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Detect the columns of a CSV, JSONL or parquet file from a sample of it, and
+         *     suggest the prompt and answer columns.
+         */
+        post: operations["dataset_columns_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datasets/": {
         parameters: {
             query?: never;
@@ -394,6 +414,51 @@ export interface paths {
         put?: never;
         /** @description List members (any role) or add/change one (owners only). */
         post: operations["projects_members_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-checks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Syntax errors (line and column), a missing entry point, `async def`, and an
+         *     entry point verl can't call by keyword, as line-addressed problems.
+         */
+        post: operations["reward_checks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-comparisons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Row i of test-run `a` against row i of test-run `b`: both scores, the
+         *     difference, and the rows where they disagree first.
+         */
+        get: operations["reward_comparisons_retrieve"];
+        put?: never;
+        /**
+         * @description Score the rows of a succeeded test-run again with another reward version of
+         *     the same project: a queued test-run of those rows as pasted completions (202).
+         *     Poll it, then GET this endpoint with a=base_test_run&b=<its id>.
+         */
+        post: operations["reward_comparisons_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -985,6 +1050,61 @@ export interface components {
             /** @description data_source of rows that have none. */
             data_source: string;
         };
+        ColumnSampleRequest: {
+            /**
+             * Format: binary
+             * @description The first bytes of a CSV/JSONL file, or the last bytes of a parquet file (its footer), at most 1048576 bytes; named like the file.
+             */
+            file: string;
+            /**
+             * @description The file goes on past the sample (a partial line is dropped).
+             * @default false
+             */
+            truncated: boolean;
+        };
+        ComparedRow: {
+            /** @description Row position in both test-runs. */
+            position: number;
+            /** @description The base row's index (dataset row or paste). */
+            index: number;
+            sample: number | null;
+            prompt: string | null;
+            solution_str: string;
+            ground_truth: unknown;
+            /** @description Both scored the same response. */
+            same_input: boolean;
+            /** Format: double */
+            score_a: number;
+            /** Format: double */
+            score_b: number;
+            error_a: string;
+            error_b: string;
+            /**
+             * Format: double
+             * @description score_b - score_a; null if one failed.
+             */
+            delta: number | null;
+            /** @description Different scores, or only one failed. */
+            differs: boolean;
+            /** @description One of them ran out of time before it. */
+            skipped: boolean;
+        };
+        Comparison: {
+            a: number;
+            b: number;
+            /** @description Rows that differ first, largest first. */
+            rows: components["schemas"]["ComparedRow"][];
+            compared: number;
+            differing: number;
+            /** @description Every row scored the same response. */
+            same_inputs: boolean;
+        };
+        ComparisonStartRequest: {
+            /** @description A succeeded test-run whose rows (responses) are scored again. */
+            base_test_run: number;
+            /** @description Id of the reward version to score them with (same project). */
+            reward_version: number;
+        };
         CompletionRequest: {
             /** @description The response. */
             solution_str: string;
@@ -1029,12 +1149,6 @@ export interface components {
                 [key: string]: string[];
             };
         };
-        /**
-         * @description * `verl` - verl parquet/JSONL
-         *     * `prompt_answer` - prompt + answer columns
-         * @enum {string}
-         */
-        DataFormatEnum: "verl" | "prompt_answer";
         Dataset: {
             readonly id: number;
             readonly project: string;
@@ -1116,7 +1230,7 @@ export interface components {
             readonly dataset: number;
             readonly number: number;
             readonly source_format: string;
-            readonly data_format: components["schemas"]["DataFormatEnum"];
+            readonly data_format: components["schemas"]["DatasetVersionDataFormatEnum"];
             /** @description With `data_format`, the trainer's data config needed to read the file. */
             readonly column_mapping: components["schemas"]["ColumnMapping"];
             readonly size_bytes: number;
@@ -1130,6 +1244,38 @@ export interface components {
             readonly created_at: string;
             readonly download_url: string;
         };
+        /**
+         * @description * `verl` - verl parquet/JSONL
+         *     * `prompt_answer` - prompt + answer columns
+         * @enum {string}
+         */
+        DatasetVersionDataFormatEnum: "verl" | "prompt_answer";
+        DetectedColumns: {
+            source_format: components["schemas"]["SourceFormatEnum"];
+            /** @description In file order. */
+            columns: string[];
+            /** @description The first rows (CSV/JSONL), values shortened to 200 characters. */
+            examples: {
+                [key: string]: string;
+            }[];
+            /**
+             * @description What the columns look like.
+             *
+             *     * `verl` - verl
+             *     * `prompt_answer` - prompt_answer
+             */
+            data_format: components["schemas"]["DetectedColumnsDataFormatEnum"];
+            /** @description Suggested prompt column. */
+            prompt_key: string;
+            /** @description Suggested answer column (prompt_answer data). */
+            answer_key: string;
+        };
+        /**
+         * @description * `verl` - verl
+         *     * `prompt_answer` - prompt_answer
+         * @enum {string}
+         */
+        DetectedColumnsDataFormatEnum: "verl" | "prompt_answer";
         ExportedVersion: {
             id: number;
             dataset: number;
@@ -1627,6 +1773,17 @@ export interface components {
             /** @description Higher starts first; ties start in order of creation. */
             priority: number;
         };
+        Problem: {
+            /** @description 1-based line of the problem. */
+            line: number;
+            /** @description 1-based column where it starts. */
+            column: number;
+            end_line: number;
+            /** @description 1-based column just past its end. */
+            end_column: number;
+            message: string;
+            severity: components["schemas"]["SeverityEnum"];
+        };
         Progress: {
             phase: components["schemas"]["PhaseEnum"];
             /** @description Completions sampled, or rows scored. */
@@ -1668,6 +1825,17 @@ export interface components {
             gpus?: number;
             /** Format: double */
             memory_gb?: number;
+        };
+        RewardCheck: {
+            /** @description True when the code can be saved as a version. */
+            ok: boolean;
+            problems: components["schemas"]["Problem"][];
+        };
+        RewardCheckRequestRequest: {
+            /** @description Python source to check; nothing runs. */
+            code: string;
+            /** @default compute_score */
+            entrypoint: string;
         };
         RewardDiff: {
             from_version: number;
@@ -2202,6 +2370,12 @@ export interface components {
             seed: number;
         };
         /**
+         * @description * `error` - error
+         *     * `warning` - warning
+         * @enum {string}
+         */
+        SeverityEnum: "error" | "warning";
+        /**
          * @description * `references` - dataset rows answered by their reference answers
          *     * `completions` - pasted completions
          *     * `demo_model` - dataset prompts answered by the demo model
@@ -2217,6 +2391,13 @@ export interface components {
             /** @description Checksum of the uploaded file as sent. */
             sha256: string;
         };
+        /**
+         * @description * `parquet` - parquet
+         *     * `jsonl` - jsonl
+         *     * `csv` - csv
+         * @enum {string}
+         */
+        SourceFormatEnum: "parquet" | "jsonl" | "csv";
         /** @enum {string} */
         SplitEnum: "train" | "val";
         StatusChange: {
@@ -2404,6 +2585,36 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConfigValidation"];
                 };
+            };
+        };
+    };
+    dataset_columns_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ColumnSampleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectedColumns"];
+                };
+            };
+            /** @description The sample is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3064,6 +3275,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Membership"][];
+                };
+            };
+        };
+    };
+    reward_checks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardCheckRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardCheckRequestRequest"];
+                "multipart/form-data": components["schemas"]["RewardCheckRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardCheck"];
+                };
+            };
+        };
+    };
+    reward_comparisons_retrieve: {
+        parameters: {
+            query: {
+                /** @description The base test-run. */
+                a: number;
+                /** @description The test-run that scored its rows again. */
+                b: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+        };
+    };
+    reward_comparisons_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComparisonStartRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ComparisonStartRequest"];
+                "multipart/form-data": components["schemas"]["ComparisonStartRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTestRun"];
                 };
             };
         };
