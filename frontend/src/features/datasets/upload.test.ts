@@ -22,7 +22,7 @@ function job(status: DatasetImport["status"], extra: Partial<DatasetImport> = {}
     size_bytes: 10,
     message: "",
     error: "",
-    version_number: null,
+    version_number: null as unknown as number, // the schema omits its null (until it succeeds)
     created_at: "",
     started_at: null,
     finished_at: null,
