@@ -148,6 +148,15 @@ def start_celery_worker(
     return worker
 
 
+def start_beat(log_dir: Path, **env: str) -> LiveProcess:
+    """Celery beat (reconcile_runs and the other periodic tasks), bound to the test database."""
+    argv = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "beat", "-l", "INFO"]
+    argv += ["--schedule", str(log_dir / "celerybeat-schedule")]
+    beat = spawn("celery-beat", argv, studio_env(**env), log_dir)
+    wait_for(lambda: "beat: Starting" in beat.log(), 60, "celery beat", beat)
+    return beat
+
+
 def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> LiveProcess:
     """uvicorn serving the studio (ASGI, so Server-Sent Events work) on a free port."""
     port = port or free_port()

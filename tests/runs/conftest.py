@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,12 +26,10 @@ from studio.projects.models import ApiToken, Membership, Project, Role
 from tests.live import (
     LiveProcess,
     free_port,
-    spawn,
+    start_beat,
     start_celery_worker,
     start_ray_head,
     start_web_server,
-    studio_env,
-    wait_for,
 )
 from tests.studio.conftest import world  # noqa: F401 - the API tests' project and users
 
@@ -101,14 +98,6 @@ class Stack:
             for job in client.list_jobs()
             if job.submission_id and job.submission_id.startswith(self.prefix)
         }
-
-
-def start_beat(log_dir: Path, **env: str) -> LiveProcess:
-    argv = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "beat", "-l", "INFO"]
-    argv += ["--schedule", str(log_dir / "celerybeat-schedule")]
-    beat = spawn("celery-beat", argv, studio_env(**env), log_dir)
-    wait_for(lambda: "beat: Starting" in beat.log(), 60, "celery beat", beat)
-    return beat
 
 
 @pytest.fixture(scope="module")
