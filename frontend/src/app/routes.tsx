@@ -1,8 +1,8 @@
 import { Navigate, type RouteObject } from "react-router";
 
-import { DatasetsPage } from "../features/datasets/pages/DatasetsPage";
+import { datasetRoutes } from "../features/datasets/routes";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
-import { RewardFunctionsPage } from "../features/rewards/pages/RewardFunctionsPage";
+import { rewardRoutes } from "../features/rewards/routes";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { AppShell } from "./AppShell";
 import { NotFoundPage } from "./NotFoundPage";
@@ -15,8 +15,7 @@ export const routes: RouteObject[] = [
     children: [
       { index: true, element: <Navigate to="/runs" replace /> },
       { path: "runs", element: <RunsPage /> },
-      { path: "datasets", element: <DatasetsPage /> },
-      { path: "reward-functions", element: <RewardFunctionsPage /> },
+      { path: "p/:slug", children: [...rewardRoutes, ...datasetRoutes] },
       { path: "status", element: <SystemStatusPage /> },
       { path: "*", element: <NotFoundPage /> },
     ],
