@@ -111,7 +111,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
           <div className={styles.formRow}>
             <label className={styles.field}>
               Format
-              <select value={format} onChange={(e) => setFormat(e.target.value as Format)}>
+              <select aria-label="Format" value={format} onChange={(e) => setFormat(e.target.value as Format)}>
                 <option value="auto">detect</option>
                 <option value="verl">verl (data_source, prompt, reward_model)</option>
                 <option value="prompt_answer">a prompt column and an answer column</option>
@@ -121,7 +121,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
               <>
                 <label className={styles.field}>
                   Prompt column
-                  <select value={promptKey} onChange={(e) => setPromptKey(e.target.value)}>
+                  <select aria-label="Prompt column" value={promptKey} onChange={(e) => setPromptKey(e.target.value)}>
                     {columns.map((c) => (
                       <option key={c} value={c}>
                         {c}
@@ -131,7 +131,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
                 </label>
                 <label className={styles.field}>
                   Answer column
-                  <select value={answerKey} onChange={(e) => setAnswerKey(e.target.value)}>
+                  <select aria-label="Answer column" value={answerKey} onChange={(e) => setAnswerKey(e.target.value)}>
                     {columns.map((c) => (
                       <option key={c} value={c}>
                         {c}

@@ -45,7 +45,7 @@ export function ComparePanel({ base, versions }: ComparePanelProps) {
         <div className={styles.row}>
           <label className={styles.field}>
             Score the same {base.result?.rows.length ?? 0} responses with
-            <select value={chosen ?? ""} onChange={(e) => setOtherId(Number(e.target.value))}>
+            <select aria-label="Compare with version" value={chosen ?? ""} onChange={(e) => setOtherId(Number(e.target.value))}>
               {others.map((v) => (
                 <option key={v.id} value={v.id}>
                   v{v.number} {v.message ? `— ${v.message}` : ""}

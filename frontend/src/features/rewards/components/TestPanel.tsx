@@ -116,7 +116,7 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
       <form className={styles.form} onSubmit={submit}>
         <label className={styles.field}>
           What to score
-          <select value={source} onChange={(e) => setSource(e.target.value as Source)}>
+          <select aria-label="What to score" value={source} onChange={(e) => setSource(e.target.value as Source)}>
             {SOURCES.map((s) => (
               <option key={s.value} value={s.value}>
                 {s.label}
@@ -128,7 +128,7 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
           <div className={styles.row}>
             <label className={styles.field}>
               Dataset
-              <select
+              <select aria-label="Dataset"
                 value={chosenDataset ?? ""}
                 onChange={(e) => {
                   setDatasetId(Number(e.target.value));
@@ -145,7 +145,7 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
             </label>
             <label className={styles.field}>
               Version
-              <select
+              <select aria-label="Version"
                 value={chosenVersion ?? ""}
                 onChange={(e) => setDatasetVersion(Number(e.target.value))}
               >

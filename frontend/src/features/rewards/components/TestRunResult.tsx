@@ -35,7 +35,7 @@ export function TestRunResult({ run }: { run: TestRun }) {
   const summary = run.result?.summary ?? run.summary;
 
   return (
-    <section className={styles.result} aria-label="Test-run result">
+    <section className={styles.result} aria-label="Test-run result" data-test-run-id={run.id}>
       {run.status === "failed" ? (
         <p className={styles.errorBox} role="alert">
           {run.error || "The test-run failed."}
@@ -70,7 +70,7 @@ export function TestRunResult({ run }: { run: TestRun }) {
           <div className={styles.filters} role="group" aria-label="Filter rows">
             <label>
               Show{" "}
-              <select
+              <select aria-label="Show rows"
                 value={filter.errors}
                 onChange={(e) => setFilter({ ...filter, errors: e.target.value as ErrorFilter })}
               >

@@ -57,7 +57,7 @@ export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelPro
         <div className={styles.row}>
           <label className={styles.field}>
             Diff from
-            <select value={fromNumber ?? ""} onChange={(e) => setFrom(Number(e.target.value))}>
+            <select aria-label="Diff from" value={fromNumber ?? ""} onChange={(e) => setFrom(Number(e.target.value))}>
               {versions.map((v) => (
                 <option key={v.id} value={v.number}>
                   v{v.number}
@@ -67,7 +67,7 @@ export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelPro
           </label>
           <label className={styles.field}>
             to
-            <select value={toNumber ?? ""} onChange={(e) => setTo(Number(e.target.value))}>
+            <select aria-label="to" value={toNumber ?? ""} onChange={(e) => setTo(Number(e.target.value))}>
               {versions.map((v) => (
                 <option key={v.id} value={v.number}>
                   v{v.number}

@@ -59,7 +59,7 @@ export function RewardFunctionsPage() {
         </label>
         <label className={styles.field}>
           Start from
-          <select value={template} onChange={(e) => setTemplate(e.target.value)}>
+          <select aria-label="Start from" value={template} onChange={(e) => setTemplate(e.target.value)}>
             <option value="">an empty function</option>
             {templates.data?.map((t) => (
               <option key={t.name} value={t.name}>
