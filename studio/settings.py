@@ -202,9 +202,9 @@ RLSTUDIO_DEMO_MODEL_DIR = Path(
     os.environ.get("RLSTUDIO_DEMO_MODEL_DIR", str(var_dir() / "demo-model"))
 )
 # Refuse to run user reward code when a sandbox protection is missing on this host
-# (on by default in production; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow).
+# (always by default; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow less).
 RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION = (
-    os.environ.get("RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION", "1" if PRODUCTION else "0") == "1"
+    os.environ.get("RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION", "1") == "1"
 )
 
 # Live streams (Server-Sent Events, docs/telemetry.md): a comment line after this many
@@ -257,6 +257,9 @@ LOGGING = {
 if PRODUCTION:
     SECURE_SSL_REDIRECT = os.environ.get("SECURE_SSL_REDIRECT", "1") == "1"
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # Served over plain HTTP inside the cluster, never redirected: health probes, and the
+    # trainers' ingest and dataset requests to RLSTUDIO_URL (docs/deploy.md).
+    SECURE_REDIRECT_EXEMPT = [r"^api/health$", r"^api/ingest/"]
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True

@@ -258,7 +258,11 @@ def open_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]:
     from trainer.distributed import uses_distributed
 
     if not uses_distributed(cfg):
-        yield local_runtime(cfg)
+        runtime = local_runtime(cfg)
+        try:
+            yield runtime
+        finally:
+            runtime.state.scorer.close()  # the sandbox pool's zygotes
         return
     from trainer.distributed.runtime import distributed_runtime
 

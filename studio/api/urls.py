@@ -14,6 +14,12 @@ from studio.api.reward_checks import RewardCheckView
 from studio.api.reward_comparisons import RewardComparisonViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.run_details import (
+    RunAlertsViewSet,
+    RunCheckpointsViewSet,
+    RunLogsViewSet,
+    TarRenderer,
+)
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
@@ -69,6 +75,21 @@ urlpatterns += [
         name="reward-comparisons",
     ),
     path("dataset-columns/", DatasetColumnsView.as_view(), name="dataset-columns"),
+    # A run's alerts, log lines and checkpoints (studio/api/run_details.py).
+    path("runs/<int:pk>/alerts/", RunAlertsViewSet.as_view({"get": "list"}), name="run-alerts"),
+    path("runs/<int:pk>/logs/", RunLogsViewSet.as_view({"get": "list"}), name="run-logs"),
+    path(
+        "runs/<int:pk>/checkpoints/",
+        RunCheckpointsViewSet.as_view({"get": "list"}),
+        name="run-checkpoints",
+    ),
+    path(
+        "runs/<int:pk>/checkpoints/<int:checkpoint_id>/download",
+        RunCheckpointsViewSet.as_view(
+            {"get": "download"}, renderer_classes=[JSONRenderer, TarRenderer]
+        ),
+        name="run-checkpoint-download",
+    ),
 ]
 urlpatterns += [
     # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).

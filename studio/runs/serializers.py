@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
 from studio.runs.queue import QueueEntry, queue_view
+from studio.telemetry.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
 from trainer.config import preset_names
 
 MAX_TAGS = 32
@@ -127,7 +129,28 @@ class StatusChangeSerializer(serializers.ModelSerializer):
         fields = ["from_status", "to_status", "reason", "actor", "at"]
 
 
+class NodeShareSerializer(serializers.Serializer[dict[str, Any]]):
+    """studio.runs.jobs.NodeShare: what one Ray node holds for an attempt."""
+
+    node_id = serializers.CharField(help_text="Ray's node id.")
+    node_ip = serializers.CharField(help_text="The node's address in the Ray cluster.")
+    entrypoint = serializers.BooleanField(
+        help_text="The job's entrypoint runs here (a distributed run's controller)."
+    )
+    workers = serializers.IntegerField(help_text="Trainer workers (FSDP ranks) placed here.")
+    cpus = serializers.FloatField(help_text="CPUs reserved here for the attempt.")
+    gpus = serializers.FloatField(help_text="GPUs reserved here for the attempt.")
+    memory_gb = serializers.FloatField(help_text="Memory reserved here for the attempt, GiB.")
+
+
 class AttemptSerializer(serializers.ModelSerializer):
+    placement = NodeShareSerializer(
+        many=True,
+        read_only=True,
+        help_text="Where Ray put the attempt, one entry per node: read from Ray while the "
+        "job runs (empty until then, or if it ended before it was read).",
+    )
+
     class Meta:
         model = RunAttempt
         fields = [
@@ -139,6 +162,7 @@ class AttemptSerializer(serializers.ModelSerializer):
             "finished_at",
             "ray_status",
             "exit_message",
+            "placement",
         ]
 
 
@@ -153,6 +177,34 @@ class RunSerializer(serializers.ModelSerializer):
     waiting_for = serializers.SerializerMethodField(
         help_text='What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise.'
     )
+    duration_s = serializers.SerializerMethodField(
+        help_text="Seconds from start to finish (to now while running); null before it starts."
+    )
+    reward_sparkline = serializers.SerializerMethodField(
+        help_text=f"At most {SPARKLINE_POINTS} points of {SPARKLINE_KEY} over the run, "
+        "oldest first ([] before the first step)."
+    )
+
+    def get_duration_s(self, run: Run) -> float | None:
+        if run.started_at is None:
+            return None
+        return ((run.finished_at or timezone.now()) - run.started_at).total_seconds()
+
+    def get_reward_sparkline(self, run: Run) -> list[float]:
+        # One reading for every run of a list (its page is the parent's instance).
+        context = cast(dict[str, Any], self.context)  # the root's own dict
+        if "_sparklines" not in context:
+            page = (
+                self.parent.instance
+                if isinstance(self.parent, serializers.ListSerializer)
+                else None
+            )
+            runs = list(page) if page is not None else [run]
+            context["_sparklines"] = reward_sparklines([r.pk for r in runs])
+        lines: dict[int, list[float]] = context["_sparklines"]
+        if run.pk not in lines:  # a run serialized outside the page it was read with
+            lines.update(reward_sparklines([run.pk]))
+        return lines[run.pk]
 
     def _queue_entry(self, run: Run) -> QueueEntry | None:
         if run.status != RunStatus.QUEUED:
@@ -195,6 +247,8 @@ class RunSerializer(serializers.ModelSerializer):
             "finished_at",
             "queue_position",
             "waiting_for",
+            "duration_s",
+            "reward_sparkline",
         ]
         read_only_fields = fields
 

@@ -181,7 +181,7 @@ def response_length_drift(h: History, step: int) -> Alert | None:
             if grew
             else "the policy may be collapsing to short or empty answers."
         ),
-        {"ratio": ratio, "recent_mean": now, "baseline_mean": base},
+        {"ratio": ratio, "recent_mean": now, "baseline_mean": base, "from_step": recent[0][0]},
     )
 
 
@@ -222,6 +222,7 @@ def reward_component_dominance(h: History, step: int) -> Alert | None:
         {
             "component": name(leader),
             "changes": {name(k): {"baseline": gains[k][1], "recent": gains[k][2]} for k in gains},
+            "from_step": h.window(leader, step, RECENT_STEPS)[0][0],
         },
     )
 

@@ -20,6 +20,7 @@ from typing import Any
 from django.db.models import Q
 from django.db.models.functions import Left
 
+from studio.telemetry.alert_evidence import evidence_of
 from studio.telemetry.models import (
     IngestedRecord,
     LogLine,
@@ -151,7 +152,14 @@ def alerts_event(attempt: int, seq: int, alerts: list[dict[str, Any]]) -> tuple[
 def alert_payload(
     kind: str, step: int, severity: str, message: str, values: dict[str, Any]
 ) -> dict[str, Any]:
-    return {"kind": kind, "step": step, "severity": severity, "message": message, "values": values}
+    return {
+        "kind": kind,
+        "step": step,
+        "severity": severity,
+        "message": message,
+        "values": values,
+        "evidence": evidence_of(kind, step, values),
+    }
 
 
 # --- replay from the database ---------------------------------------------------------

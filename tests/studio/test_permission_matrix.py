@@ -44,7 +44,14 @@ from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.configs import resolve, resources_of
 from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
-from studio.telemetry.models import LogLine, MetricPoint, RolloutSample, SampleLabel
+from studio.telemetry.models import (
+    Checkpoint,
+    LogLine,
+    MetricPoint,
+    RolloutSample,
+    RunAlert,
+    SampleLabel,
+)
 
 PRINCIPALS = ("owner", "member", "viewer", "outsider", "anonymous", "ingest")
 PASSWORD = "a-long-password-123"
@@ -91,6 +98,7 @@ class ProjectObjects:
     run: int  # queued, uses dataset_version and reward_version; has metrics and samples
     cancelled_run: int  # resumable
     sample: int
+    checkpoint: int  # in an object store: the studio can't serve it (409)
     ids: dict[str, set[Any]] = field(default_factory=dict)  # kind -> ids, for leak checks
 
 
@@ -184,6 +192,11 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         )
         for i in range(3)
     ]
+    log = LogLine.objects.create(run=run, attempt=1, seq=0, level="WARNING", message="seeded")
+    alert = RunAlert.objects.create(
+        run=run, attempt=1, seq=5, step=5, kind="reward_errors", severity="warning", message="!"
+    )
+    checkpoint = Checkpoint.objects.create(run=run, attempt=1, step=5, uri="s3://b/step-5")
     for user in Membership.objects.filter(project=project).exclude(role=Role.VIEWER):
         SampleLabel.objects.create(sample=samples[0], label="flag", author=user.user)
     events = [
@@ -204,6 +217,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         run=run.pk,
         cancelled_run=runs[1].pk,
         sample=samples[0].pk,
+        checkpoint=checkpoint.pk,
         ids={
             "project": {project.slug},
             "dataset": {dataset.pk, scratch_dataset.pk},
@@ -217,6 +231,9 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "reward_test_run": {test_run.pk},
             "run": {r.pk for r in runs},
             "sample": {s.pk for s in samples},
+            "alert": {alert.pk},
+            "log": {log.pk},
+            "checkpoint": {checkpoint.pk},
             "audit": {e.pk for e in events},
             "member": set(project.memberships.values_list("user__username", flat=True)),
         },
@@ -535,6 +552,17 @@ MATRIX: dict[tuple[str, str], Op] = {
     ),
     ("POST", "/api/runs/{id}/export-labelled"): Op(
         write(201), "/api/runs/{o.run}/export-labelled", body=lambda o: {"dataset": o.dataset}
+    ),
+    # a run's alerts, log lines and checkpoints
+    ("GET", "/api/runs/{id}/alerts/"): Op(read(), "/api/runs/{o.run}/alerts/", kind="alert"),
+    ("GET", "/api/runs/{id}/logs/"): Op(
+        read(), "/api/runs/{o.run}/logs/", query=lambda o: {"level": "warning"}, kind="log"
+    ),
+    ("GET", "/api/runs/{id}/checkpoints/"): Op(
+        read(), "/api/runs/{o.run}/checkpoints/", kind="checkpoint"
+    ),
+    ("GET", "/api/runs/{id}/checkpoints/{checkpoint_id}/download"): Op(
+        expect(409, 409, 409, 404), "/api/runs/{o.run}/checkpoints/{o.checkpoint}/download"
     ),
     # metrics
     ("GET", "/api/runs/{id}/metrics/keys"): Op(read(), "/api/runs/{o.run}/metrics/keys"),

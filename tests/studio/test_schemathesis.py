@@ -60,6 +60,7 @@ def seeded_targets(seed: Seed) -> Iterator[None]:
         dataset_version=o.dataset_version,
         reward_version=o.reward_version,
         sample=o.sample,
+        checkpoint=o.checkpoint,
         token=seed.member_spare_token,
         auth=f"Bearer {seed.tokens['member']}",
     )
@@ -77,6 +78,8 @@ def seeded_path(path: str, generated: dict[str, Any]) -> dict[str, Any]:
         known["dataset_id"] = CURRENT["dataset"]
     if "function_id" in known:
         known["function_id"] = CURRENT["function"]
+    if "checkpoint_id" in known:
+        known["checkpoint_id"] = CURRENT["checkpoint"]
     if "number" in known:
         known["number"] = 1
     if "id" in known:

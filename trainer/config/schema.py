@@ -216,7 +216,9 @@ class RewardConfig(Section):
     )
     custom_name: str = Field("compute_score", description="Function name in `custom_path`.")
     executor: Literal["inprocess", "sandbox"] = Field(
-        "inprocess", description="Run rewards in-process (trusted code) or in the sandbox pool."
+        "sandbox",
+        description="Run rewards in the sandbox pool, or `inprocess`: inside the trainer "
+        "process, unsandboxed (trusted code only; logged as a warning; refused by the studio).",
     )
     max_error_rate: float = Field(
         0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
@@ -241,8 +243,12 @@ class ResourcesConfig(Section):
     )
     placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = Field(
         "PACK",
-        description="Ray placement group strategy for the workers: PACK fills few nodes, "
-        "SPREAD uses many; STRICT_* require it.",
+        description="How Ray places the distributed workers (one placement-group bundle "
+        "each) over the cluster's nodes: PACK (default) fills as few nodes as it can, SPREAD "
+        "spreads them over as many as it can; STRICT_PACK puts all on one node and "
+        "STRICT_SPREAD each on a different node, and the run waits (then fails after "
+        "resources.worker_timeout_s) while the cluster can't. The run's attempts show "
+        "where the workers landed, per node.",
     )
 
 

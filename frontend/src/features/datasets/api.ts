@@ -1,6 +1,5 @@
 /** Every call the datasets pages make (no fetch outside this file, uploads aside). */
-import { api, type Schemas } from "../../api/client";
-import { unwrap } from "../../api/unwrap";
+import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Dataset = Schemas["Dataset"];
 export type DatasetVersion = Schemas["DatasetVersion"];

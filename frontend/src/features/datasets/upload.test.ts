@@ -158,7 +158,7 @@ describe("upload progress", () => {
     xhr.onerror?.();
     await expect(done).rejects.toThrow("network error");
     expect(errorMessage(413, "<html>")).toBe("The file is larger than this studio accepts.");
-    expect(errorMessage(502, "<html>")).toBe("The studio answered 502 to the upload.");
+    expect(errorMessage(502, "<html>")).toBe("The studio answered 502.");
   });
 
   it("samples the head of a text file and the tail of a parquet file", async () => {

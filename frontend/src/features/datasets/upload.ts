@@ -5,6 +5,7 @@
  * a worker runs; `uploadReducer` turns those events into what the form shows.
  */
 import { readCsrfToken, type Schemas } from "../../api/client";
+import { toApiError } from "../../api/errors";
 
 export type DatasetVersion = Schemas["DatasetVersion"];
 export type DatasetImport = Schemas["DatasetImport"];
@@ -89,19 +90,17 @@ export function percentOf(state: UploadState): number | null {
   return null;
 }
 
-/** The message of an error answer in the API's format, or a fallback naming the status. */
+/** The message of an error answer: the API's own (which names row and column), or one
+ * naming the status (a proxy's error page, a body over the size limit). */
 export function errorMessage(status: number, body: string): string {
+  let parsed: unknown = null;
   try {
-    const parsed: unknown = JSON.parse(body);
-    if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
-      const error = (parsed as { error: { message?: unknown } }).error;
-      if (typeof error?.message === "string") return error.message;
-    }
+    parsed = JSON.parse(body);
   } catch {
-    // not JSON (a proxy's error page): fall through
+    // not JSON: toApiError names the status
   }
-  if (status === 413) return "The file is larger than this studio accepts.";
-  return `The studio answered ${status} to the upload.`;
+  if (status === 413 && parsed === null) return "The file is larger than this studio accepts.";
+  return toApiError(parsed, new Response(null, { status })).message;
 }
 
 type XhrLike = Pick<

@@ -1,6 +1,5 @@
 /** Every call the reward pages make, with their query keys. */
-import { api, type Schemas } from "../../api/client";
-import { unwrap } from "../../api/unwrap";
+import { api, unwrap, type Schemas } from "../../api/client";
 
 /** verl's entry point; the editor always uses it. */
 export const ENTRYPOINT = "compute_score";

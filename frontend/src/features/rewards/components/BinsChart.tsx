@@ -1,8 +1,10 @@
 /**
- * Bars of precomputed bins (a histogram), drawn by plotly's basic bundle, which is
- * fetched on first use. Also used by the datasets pages (prompt lengths).
+ * Bars of precomputed bins (a histogram), drawn by plotly's basic bundle (loaded on
+ * first use through lib/plotly). Also used by the datasets pages (prompt lengths).
  */
 import { useEffect, useRef, useState } from "react";
+
+import { loadPlotly } from "../../../lib/plotly";
 
 import styles from "./BinsChart.module.css";
 
@@ -22,8 +24,8 @@ export function BinsChart({ bins, xTitle, label, digits = 2 }: BinsChartProps) {
   useEffect(() => {
     let cancelled = false;
     const element = host.current;
-    import("plotly.js-basic-dist-min")
-      .then(({ default: Plotly }) => {
+    loadPlotly()
+      .then((Plotly) => {
         if (cancelled || !element) return;
         const data = [
           {

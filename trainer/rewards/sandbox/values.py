@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 import reprlib
 from typing import Any
 
@@ -18,6 +19,10 @@ from trainer.rewards.errors import InvalidReturn
 MAX_COMPONENTS = 64  # keys of a dict return, "score" included
 MAX_COMPONENT_NAME = 64  # characters of a component name
 MAX_ERROR_CHARS = 2000
+
+# What Postgres refuses in text and JSON: NUL, and UTF-16 surrogates without a partner
+# (a Python str can hold them; they have no UTF-8 encoding).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -47,6 +52,23 @@ def as_finite_float(value: Any, what: str) -> float:
     return number
 
 
+def text_problem(text: str, what: str) -> str:
+    """Why ``text`` cannot be stored (a NUL or a lone surrogate, and where), or ''."""
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return ""
+    char = found.group()
+    name = "a NUL character" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
+    return (
+        f"{what} contains {name} at offset {found.start()}; text must be valid Unicode without NUL"
+    )
+
+
+def escape_text(text: str) -> str:
+    """``text`` with every NUL and lone surrogate written as an escape (\\x00, \\udc80)."""
+    return _UNSTORABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def parse_return(value: Any) -> tuple[float, dict[str, float]]:
     """(score, components) of a valid return value; raises `InvalidReturn` otherwise."""
     if isinstance(value, dict):
@@ -65,6 +87,9 @@ def parse_return(value: Any) -> tuple[float, dict[str, float]]:
                     f"component name {_short.repr(key)} must be a non-empty string of at "
                     f"most {MAX_COMPONENT_NAME} characters"
                 )
+            problem = text_problem(key, f"component name {_short.repr(key)}")
+            if problem:
+                raise InvalidReturn(problem)
             components[key] = as_finite_float(item, f"component {key!r}")
         return score, components
     if isinstance(value, (str, bytes, list, tuple, set, frozenset)) or value is None:
@@ -77,7 +102,8 @@ def parse_return(value: Any) -> tuple[float, dict[str, float]]:
 
 
 def wire_error(reason: str) -> dict[str, Any]:
-    return {"score": 0.0, "components": {}, "error": reason[:MAX_ERROR_CHARS]}
+    # Reasons quote user text (exception messages): never let one carry what can't be stored.
+    return {"score": 0.0, "components": {}, "error": escape_text(reason)[:MAX_ERROR_CHARS]}
 
 
 def wire_from_return(value: Any) -> dict[str, Any]:

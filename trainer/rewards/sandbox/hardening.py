@@ -177,9 +177,9 @@ def landlock_restrict(rules: list[tuple[int, int]], abi: int) -> None:
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _X32_SYSCALL_BIT = 0x40000000
 _RET_KILL_PROCESS, _RET_ERRNO, _RET_ALLOW = 0x80000000, 0x00050000, 0x7FFF0000
-_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET, _AND = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
 _SYS_SOCKET, _SYS_SOCKETPAIR, _SYS_CLONE, _SYS_CLONE3 = 41, 53, 56, 435
-_AF_UNIX = 1
+_AF_UNIX, _SOCK_STREAM, _SOCK_TYPE_MASK = 1, 1, 0xF
 
 DENIED_SYSCALLS: dict[str, int] = {
     "execve": 59,
@@ -233,16 +233,19 @@ DENIED_SYSCALLS: dict[str, int] = {
 
 
 def seccomp_program() -> bytes:
-    """A BPF filter: inet (non-unix) sockets get EACCES, namespace-creating clones and the
-    syscalls in `DENIED_SYSCALLS` get EPERM, clone3 ENOSYS (glibc then falls back to clone,
-    whose flags can be checked), foreign architectures are killed; the rest is allowed."""
+    """A BPF filter: `socket` of any family gets EACCES (a unix socket could connect to a
+    host service by path: Landlock does not cover that, and /run and /tmp are visible);
+    only `socketpair(AF_UNIX, SOCK_STREAM)` is allowed (already connected to itself, it
+    reaches nothing; asyncio needs it). Namespace-creating clones and the syscalls in
+    `DENIED_SYSCALLS` get EPERM, clone3 ENOSYS (glibc then falls back to clone, whose flags
+    can be checked), foreign architectures are killed; the rest is allowed."""
     code: list[tuple[int, int | str, int | str, int]] = [
         (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
         (_JEQ, 0, "kill", _AUDIT_ARCH_X86_64),
         (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
         (_JGE, "eperm", 0, _X32_SYSCALL_BIT),
-        (_JEQ, "socket", 0, _SYS_SOCKET),
-        (_JEQ, "socket", 0, _SYS_SOCKETPAIR),
+        (_JEQ, "eacces", 0, _SYS_SOCKET),
+        (_JEQ, "socketpair", 0, _SYS_SOCKETPAIR),
         (_JEQ, "clone", 0, _SYS_CLONE),
         (_JEQ, "enosys", 0, _SYS_CLONE3),
         *[(_JEQ, "eperm", 0, nr) for nr in DENIED_SYSCALLS.values()],
@@ -254,7 +257,14 @@ def seccomp_program() -> bytes:
         labels[name] = len(code)
         code.extend(body)
 
-    label("socket", (_LD_W_ABS, 0, 0, 16), (_JEQ, "allow", "eacces", _AF_UNIX))
+    label(
+        "socketpair",
+        (_LD_W_ABS, 0, 0, 16),  # args[0], the family (low 32 bits)
+        (_JEQ, 0, "eacces", _AF_UNIX),
+        (_LD_W_ABS, 0, 0, 24),  # args[1], the type, with SOCK_NONBLOCK/SOCK_CLOEXEC flags
+        (_AND, 0, 0, _SOCK_TYPE_MASK),
+        (_JEQ, "allow", "eacces", _SOCK_STREAM),
+    )
     label("clone", (_LD_W_ABS, 0, 0, 16), (_JSET, "eperm", "allow", _NAMESPACE_FLAGS))
     label("allow", (_RET, 0, 0, _RET_ALLOW))
     label("eperm", (_RET, 0, 0, _RET_ERRNO | errno.EPERM))

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from trainer.rewards import hardening
-from trainer.rewards.proctree import anon_bytes, descendants, kill_tree, read_children
+from trainer.rewards.sandbox import hardening
+from trainer.rewards.sandbox.proctree import anon_bytes, descendants, kill_tree, read_children
 
 MAX_RESULT_BYTES = 4 * 1024 * 1024
 WATCHDOG_FIRST_S = 0.01
@@ -60,6 +60,7 @@ class Unit:
     def __init__(self) -> None:
         self.status: int | None = None  # os.waitpid status of the fork that ran it
         self.killed = ""  # why the zygote killed it
+        self.problem = ""  # why the template refused its result (too large, malformed)
         self.started = 0.0
         self.result: Any = None  # the "v" the child sent (validated later)
         self.output = bytearray()
@@ -233,31 +234,35 @@ class _Watch:
                 return eof
 
     def _handle(self, line: bytes) -> None:
+        """One line from the template. The template runs no user code, but everything is
+        still checked and bounded here: a bad line is dropped, never an exception."""
         try:
             message = json.loads(line)
-            kind = message["k"]
-        except (ValueError, TypeError, KeyError):
-            return  # garbage written by user code: ignored, the unit then has no result
-        number = message.get("i")
-        valid = isinstance(number, int) and 0 <= number < len(self.outcome.units)
+        except (ValueError, RecursionError, MemoryError):
+            return
+        if not isinstance(message, dict):
+            return
+        kind = message.get("k")
+        number = _bounded_int(message.get("i"), len(self.outcome.units) - 1)
         if kind in ("ready", "probe", "load_error"):
             self.outcome.messages.append(message)
             self.deadline = time.monotonic() + self.load_timeout_s
-        elif kind == "start" and valid and self.current is None:
+        elif kind == "start" and number is not None and self.current is None:
             self.current = number
             self.outcome.units[number].started = time.monotonic()
             self.deadline = time.monotonic() + self.unit_timeout_s
-        elif kind == "result" and valid and self.outcome.units[number].result is None:
+        elif kind == "result" and number is not None and self.outcome.units[number].result is None:
             self.outcome.units[number].result = message.get("v")
-        elif kind == "exit" and valid and number == self.current:
+        elif kind == "exit" and number is not None and number == self.current:
             unit = self.outcome.units[number]
-            output, dropped = message.get("o"), message.get("d")
+            output, dropped, problem = message.get("o"), message.get("d"), message.get("p")
             if isinstance(output, str):
                 unit.output += output.encode("utf-8", errors="replace")[: self.output_bytes]
-            if isinstance(dropped, int):
-                unit.output_dropped += max(0, dropped)
+            unit.output_dropped += _bounded_int(dropped, MAX_RESULT_BYTES << 10) or 0
+            if isinstance(problem, str) and problem:
+                unit.problem = problem[:300]
             status = message.get("s")
-            self._finish(number, status if isinstance(status, int) else None)
+            self._finish(number, _bounded_int(status, 0xFFFF))
             self.deadline = time.monotonic() + self.load_timeout_s
 
     def _finish(self, number: int, status: int | None) -> None:
@@ -317,3 +322,10 @@ class _Watch:
                     os.kill(p, signal.SIGKILL)
             if not below:
                 break
+
+
+def _bounded_int(value: Any, high: int) -> int | None:
+    """``value`` when it is an int in [0, high] (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+        return None
+    return value

@@ -1,13 +1,14 @@
 """`SandboxPool`: run untrusted reward code in hardened, throwaway processes.
 
 Each worker is a warm zygote (see `zygote`) that forks a hardened template per chunk of
-requests (see `child`), which forks a fresh process per request. A call has no network
-(its own network namespace, seccomp refusing inet sockets, Landlock refusing TCP), runs
-as uid nobody, can write only to its own scratch directory (Landlock, size-capped tmpfs)
-and read only system libraries and the Python install, has rlimits on CPU, address
-space, file size, processes and open files, and lives in a PID namespace so nothing it
-starts outlives it. Every failure becomes an error `RewardResult`; a dead zygote is
-restarted. Used by the trainer and the studio.
+requests (see `child`), which forks a fresh process per request (see `call`): the only
+place user code runs. A call has no network (its own network namespace, seccomp refusing
+every socket but a socketpair, Landlock refusing TCP), runs as a uid of its own per
+worker, can write only to its own scratch directory (Landlock, size-capped tmpfs) and
+read only system libraries and the Python install, has rlimits on CPU, address space,
+file size, processes and open files, and lives in a PID namespace so nothing it starts
+outlives it. Every failure becomes an error `RewardResult`; a dead zygote is restarted.
+Used by the trainer and the studio.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from trainer.rewards import wire
 from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
 from trainer.rewards.contract import RewardRequest, RewardResult, RewardScorer, error_result
 from trainer.rewards.errors import SandboxUnavailableError
@@ -35,7 +35,8 @@ from trainer.rewards.loader import (
     load_reward,
     read_reward_file,
 )
-from trainer.rewards.worker import GRACE_S, Worker, shutdown
+from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox.worker import GRACE_S, Worker, shutdown
 
 if TYPE_CHECKING:
     from trainer.config.schema import RewardConfig
@@ -60,13 +61,16 @@ class SandboxLimits:
     output_bytes: int = 64 * 1024  # stdout+stderr kept per call (the rest is dropped)
     file_size_mb: int = 16  # RLIMIT_FSIZE: largest file the call may write
     scratch_mb: int = 64  # size of the tmpfs holding scratch directories
-    max_processes: int = 32  # RLIMIT_NPROC of the sandbox uid (threads count too)
+    max_processes: int = 32  # RLIMIT_NPROC of the worker's own uid (threads count too)
     max_open_files: int = 64  # RLIMIT_NOFILE
     cpu_s: int = 0  # RLIMIT_CPU; 0 means ceil(timeout_s) + 1
     load_timeout_s: float = 30.0  # loading the code and checking it at pool start
     chunk_size: int = 64  # requests per template process (one batch-form call per chunk)
-    uid: int = 65534  # nobody
-    gid: int = 65534  # nogroup
+    # None: each worker runs its calls as a uid of its own, UID_BASE + the zygote's pid
+    # (unique while it lives), so the uid-wide RLIMIT_NPROC of one pool never starves
+    # another pool's (or the host's) forks. A fixed uid is for tests only.
+    uid: int | None = None
+    gid: int | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -96,7 +100,10 @@ class SandboxPool:
 
     Raises `RewardCodeError` when the code is invalid (checked statically, then loaded
     once in a sandboxed child), and `SandboxUnavailableError` when the sandbox cannot
-    start, or lacks a protection while ``require_full_isolation`` is set (production).
+    start, or lacks any protection (see `child.PROTECTIONS`). A weaker sandbox runs only
+    when asked for: ``require_full_isolation=False``, or, when it is None (the default),
+    the environment variable ``RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL=1``; it is then
+    logged as a warning naming what is missing.
     Thread-safe: concurrent `score_batch` calls are served one after the other.
     """
 
@@ -107,9 +114,11 @@ class SandboxPool:
         workers: int = 1,
         limits: SandboxLimits | None = None,
         *,
-        require_full_isolation: bool = False,
+        require_full_isolation: bool | None = None,
         filename: str = "<reward>",
     ) -> None:
+        if require_full_isolation is None:
+            require_full_isolation = not partial_isolation_allowed()
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.limits = limits or SandboxLimits()
@@ -144,6 +153,12 @@ class SandboxPool:
             raise
         self.isolation: dict[str, bool] = dict(self._workers[0].isolation)
         self.batch = self._workers[0].batch
+        missing = [name for name, active in self.isolation.items() if not active]
+        if missing:
+            logger.warning(
+                "reward sandbox running with partial isolation (allowed explicitly); missing: %s",
+                ", ".join(missing),
+            )
 
     @property
     def worker_pids(self) -> list[int | None]:
@@ -283,6 +298,14 @@ def _result_from_zygote(raw: dict[str, Any]) -> RewardResult:
     )
 
 
+ALLOW_PARTIAL_ENV = "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL"
+
+
+def partial_isolation_allowed() -> bool:
+    """Whether this host's operator allowed a sandbox lacking protections (never implied)."""
+    return os.environ.get(ALLOW_PARTIAL_ENV, "") == "1"
+
+
 _ISOLATION_CACHE: dict[str, bool] = {}
 
 
@@ -294,7 +317,8 @@ def isolation_report() -> dict[str, bool]:
             "def compute_score(data_source, solution_str, ground_truth, extra_info):\n"
             "    return 0.0\n"
         )
-        with SandboxPool(code, limits=SandboxLimits(load_timeout_s=10)) as pool:
+        limits = SandboxLimits(load_timeout_s=10)
+        with SandboxPool(code, limits=limits, require_full_isolation=False) as pool:
             _ISOLATION_CACHE.update(pool.isolation)
     return dict(_ISOLATION_CACHE)
 
@@ -304,10 +328,11 @@ def make_scorer(
     *,
     workers: int | None = None,
     limits: SandboxLimits | None = None,
-    require_full_isolation: bool = False,
+    require_full_isolation: bool | None = None,
 ) -> RewardScorer:
-    """The scorer ``reward`` config asks for: a built-in or custom function, run in-process
-    (trusted code) or in a `SandboxPool` (``executor="sandbox"``)."""
+    """The scorer ``reward`` config asks for: a built-in or custom function, run in a
+    `SandboxPool` (the default), or in-process for ``executor="inprocess"`` (trusted
+    code only: logged as a warning)."""
     if cfg.function == "custom":
         if not cfg.custom_path:
             raise RewardCodeError("reward.function='custom' needs reward.custom_path")
@@ -320,6 +345,11 @@ def make_scorer(
             f"{', '.join(BUILTIN_REWARDS)} or 'custom' with reward.custom_path"
         )
     if cfg.executor == "inprocess":
+        logger.warning(
+            "reward.executor='inprocess': reward %r runs in this process, unsandboxed "
+            "(trusted code only)",
+            cfg.custom_path if cfg.function == "custom" else cfg.function,
+        )
         if cfg.function != "custom":
             return InProcessScorer(BUILTIN_REWARDS[cfg.function])
         loaded = load_reward(code, name, filename=filename)

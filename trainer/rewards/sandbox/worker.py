@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trainer.rewards import wire
 from trainer.rewards.errors import RewardCodeError, SandboxUnavailableError
+from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox.values import escape_text
 
 BOOTSTRAP = (
-    "import sys; sys.path.insert(0, {path!r}); import trainer.rewards.zygote as z; "
+    "import sys; sys.path.insert(0, {path!r}); import trainer.rewards.sandbox.zygote as z; "
     "sys.path.remove({path!r}); z.main()"
 )
 ZYGOTE_ENV = {
@@ -42,7 +43,7 @@ class Worker:
         return self.proc.pid if self.proc else None
 
     def spawn(self) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])
+        package_root = str(Path(__file__).resolve().parents[3])
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", BOOTSTRAP.format(path=package_root)],
             stdin=subprocess.PIPE,
@@ -72,7 +73,7 @@ class Worker:
         if not ready["ok"]:
             self.kill()
             if "code_error" in ready:
-                raise RewardCodeError(ready["code_error"])
+                raise RewardCodeError(escape_text(str(ready["code_error"])))
             raise SandboxUnavailableError(ready["error"])
         self.isolation = dict(ready["isolation"])
         self.batch = bool(ready["batch"])

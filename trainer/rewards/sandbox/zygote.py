@@ -23,8 +23,8 @@ import sys
 import sysconfig
 from typing import Any
 
-from trainer.rewards import child, hardening, proctree, supervise, wire
-from trainer.rewards.values import validate_wire, wire_error
+from trainer.rewards.sandbox import child, hardening, proctree, supervise, wire
+from trainer.rewards.sandbox.values import escape_text, text_problem, validate_wire, wire_error
 
 # Only what the sandbox's own code needs: every preloaded page makes each fork slower. The
 # modules the user's code imports (found statically) are preloaded on top.
@@ -47,6 +47,9 @@ NEVER_PRELOAD = frozenset(
     }
 )
 MAX_PRELOADS = 64
+# Calls run as UID_BASE + the zygote's pid: a uid (and gid) of its own per worker, far
+# above any account's, so process limits (RLIMIT_NPROC counts per uid) never shared.
+UID_BASE = 1_000_000_000
 READ_ONLY_DIRS = ("/usr", "/lib", "/lib64", "/lib32")
 READ_ONLY_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/dev/urandom", "/dev/random", "/dev/zero")
 
@@ -124,8 +127,8 @@ class Zygote:
         self.plan = child.ChildPlan(
             code=compiled,
             function_name=self.init["function_name"],
-            uid=int(limits["uid"]),
-            gid=int(limits["gid"]),
+            uid=UID_BASE + os.getpid() if limits["uid"] is None else int(limits["uid"]),
+            gid=UID_BASE + os.getpid() if limits["gid"] is None else int(limits["gid"]),
             rlimits=rlimits,
             memory_bytes=int(limits["memory_mb"]) << 20,
             output_bytes=int(limits["output_bytes"]),
@@ -149,7 +152,11 @@ class Zygote:
         if self.init["require_full_isolation"] and missing:
             return {
                 "ok": False,
-                "error": "sandbox protections unavailable on this host: " + ", ".join(missing),
+                "error": "sandbox protections unavailable on this host: "
+                + ", ".join(missing)
+                + ". Full isolation needs root on Linux x86_64 with Landlock (ABI >= 6) and "
+                "seccomp. To run rewards with less isolation anyway, allow it explicitly: "
+                "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL=1 (or require_full_isolation=False).",
                 "isolation": self.isolation,
             }
         return {"ok": True, "isolation": self.isolation, "batch": self.batch}
@@ -250,7 +257,11 @@ class Zygote:
             output = _text(unit.output, unit.output_dropped)
             if number == 0 and prefix:
                 output = prefix + output
-            reason = unit.killed or outcome.killed or load_error
+            reason = unit.killed or outcome.killed or load_error or unit.problem
+            # Postgres refuses NUL (and the decoding above already replaced bytes that are
+            # not UTF-8): a row that printed one fails, with its output kept, escaped.
+            problem = text_problem(output, "the output")
+            output = escape_text(output)
             if not reason and unit.status is None:
                 reason = "not run: " + _status_reason(outcome.template_status, output)
             raw = unit.result
@@ -259,6 +270,8 @@ class Zygote:
             elapsed_ms = unit.elapsed_s * 1000 / count
             for k in range(count):
                 wire_result = wire_error(reason) if reason else validate_wire(raw[k])
+                if problem and not wire_result["error"]:
+                    wire_result = wire_error(f"invalid output: {problem}")
                 wire_result["elapsed_ms"] = elapsed_ms
                 wire_result["output"] = output if k == 0 else ""
                 results.append(wire_result)
@@ -319,7 +332,11 @@ def main() -> None:
             return
         if message["op"] == "exit":
             return
-        results = zygote.score(message["requests"], bool(message["batch"]))
+        try:
+            results = zygote.score(message["requests"], bool(message["batch"]))
+        except Exception as exc:  # a bug of ours: fail this chunk, keep serving
+            reason = f"sandbox internal error: {type(exc).__name__}: {exc}"
+            results = [wire_error(reason) for _ in message["requests"]]
         try:
             wire.send(protocol_out, {"id": message["id"], "results": results})
         except BrokenPipeError:
