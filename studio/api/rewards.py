@@ -30,6 +30,7 @@ from studio.api.reward_test_runs import test_run_inputs
 from studio.api.scoping import ProjectScopedViewSet
 from studio.projects.models import Project, Role
 from studio.rewards import lifecycle
+from studio.rewards.checks import problems_in
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.rewards.serializers import (
     RewardDiffSerializer,
@@ -45,7 +46,7 @@ from studio.rewards.testrun_serializers import (
     RewardTestRequestSerializer,
     RewardTestResultSerializer,
 )
-from trainer.rewards import RewardCodeError, builtin_source, check_source
+from trainer.rewards import builtin_source
 from trainer.rewards.builtins import BUILTIN_NAMES
 
 Source = RewardTestRun.Source
@@ -62,11 +63,11 @@ def code_hash(code: str) -> str:
 
 
 def checked_code(code: str, entrypoint: str) -> None:
-    """Static checks of the trainer (size, syntax with line numbers, the function)."""
-    try:
-        check_source(code, entrypoint)
-    except RewardCodeError as exc:
-        raise exceptions.ValidationError({"code": [str(exc)]}) from None
+    """The static checks of POST /api/reward-checks/ (size, syntax with line numbers, the
+    function and its verl signature); the editor shows the same problems on their lines."""
+    problems = problems_in(code, entrypoint)
+    if problems:
+        raise exceptions.ValidationError({"code": [p.message for p in problems]})
 
 
 class RewardFunctionFilter(filters.FilterSet):

@@ -4,12 +4,15 @@ from django.urls import path
 from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
+from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
 from studio.api.events import ProjectEventsView, RunEventsView
 from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.reports import HtmlRenderer, RunReportViewSet
+from studio.api.reward_checks import RewardCheckView
+from studio.api.reward_comparisons import RewardComparisonViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
 from studio.api.run_details import (
@@ -67,6 +70,16 @@ urlpatterns += [
     ),
 ]
 urlpatterns += [
+    # The editor's and the upload form's helpers, and the A/B of two reward versions.
+    path("reward-checks/", RewardCheckView.as_view(), name="reward-checks"),
+    path(
+        "reward-comparisons/",
+        RewardComparisonViewSet.as_view({"get": "compare", "post": "start"}),
+        name="reward-comparisons",
+    ),
+    path("dataset-columns/", DatasetColumnsView.as_view(), name="dataset-columns"),
+]
+urlpatterns += [
     # A run's alerts, log lines and checkpoints (studio/api/run_details.py).
     path("runs/<int:pk>/alerts/", RunAlertsViewSet.as_view({"get": "list"}), name="run-alerts"),
     path("runs/<int:pk>/logs/", RunLogsViewSet.as_view({"get": "list"}), name="run-logs"),
@@ -99,6 +112,8 @@ urlpatterns += [
         ),
         name="runs-report",
     ),
+]
+urlpatterns += [
     # Rollout review reads of one run (studio/api/rollouts.py).
     path(
         f"runs/<int:pk>/rollouts/{name}",

@@ -512,6 +512,29 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("GET", "/api/reward-test-runs/{id}/"): Op(
         read(), "/api/reward-test-runs/{o.reward_test_run}/"
     ),
+    # the reward editor's check and the A/B of two versions (the seeded test-run is still
+    # queued: members get as far as "not succeeded", a 400)
+    ("POST", "/api/reward-checks/"): Op(
+        signed_in(200), "/api/reward-checks/", body=lambda o: {"code": EXACT}, project_bound=False
+    ),
+    ("GET", "/api/reward-comparisons/"): Op(
+        expect(400, 400, 400, 404),
+        "/api/reward-comparisons/",
+        query=lambda o: {"a": o.reward_test_run, "b": o.reward_test_run},
+    ),
+    ("POST", "/api/reward-comparisons/"): Op(
+        expect(400, 400, 403, 404),
+        "/api/reward-comparisons/",
+        body=lambda o: {"base_test_run": o.reward_test_run, "reward_version": o.reward_version},
+    ),
+    # the upload form's column detection
+    ("POST", "/api/dataset-columns/"): Op(
+        signed_in(200),
+        "/api/dataset-columns/",
+        body=lambda o: {"file": SimpleUploadedFile("qa.csv", b"prompt,answer\nx,1\n")},
+        multipart=True,
+        project_bound=False,
+    ),
     # runs
     ("GET", "/api/runs/"): Op(listing(), "/api/runs/", kind="run", project_bound=False),
     ("POST", "/api/runs/"): Op(write(201), "/api/runs/", body=new_run),

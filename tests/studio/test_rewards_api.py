@@ -159,8 +159,17 @@ def test_code_without_the_entry_point_is_400(world):
     response = push(world, function["id"], "def score(x):\n    return 1\n")
     assert response.status_code == 400
     assert "no function named 'compute_score'" in response.json()["error"]["message"]
-    renamed = push(
+    # verl calls it by keyword: the sandbox would refuse this at load, so saving does too
+    positional = push(
         world, function["id"], "def score(a, b, c, d):\n    return 1\n", entrypoint="score"
+    )
+    assert positional.status_code == 400
+    assert "no argument named 'data_source'" in positional.json()["error"]["message"]
+    renamed = push(
+        world,
+        function["id"],
+        "def score(data_source, solution_str, ground_truth, extra_info):\n    return 1\n",
+        entrypoint="score",
     )
     assert renamed.status_code == 201
 

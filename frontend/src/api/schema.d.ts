@@ -122,6 +122,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dataset-columns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Detect the columns of a CSV, JSONL or parquet file from a sample of it, and
+         *     suggest the prompt and answer columns.
+         */
+        post: operations["dataset_columns_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datasets/": {
         parameters: {
             query?: never;
@@ -400,6 +420,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/reward-checks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Syntax errors (line and column), a missing entry point, `async def`, and an
+         *     entry point verl can't call by keyword, as line-addressed problems.
+         */
+        post: operations["reward_checks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-comparisons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Row i of test-run `a` against row i of test-run `b`: both scores, the
+         *     difference, and the rows where they disagree first.
+         */
+        get: operations["reward_comparisons_retrieve"];
+        put?: never;
+        /**
+         * @description Score the rows of a succeeded test-run again with another reward version of
+         *     the same project: a queued test-run of those rows as pasted completions (202).
+         *     Poll it, then GET this endpoint with a=base_test_run&b=<its id>.
+         */
+        post: operations["reward_comparisons_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/reward-functions/": {
         parameters: {
             query?: never;
@@ -628,6 +693,26 @@ export interface paths {
         patch: operations["runs_partial_update"];
         trace?: never;
     };
+    "/api/runs/{id}/alerts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's alerts, newest first. `evidence` names the steps (as the samples
+         *     list's step_min/step_max) and the metric keys that raised each one.
+         */
+        get: operations["runs_alerts_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/cancel/": {
         parameters: {
             query?: never;
@@ -642,6 +727,43 @@ export interface paths {
          *     `cancelling` until its job has stopped. Cancelling twice is harmless.
          */
         post: operations["runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/checkpoints/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's checkpoints by step, each saying whether this studio can serve it
+         *     (and if not, why and which setting would fix it).
+         */
+        get: operations["runs_checkpoints_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/checkpoints/{checkpoint_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The checkpoint folder as a tar stream (`run-<id>-step-<step>.tar`). */
+        get: operations["runs_checkpoints_download"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -708,6 +830,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's log lines in the order the trainer emitted them (attempt, then seq).
+         *     `level` keeps that level and above; `after_attempt` + `after_seq` continue
+         *     after a line already seen (the `log` events of /api/runs/{id}/events carry
+         *     the same attempt and seq).
+         */
+        get: operations["runs_logs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/metrics.csv": {
         parameters: {
             query?: never;
@@ -756,6 +900,26 @@ export interface paths {
         put?: never;
         /** @description Change the run's place in the queue (higher starts first). */
         post: operations["runs_priority_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's report: summary, metric charts, config, alerts, and its highest- and
+         *     lowest-reward samples, as an HTML attachment.
+         */
+        get: operations["runs_report"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -876,6 +1040,23 @@ export interface paths {
          *     sample may be another run's, to compare two runs on one prompt.
          */
         get: operations["runs_rollouts_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One report of several runs: overlaid charts and the config keys that differ. */
+        get: operations["runs_report_compare"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1056,6 +1237,8 @@ export interface components {
             finished_at?: string | null;
             ray_status?: string;
             exit_message?: string;
+            /** @description Where Ray put the attempt, one entry per node: read from Ray while the job runs (empty until then, or if it ended before it was read). */
+            readonly placement: components["schemas"]["NodeShare"][];
         };
         AuditEvent: {
             readonly id: number;
@@ -1077,6 +1260,22 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
+        Checkpoint: {
+            readonly id: number;
+            readonly attempt: number;
+            readonly step: number;
+            readonly uri: string;
+            /** @description Bytes of the checkpoint's files; null where the studio can't reach it. */
+            readonly size_bytes: number | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description Whether this studio can serve the checkpoint (download_url is set). */
+            readonly reachable: boolean;
+            /** @description Why not, and the setting that would fix it ("" when reachable). */
+            readonly unreachable_reason: string;
+            /** @description Streams the checkpoint folder as a .tar; null when unreachable. */
+            readonly download_url: string | null;
+        };
         Column: {
             name: string;
             /** @description Arrow type of the column in the stored parquet. */
@@ -1089,6 +1288,61 @@ export interface components {
             answer_key: string;
             /** @description data_source of rows that have none. */
             data_source: string;
+        };
+        ColumnSampleRequest: {
+            /**
+             * Format: binary
+             * @description The first bytes of a CSV/JSONL file, or the last bytes of a parquet file (its footer), at most 1048576 bytes; named like the file.
+             */
+            file: string;
+            /**
+             * @description The file goes on past the sample (a partial line is dropped).
+             * @default false
+             */
+            truncated: boolean;
+        };
+        ComparedRow: {
+            /** @description Row position in both test-runs. */
+            position: number;
+            /** @description The base row's index (dataset row or paste). */
+            index: number;
+            sample: number | null;
+            prompt: string | null;
+            solution_str: string;
+            ground_truth: unknown;
+            /** @description Both scored the same response. */
+            same_input: boolean;
+            /** Format: double */
+            score_a: number;
+            /** Format: double */
+            score_b: number;
+            error_a: string;
+            error_b: string;
+            /**
+             * Format: double
+             * @description score_b - score_a; null if one failed.
+             */
+            delta: number | null;
+            /** @description Different scores, or only one failed. */
+            differs: boolean;
+            /** @description One of them ran out of time before it. */
+            skipped: boolean;
+        };
+        Comparison: {
+            a: number;
+            b: number;
+            /** @description Rows that differ first, largest first. */
+            rows: components["schemas"]["ComparedRow"][];
+            compared: number;
+            differing: number;
+            /** @description Every row scored the same response. */
+            same_inputs: boolean;
+        };
+        ComparisonStartRequest: {
+            /** @description A succeeded test-run whose rows (responses) are scored again. */
+            base_test_run: number;
+            /** @description Id of the reward version to score them with (same project). */
+            reward_version: number;
         };
         CompletionRequest: {
             /** @description The response. */
@@ -1134,12 +1388,6 @@ export interface components {
                 [key: string]: string[];
             };
         };
-        /**
-         * @description * `verl` - verl parquet/JSONL
-         *     * `prompt_answer` - prompt + answer columns
-         * @enum {string}
-         */
-        DataFormatEnum: "verl" | "prompt_answer";
         Dataset: {
             readonly id: number;
             readonly project: string;
@@ -1221,7 +1469,7 @@ export interface components {
             readonly dataset: number;
             readonly number: number;
             readonly source_format: string;
-            readonly data_format: components["schemas"]["DataFormatEnum"];
+            readonly data_format: components["schemas"]["DatasetVersionDataFormatEnum"];
             /** @description With `data_format`, the trainer's data config needed to read the file. */
             readonly column_mapping: components["schemas"]["ColumnMapping"];
             readonly size_bytes: number;
@@ -1234,6 +1482,48 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             readonly download_url: string;
+        };
+        /**
+         * @description * `verl` - verl parquet/JSONL
+         *     * `prompt_answer` - prompt + answer columns
+         * @enum {string}
+         */
+        DatasetVersionDataFormatEnum: "verl" | "prompt_answer";
+        DetectedColumns: {
+            source_format: components["schemas"]["SourceFormatEnum"];
+            /** @description In file order. */
+            columns: string[];
+            /** @description The first rows (CSV/JSONL), values shortened to 200 characters. */
+            examples: {
+                [key: string]: string;
+            }[];
+            /**
+             * @description What the columns look like.
+             *
+             *     * `verl` - verl
+             *     * `prompt_answer` - prompt_answer
+             */
+            data_format: components["schemas"]["DetectedColumnsDataFormatEnum"];
+            /** @description Suggested prompt column. */
+            prompt_key: string;
+            /** @description Suggested answer column (prompt_answer data). */
+            answer_key: string;
+        };
+        /**
+         * @description * `verl` - verl
+         *     * `prompt_answer` - prompt_answer
+         * @enum {string}
+         */
+        DetectedColumnsDataFormatEnum: "verl" | "prompt_answer";
+        Evidence: {
+            /** @description First step of the window that raised it. */
+            step_min: number;
+            /** @description The step it was raised at. */
+            step_max: number;
+            /** @description The metric series that raised it. */
+            metric_keys: string[];
+            /** @description The reward component, for reward_component_dominance. */
+            component: string | null;
         };
         ExportedVersion: {
             id: number;
@@ -1547,6 +1837,15 @@ export interface components {
             p95: number;
             histogram: components["schemas"]["Bin"][];
         };
+        LogLine: {
+            readonly id: number;
+            readonly attempt: number;
+            readonly seq: number;
+            readonly level: string;
+            readonly message: string;
+            /** Format: date-time */
+            readonly at: string;
+        };
         LoginRequest: {
             username: string;
             password: string;
@@ -1577,6 +1876,8 @@ export interface components {
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];
+            /** @description With times=true: unix seconds when each step was emitted, interpolated between at most 2000 anchor steps of the run (null: unknown). */
+            times?: (number | null)[];
         };
         MetricsQueryResult: {
             /** @description The per-series limit that was applied. */
@@ -1586,6 +1887,32 @@ export interface components {
         NamedCount: {
             name: string;
             count: number;
+        };
+        /** @description studio.runs.jobs.NodeShare: what one Ray node holds for an attempt. */
+        NodeShare: {
+            /** @description Ray's node id. */
+            node_id: string;
+            /** @description The node's address in the Ray cluster. */
+            node_ip: string;
+            /** @description The job's entrypoint runs here (a distributed run's controller). */
+            entrypoint: boolean;
+            /** @description Trainer workers (FSDP ranks) placed here. */
+            workers: number;
+            /**
+             * Format: double
+             * @description CPUs reserved here for the attempt.
+             */
+            cpus: number;
+            /**
+             * Format: double
+             * @description GPUs reserved here for the attempt.
+             */
+            gpus: number;
+            /**
+             * Format: double
+             * @description Memory reserved here for the attempt, GiB.
+             */
+            memory_gb: number;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -1617,6 +1944,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedCheckpointList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Checkpoint"][];
+        };
         PaginatedDatasetList: {
             /** @example 123 */
             count: number;
@@ -1631,6 +1973,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Dataset"][];
+        };
+        PaginatedLogLineList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["LogLine"][];
         };
         PaginatedProjectList: {
             /** @example 123 */
@@ -1689,6 +2046,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["RolloutSample"][];
+        };
+        PaginatedRunAlertList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["RunAlert"][];
         };
         PaginatedRunList: {
             /** @example 123 */
@@ -1769,6 +2141,23 @@ export interface components {
             /** @description Higher starts first; ties start in order of creation. */
             priority: number;
         };
+        Problem: {
+            /** @description 1-based line of the problem. */
+            line: number;
+            /** @description 1-based column where it starts. */
+            column: number;
+            end_line: number;
+            /** @description 1-based column just past its end. */
+            end_column: number;
+            message: string;
+            severity: components["schemas"]["ProblemSeverityEnum"];
+        };
+        /**
+         * @description * `error` - error
+         *     * `warning` - warning
+         * @enum {string}
+         */
+        ProblemSeverityEnum: "error" | "warning";
         Progress: {
             phase: components["schemas"]["PhaseEnum"];
             /** @description Completions sampled, or rows scored. */
@@ -1826,6 +2215,17 @@ export interface components {
             gpus?: number;
             /** Format: double */
             memory_gb?: number;
+        };
+        RewardCheck: {
+            /** @description True when the code can be saved as a version. */
+            ok: boolean;
+            problems: components["schemas"]["Problem"][];
+        };
+        RewardCheckRequestRequest: {
+            /** @description Python source to check; nothing runs. */
+            code: string;
+            /** @default compute_score */
+            entrypoint: string;
         };
         RewardDiff: {
             from_version: number;
@@ -2238,7 +2638,44 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
+            /**
+             * Format: double
+             * @description Seconds from start to finish (to now while running); null before it starts.
+             */
+            readonly duration_s: number | null;
+            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
+            readonly reward_sparkline: number[];
         };
+        RunAlert: {
+            readonly id: number;
+            readonly attempt: number;
+            readonly seq: number;
+            readonly step: number;
+            readonly kind: components["schemas"]["RunAlertKindEnum"];
+            readonly severity: components["schemas"]["RunAlertSeverityEnum"];
+            readonly message: string;
+            readonly values: unknown;
+            /** @description What raised it: filter samples by step_min/step_max, chart metric_keys. */
+            readonly evidence: components["schemas"]["Evidence"];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /**
+         * @description * `zero_spread_groups` - GRPO groups without reward spread
+         *     * `response_length_drift` - Response length drift
+         *     * `reward_component_dominance` - One reward component dominates
+         *     * `kl_spike` - KL spike
+         *     * `entropy_spike` - Entropy spike
+         *     * `reward_errors` - Reward function errors
+         * @enum {string}
+         */
+        RunAlertKindEnum: "zero_spread_groups" | "response_length_drift" | "reward_component_dominance" | "kl_spike" | "entropy_spike" | "reward_errors";
+        /**
+         * @description * `warning` - Warning
+         *     * `critical` - Critical
+         * @enum {string}
+         */
+        RunAlertSeverityEnum: "warning" | "critical";
         RunCloneRequest: {
             name?: string;
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
@@ -2301,6 +2738,13 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
+            /**
+             * Format: double
+             * @description Seconds from start to finish (to now while running); null before it starts.
+             */
+            readonly duration_s: number | null;
+            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
+            readonly reward_sparkline: number[];
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;
@@ -2388,6 +2832,13 @@ export interface components {
             /** @description Checksum of the uploaded file as sent. */
             sha256: string;
         };
+        /**
+         * @description * `parquet` - parquet
+         *     * `jsonl` - jsonl
+         *     * `csv` - csv
+         * @enum {string}
+         */
+        SourceFormatEnum: "parquet" | "jsonl" | "csv";
         /** @enum {string} */
         SplitEnum: "train" | "val";
         StatusChange: {
@@ -2584,6 +3035,36 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConfigValidation"];
                 };
+            };
+        };
+    };
+    dataset_columns_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ColumnSampleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectedColumns"];
+                };
+            };
+            /** @description The sample is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2982,6 +3463,8 @@ export interface operations {
                 step_max?: number;
                 /** @description First step (inclusive). */
                 step_min?: number;
+                /** @description Also return each point's wall-clock time (`times`), for a time axis. */
+                times?: boolean;
             };
             header?: never;
             path?: never;
@@ -3244,6 +3727,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Membership"][];
+                };
+            };
+        };
+    };
+    reward_checks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardCheckRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardCheckRequestRequest"];
+                "multipart/form-data": components["schemas"]["RewardCheckRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardCheck"];
+                };
+            };
+        };
+    };
+    reward_comparisons_retrieve: {
+        parameters: {
+            query: {
+                /** @description The base test-run. */
+                a: number;
+                /** @description The test-run that scored its rows again. */
+                b: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+        };
+    };
+    reward_comparisons_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComparisonStartRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ComparisonStartRequest"];
+                "multipart/form-data": components["schemas"]["ComparisonStartRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTestRun"];
                 };
             };
         };
@@ -3754,6 +4311,39 @@ export interface operations {
             };
         };
     };
+    runs_alerts_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRunAlertList"];
+                };
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_cancel_create: {
         parameters: {
             query?: never;
@@ -3781,6 +4371,76 @@ export interface operations {
                 };
             };
             /** @description The run's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_checkpoints_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCheckpointList"];
+                };
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_checkpoints_download: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                checkpoint_id: number;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkpoint folder as an uncompressed tar. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
+                };
+            };
+            /** @description No such checkpoint of a run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The studio can't reach the checkpoint; the message says why. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3901,6 +4561,54 @@ export interface operations {
             };
         };
     };
+    runs_logs_list: {
+        parameters: {
+            query?: {
+                /** @description With after_seq: lines after (after_attempt, after_seq), as an SSE id. */
+                after_attempt?: number;
+                /** @description Only lines after this seq of after_attempt (and of later attempts). */
+                after_seq?: number;
+                /** @description Only this attempt's lines. */
+                attempt?: number;
+                /** @description Only lines at this level or above: one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case; WARN and FATAL too). Default: every line. */
+                level?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedLogLineList"];
+                };
+            };
+            /** @description A filter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_metrics_csv: {
         parameters: {
             query?: {
@@ -3997,6 +4705,35 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RunDetail"];
                 };
+            };
+        };
+    };
+    runs_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4263,6 +5000,43 @@ export interface operations {
                 content?: never;
             };
             /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_report_compare: {
+        parameters: {
+            query: {
+                /** @description Comma-separated run ids, at most 8; each must be readable. */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `ids` is missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A run is not in your projects. */
             404: {
                 headers: {
                     [name: string]: unknown;
