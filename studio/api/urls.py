@@ -15,14 +15,14 @@ from studio.api.reward_checks import RewardCheckView
 from studio.api.reward_comparisons import RewardComparisonViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.run_details import (
     RunAlertsViewSet,
     RunCheckpointsViewSet,
     RunLogsViewSet,
     TarRenderer,
 )
-from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
-from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
