@@ -25,11 +25,13 @@ from pathlib import Path
 from studio.paths import REPO_ROOT
 from studio.rewards.errors import TestRunError
 from trainer.rollout.params import SamplingParams
-from trainer.sampling import EXIT_BAD_INPUT, EXIT_TIME_LIMIT
 
 KILL_GRACE_S = 10.0
 POLL_S = 0.5  # how often progress is read from the child's output
 STDERR_TAIL_BYTES = 8000
+# The `trainer sample` command's exit statuses (not imported: that module loads torch).
+EXIT_BAD_INPUT = 2
+EXIT_TIME_LIMIT = 3
 
 
 @dataclass(frozen=True)

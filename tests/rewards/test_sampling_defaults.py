@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 
+from studio.rewards import sampler
 from studio.rewards.testrun_serializers import RewardTestRunCreateSerializer
+from trainer import sampling as sample_command
 from trainer.config.schema import RolloutConfig
 from trainer.rollout.params import DEFAULT_SAMPLING
 from trainer.sampling import add_parser
@@ -35,3 +37,10 @@ def test_the_test_run_api_defaults_to_sampling_params() -> None:
     defaults = {name: fields[name].default for name in KNOBS}
     defaults["n"] = fields["samples_per_prompt"].default
     assert defaults == expected("n", *KNOBS)
+
+
+def test_the_studio_reads_the_sample_commands_exit_statuses_as_they_are() -> None:
+    assert (sampler.EXIT_BAD_INPUT, sampler.EXIT_TIME_LIMIT) == (
+        sample_command.EXIT_BAD_INPUT,
+        sample_command.EXIT_TIME_LIMIT,
+    )
