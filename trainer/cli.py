@@ -106,7 +106,7 @@ def _fit(cfg: RunConfig, reporter: Any) -> dict[str, float]:
     """Train in this process, or on Ray worker groups when the run asks for several
     workers or a GPU (trainer.distributed); the workers are stopped however it ends."""
     from trainer.loop import Trainer  # torch is imported only when training
-    from trainer.roles import open_runtime
+    from trainer.runtime import open_runtime
 
     with open_runtime(cfg, reporter) as runtime:
         return Trainer(cfg, reporter, runtime).fit()

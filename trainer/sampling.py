@@ -35,7 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from trainer.rollout.params import DEFAULT_SAMPLING, SamplingParams
+from trainer.config.sampling import DEFAULT_SAMPLING, SamplingParams
 
 EXIT_BAD_INPUT = 2
 EXIT_TIME_LIMIT = 3

@@ -28,7 +28,7 @@ from studio.rewards.testrun_serializers import (
     RewardTestRunSummarySerializer,
 )
 from studio.telemetry.models import Checkpoint
-from trainer.rollout.params import SamplingParams
+from trainer.config.sampling import SamplingParams
 
 Source = RewardTestRun.Source
 

@@ -37,8 +37,8 @@ from studio.rewards.sources import (
 )
 from studio.rewards.testrun import TrialRow, run_trial
 from studio.telemetry.models import Checkpoint
+from trainer.config.sampling import SamplingParams
 from trainer.rewards import SandboxUnavailableError
-from trainer.rollout.params import SamplingParams
 
 logger = logging.getLogger(__name__)
 

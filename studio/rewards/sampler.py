@@ -24,7 +24,7 @@ from pathlib import Path
 
 from studio.paths import REPO_ROOT
 from studio.rewards.errors import TestRunError
-from trainer.rollout.params import SamplingParams
+from trainer.config.sampling import SamplingParams
 
 KILL_GRACE_S = 10.0
 POLL_S = 0.5  # how often progress is read from the child's output

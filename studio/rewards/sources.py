@@ -16,9 +16,9 @@ from studio.datasets.models import DatasetVersion
 from studio.rewards.errors import TestRunError
 from studio.rewards.sampler import sample_completions
 from studio.rewards.testrun import TrialRow
+from trainer.config.sampling import SamplingParams
 from trainer.config.schema import DataConfig
 from trainer.data.formats import DataFormatError, PromptRecord, records_from_rows
-from trainer.rollout.params import SamplingParams
 
 
 def solution_from_reference(ground_truth: Any, template: str) -> str:

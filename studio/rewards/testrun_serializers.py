@@ -11,7 +11,7 @@ from rest_framework import serializers
 from studio.datasets.serializers import BinSerializer
 from studio.rewards.models import RewardTestRun
 from studio.rewards.testrun import MAX_ROWS
-from trainer.rollout.params import DEFAULT_SAMPLING
+from trainer.config.sampling import DEFAULT_SAMPLING
 
 MAX_TIMEOUT_S = 10.0
 MAX_SAMPLES_PER_PROMPT = 16

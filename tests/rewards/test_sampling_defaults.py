@@ -8,8 +8,8 @@ import argparse
 from studio.rewards import sampler
 from studio.rewards.testrun_serializers import RewardTestRunCreateSerializer
 from trainer import sampling as sample_command
+from trainer.config.sampling import DEFAULT_SAMPLING
 from trainer.config.schema import RolloutConfig
-from trainer.rollout.params import DEFAULT_SAMPLING
 from trainer.sampling import add_parser
 
 KNOBS = ("temperature", "top_p", "top_k", "max_new_tokens")

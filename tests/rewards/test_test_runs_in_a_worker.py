@@ -26,7 +26,7 @@ from tests.rewards.studio_objects import (
     make_dataset_version,
     make_reward_version,
 )
-from trainer.rollout.params import SamplingParams
+from trainer.config.sampling import SamplingParams
 
 pytestmark = [
     pytest.mark.slow,

@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trainer.rollout.params import DEFAULT_SAMPLING
+from trainer.config.estimators import ESTIMATOR_TRAITS
+from trainer.config.sampling import DEFAULT_SAMPLING
 
 AdvantageEstimator = Literal[
     "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
@@ -378,8 +379,8 @@ class RunConfig(Section):
                 f"data.train_batch_size={self.data.train_batch_size} must be a multiple of "
                 f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
             )
-        group_based = ("grpo", "rloo", "reinforce_plus_plus_baseline")
-        if self.algorithm.adv_estimator in group_based and self.rollout.n < 2:
+        traits = ESTIMATOR_TRAITS[self.algorithm.adv_estimator]
+        if traits.compares_within_group and self.rollout.n < 2:
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
                 f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
@@ -402,4 +403,4 @@ class RunConfig(Section):
 
     @property
     def needs_critic(self) -> bool:
-        return self.algorithm.adv_estimator == "gae"
+        return ESTIMATOR_TRAITS[self.algorithm.adv_estimator].needs_critic

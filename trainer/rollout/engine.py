@@ -14,7 +14,7 @@ from typing import Protocol
 
 import torch
 
-from trainer.rollout.params import SamplingParams
+from trainer.config.sampling import SamplingParams
 
 __all__ = ["Completion", "RolloutEngine", "SamplingParams"]
 
