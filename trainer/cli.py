@@ -13,8 +13,8 @@ import yaml
 from trainer.config import ConfigError, RunConfig, load_config, preset_names
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
-from trainer.sampling import add_parser as add_sample_parser
-from trainer.sampling import run as run_sample
+from trainer.sample_command import add_parser as add_sample_parser
+from trainer.sample_command import run as run_sample
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
 

@@ -36,8 +36,8 @@ from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets import imports
 from studio.datasets.files import json_safe, read_slice
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.serializers import (
     PREVIEW_MAX_LIMIT,
     DatasetCreateSerializer,

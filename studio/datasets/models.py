@@ -85,7 +85,7 @@ class DatasetImport(models.Model):
     filename = models.CharField(max_length=300)  # as the user named it
     staged_name = models.CharField(max_length=300)  # in default storage, until it ends
     size_bytes = models.BigIntegerField()
-    mapping = models.JSONField(default=dict)  # studio.datasets.ingest.ColumnMapping fields
+    mapping = models.JSONField(default=dict)  # studio.datasets.normalise.ColumnMapping fields
     message = models.CharField(max_length=300, blank=True)
     error = models.TextField(blank=True)
     version = models.OneToOneField(

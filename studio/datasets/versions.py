@@ -21,8 +21,8 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Max
 
-from studio.datasets.ingest import ColumnMapping, IngestedFile, ingest
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping, IngestedFile, ingest
 
 
 class StagedFile(File):

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Prefetch
 
-from studio.datasets.ingest import IngestedFile, sha256_of
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import IngestedFile, sha256_of
 from studio.datasets.stats import dataset_stats
 from studio.datasets.versions import staging_folder, store_version
 from studio.runs.models import Run

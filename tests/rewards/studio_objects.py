@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.projects.models import Project
 from studio.rewards.models import RewardFunction, RewardVersion

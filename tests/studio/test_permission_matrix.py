@@ -32,8 +32,8 @@ from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role, hash_token
 from studio.rewards.lifecycle import Params

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.runs import lifecycle
 from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
