@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import django_filters.rest_framework as filters
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import Count, Prefetch, ProtectedError, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -33,6 +34,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.permissions import signed_in_user
+from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet, project_for_write
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets import imports
 from studio.datasets.files import json_safe, read_slice
@@ -52,17 +54,6 @@ from studio.datasets.serializers import (
 from studio.datasets.sniff import UploadError
 from studio.datasets.uploads import LimitedTemporaryFileUploadHandler, check_content_length
 from studio.datasets.versions import add_version, delete_files
-from studio.projects.models import Project, Role
-
-VERSION_NUMBER = OpenApiParameter(
-    "number", int, OpenApiParameter.PATH, description="The version number (1, 2, ...)."
-)
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-    default_detail = "This object is in use."
 
 
 class DatasetFilter(filters.FilterSet):
@@ -76,21 +67,14 @@ class DatasetFilter(filters.FilterSet):
         fields = ["project", "search"]
 
 
-def project_for_write(view: ProjectScopedViewSet, slug: str) -> Project:
-    """The project named by a request body; 404 alike for unknown and foreign slugs."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise exceptions.NotFound("No such project.")
-    view.require_role(project)
-    return project
-
-
-class DatasetViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    ProjectScopedViewSet,
-):
+@extend_schema_view(
+    partial_update=extend_schema(
+        request=DatasetUpdateSerializer,
+        responses=DatasetSerializer,
+        description="Rename or describe a dataset. Its versions never change.",
+    )
+)
+class DatasetViewSet(ProjectResourceViewSet):
     """Datasets of your projects. Viewers read; members create and upload versions;
     deleting a dataset (and its files) needs the owner role."""
 
@@ -107,17 +91,10 @@ class DatasetViewSet(
         .order_by("name", "id")
     )
     serializer_class = DatasetSerializer
+    update_serializer_class = DatasetUpdateSerializer
     filterset_class = DatasetFilter
-    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
-
-    def get_permissions(self) -> Any:
-        if self.action == "destroy":
-            self.write_role = Role.OWNER
-        return super().get_permissions()
-
-    def _detail(self, pk: int, code: int = status.HTTP_200_OK) -> Response:
-        dataset = self.get_queryset().get(pk=pk)
-        return Response(DatasetSerializer(dataset).data, status=code)
+    noun = "dataset"
+    audit_prefix = "dataset"
 
     @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
     def create(self, request: Request) -> Response:
@@ -138,34 +115,12 @@ class DatasetViewSet(
                 created_by=signed_in_user(request),
             )
             self.audit("dataset.create", dataset, project, name=dataset.name)
-        return self._detail(dataset.pk, status.HTTP_201_CREATED)
+        return self.detail_response(dataset.pk, status.HTTP_201_CREATED)
 
-    @extend_schema(request=DatasetUpdateSerializer, responses=DatasetSerializer)
-    def partial_update(self, request: Request, pk: str | None = None) -> Response:
-        """Rename or describe a dataset. Its versions never change."""
-        dataset = self.get_object()
-        data = DatasetUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        self.update_named(dataset, dict(data.validated_data), "dataset", "dataset.update")
-        return self._detail(dataset.pk)
-
-    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        dataset = self.get_object()
-        files = list(dataset.versions.values_list("file", flat=True))
-        files += [n for n in dataset.imports.values_list("staged_name", flat=True) if n]
-        try:
-            with transaction.atomic():
-                self.audit("dataset.delete", dataset, dataset.project, name=dataset.name)
-                dataset.delete()
-                transaction.on_commit(lambda: delete_files(files))
-        except ProtectedError as exc:
-            runs = sorted({str(obj) for obj in exc.protected_objects})[:5]
-            raise Conflict(
-                f"Dataset {dataset.name!r} can't be deleted: runs use its versions "
-                f"({', '.join(runs)}). Delete those runs first."
-            ) from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def after_delete(self, resource: Any) -> Callable[[], None]:
+        files = list(resource.versions.values_list("file", flat=True))
+        files += [n for n in resource.imports.values_list("staged_name", flat=True) if n]
+        return lambda: delete_files(files)
 
 
 class BinaryRenderer(renderers.BaseRenderer):

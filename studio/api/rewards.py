@@ -10,7 +10,7 @@ from typing import Any
 
 import django_filters.rest_framework as filters
 from django.db import transaction
-from django.db.models import Count, Max, Prefetch, ProtectedError, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -24,11 +24,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from studio.api.datasets import VERSION_NUMBER, Conflict, project_for_write
 from studio.api.permissions import signed_in_user
+from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet, project_for_write
 from studio.api.reward_test_runs import test_run_inputs
 from studio.api.scoping import ProjectScopedViewSet
-from studio.projects.models import Project, Role
+from studio.projects.models import Project
 from studio.rewards import lifecycle
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.rewards.serializers import (
@@ -97,12 +97,14 @@ def _create_version(
     )
 
 
-class RewardFunctionViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    ProjectScopedViewSet,
-):
+@extend_schema_view(
+    partial_update=extend_schema(
+        request=RewardFunctionUpdateSerializer,
+        responses=RewardFunctionSerializer,
+        description="Rename or describe a reward function. Its versions never change.",
+    )
+)
+class RewardFunctionViewSet(ProjectResourceViewSet):
     """Reward functions of your projects. Viewers read; members create, push versions and
     test-run; deleting one needs the owner role."""
 
@@ -121,17 +123,10 @@ class RewardFunctionViewSet(
         .order_by("name", "id")
     )
     serializer_class = RewardFunctionSerializer
+    update_serializer_class = RewardFunctionUpdateSerializer
     filterset_class = RewardFunctionFilter
-    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
-
-    def get_permissions(self) -> Any:
-        if self.action == "destroy":
-            self.write_role = Role.OWNER
-        return super().get_permissions()
-
-    def _detail(self, pk: int, code: int = status.HTTP_200_OK) -> Response:
-        function = self.get_queryset().get(pk=pk)
-        return Response(RewardFunctionSerializer(function).data, status=code)
+    noun = "reward function"
+    audit_prefix = "reward"
 
     @extend_schema(
         request=RewardFunctionCreateSerializer, responses={201: RewardFunctionSerializer}
@@ -173,31 +168,7 @@ class RewardFunctionViewSet(
             if code is not None:
                 version = _create_version(function, code, v["entrypoint"], message, user)
                 self.audit("reward.push", version, project, number=1, code_hash=version.code_hash)
-        return self._detail(function.pk, status.HTTP_201_CREATED)
-
-    @extend_schema(request=RewardFunctionUpdateSerializer, responses=RewardFunctionSerializer)
-    def partial_update(self, request: Request, pk: str | None = None) -> Response:
-        """Rename or describe a reward function. Its versions never change."""
-        function = self.get_object()
-        data = RewardFunctionUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        self.update_named(function, dict(data.validated_data), "reward function", "reward.update")
-        return self._detail(function.pk)
-
-    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        function = self.get_object()
-        try:
-            with transaction.atomic():
-                self.audit("reward.delete", function, function.project, name=function.name)
-                function.delete()
-        except ProtectedError as exc:
-            runs = sorted({str(obj) for obj in exc.protected_objects})[:5]
-            raise Conflict(
-                f"Reward function {function.name!r} can't be deleted: runs use its versions "
-                f"({', '.join(runs)}). Delete those runs first."
-            ) from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return self.detail_response(function.pk, status.HTTP_201_CREATED)
 
     @extend_schema(
         parameters=[

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from studio.datasets.models import Dataset, DatasetImport, DatasetVersion
+from studio.projects.serializers import ProjectResourceUpdateSerializer
 
 PREVIEW_MAX_LIMIT = 100
 PREVIEW_DEFAULT_LIMIT = 20
@@ -167,9 +168,8 @@ class DatasetCreateSerializer(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class DatasetUpdateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+class DatasetUpdateSerializer(ProjectResourceUpdateSerializer):
+    noun = "dataset"
 
 
 class DatasetUploadSerializer(serializers.Serializer):

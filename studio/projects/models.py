@@ -127,3 +127,28 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.object_type}:{self.object_id}"
+
+
+class ProjectResource(models.Model):
+    """A named resource a project owns, with immutable numbered versions (datasets,
+    reward functions). Each subclass declares its `project` foreign key (for its
+    reverse name) and its name-per-project constraint."""
+
+    project: models.ForeignKey[Project, Project]
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def change(self, changes: dict[str, str]) -> None:
+        """Rename or describe it (its versions never change)."""
+        type(self).objects.filter(pk=self.pk).update(**changes)

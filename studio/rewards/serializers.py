@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from studio.projects.serializers import ProjectResourceUpdateSerializer
 from studio.rewards.models import RewardFunction, RewardVersion
 from trainer.rewards.builtins import BUILTIN_NAMES
 
@@ -104,9 +105,8 @@ class RewardFunctionCreateSerializer(serializers.Serializer):
         return attrs
 
 
-class RewardFunctionUpdateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+class RewardFunctionUpdateSerializer(ProjectResourceUpdateSerializer):
+    noun = "reward function"
 
 
 class RewardTemplateSerializer(serializers.Serializer):
