@@ -34,7 +34,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.permissions import signed_in_user
-from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet, project_for_write
+from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets import imports
 from studio.datasets.files import json_safe, read_slice
@@ -51,6 +51,7 @@ from studio.datasets.serializers import (
     PreviewQuerySerializer,
     PreviewSerializer,
 )
+from studio.datasets.services import create_dataset
 from studio.datasets.sniff import UploadError
 from studio.datasets.uploads import LimitedTemporaryFileUploadHandler, check_content_length
 from studio.datasets.versions import add_version, delete_files
@@ -99,22 +100,10 @@ class DatasetViewSet(ProjectResourceViewSet):
     @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
     def create(self, request: Request) -> Response:
         """Create an empty dataset in a project (member role); upload versions next."""
-        data = DatasetCreateSerializer(data=request.data)
+        data = DatasetCreateSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        project = project_for_write(self, v["project"])
-        if Dataset.objects.filter(project=project, name=v["name"]).exists():
-            raise exceptions.ValidationError(
-                {"name": [f"A dataset named {v['name']!r} already exists in {project.slug!r}."]}
-            )
-        with transaction.atomic():
-            dataset = Dataset.objects.create(
-                project=project,
-                name=v["name"],
-                description=v["description"],
-                created_by=signed_in_user(request),
-            )
-            self.audit("dataset.create", dataset, project, name=dataset.name)
+        dataset = create_dataset(v["project"], v["name"], v["description"], signed_in_user(request))
         return self.detail_response(dataset.pk, status.HTTP_201_CREATED)
 
     def after_delete(self, resource: Any) -> Callable[[], None]:

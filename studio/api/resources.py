@@ -11,26 +11,17 @@ from typing import Any
 from django.db import transaction
 from django.db.models import ProtectedError
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, mixins, status
+from rest_framework import mixins, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.errors import Conflict
 from studio.api.scoping import ProjectScopedViewSet
-from studio.projects.models import Project, ProjectResource, Role
+from studio.projects.models import ProjectResource, Role
 
 VERSION_NUMBER = OpenApiParameter(
     "number", int, OpenApiParameter.PATH, description="The version number (1, 2, ...)."
 )
-
-
-def project_for_write(view: ProjectScopedViewSet, slug: str) -> Project:
-    """The project named by a request body; 404 alike for unknown and foreign slugs."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise exceptions.NotFound("No such project.")
-    view.require_role(project)
-    return project
 
 
 class ProjectResourceViewSet(

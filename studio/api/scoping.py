@@ -41,11 +41,4 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
             )
 
     def audit(self, action: str, obj: Model, project: Project, **detail: Any) -> None:
-        AuditEvent.objects.create(
-            project=project,
-            actor=self.request.user if self.request.user.is_authenticated else None,
-            action=action,
-            object_type=obj._meta.model_name or "",
-            object_id=str(obj.pk),
-            detail=detail,
-        )
+        AuditEvent.record(action, obj, project, self.request.user, **detail)

@@ -8,7 +8,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from studio.datasets.models import Dataset, DatasetImport, DatasetVersion
-from studio.projects.serializers import ProjectResourceUpdateSerializer
+from studio.projects.serializers import (
+    ProjectResourceCreateSerializer,
+    ProjectResourceUpdateSerializer,
+)
 
 PREVIEW_MAX_LIMIT = 100
 PREVIEW_DEFAULT_LIMIT = 20
@@ -162,10 +165,9 @@ class DatasetSerializer(serializers.ModelSerializer):
         return DatasetVersionSerializer(version).data if version else None
 
 
-class DatasetCreateSerializer(serializers.Serializer):
-    project = serializers.SlugField(max_length=100, help_text="The project's slug.")
-    name = serializers.CharField(max_length=100)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+class DatasetCreateSerializer(ProjectResourceCreateSerializer):
+    noun = "dataset"
+    model = Dataset
 
 
 class DatasetUpdateSerializer(ProjectResourceUpdateSerializer):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -127,6 +128,20 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.object_type}:{self.object_id}"
+
+    @classmethod
+    def record(
+        cls, action: str, obj: models.Model, project: Project | None, actor: Any, **detail: Any
+    ) -> AuditEvent:
+        """`actor` did `action` to `obj` (an anonymous actor is recorded as None)."""
+        return cls.objects.create(
+            project=project,
+            actor=actor if getattr(actor, "is_authenticated", False) else None,
+            action=action,
+            object_type=obj._meta.model_name or "",
+            object_id=str(obj.pk),
+            detail=detail,
+        )
 
 
 class ProjectResource(models.Model):

@@ -7,8 +7,12 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from studio.projects.serializers import ProjectResourceUpdateSerializer
+from studio.projects.serializers import (
+    ProjectResourceCreateSerializer,
+    ProjectResourceUpdateSerializer,
+)
 from studio.rewards.models import RewardFunction, RewardVersion
+from trainer.rewards import RewardCodeError, builtin_source, check_source
 from trainer.rewards.builtins import BUILTIN_NAMES
 
 
@@ -79,11 +83,22 @@ class RewardVersionCreateSerializer(serializers.Serializer):
     )
     message = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        checked_code(attrs["code"], attrs["entrypoint"])
+        return attrs
 
-class RewardFunctionCreateSerializer(serializers.Serializer):
-    project = serializers.SlugField(max_length=100, help_text="The project's slug.")
-    name = serializers.CharField(max_length=100)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+
+def checked_code(code: str, entrypoint: str) -> None:
+    """Static checks of the trainer (size, syntax with line numbers, the function)."""
+    try:
+        check_source(code, entrypoint)
+    except RewardCodeError as exc:
+        raise serializers.ValidationError({"code": [str(exc)]}) from None
+
+
+class RewardFunctionCreateSerializer(ProjectResourceCreateSerializer):
+    noun = "reward function"
+    model = RewardFunction
     from_template = serializers.ChoiceField(
         choices=list(BUILTIN_NAMES),
         required=False,
@@ -102,6 +117,14 @@ class RewardFunctionCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"code": ["Give either `code` or `from_template`, not both."]}
             )
+        attrs = super().validate(attrs)
+        if "from_template" in attrs:
+            attrs["code"] = builtin_source(attrs["from_template"])
+            attrs["message"] = (
+                attrs["message"] or f"From the built-in template {attrs['from_template']!r}."
+            )
+        if "code" in attrs:
+            checked_code(attrs["code"], attrs["entrypoint"])
         return attrs
 
 
