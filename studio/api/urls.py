@@ -6,8 +6,6 @@ from rest_framework.routers import DefaultRouter
 
 from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
-from studio.api.events import ProjectEventsView, RunEventsView
-from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.reports import HtmlRenderer, RunReportViewSet
@@ -25,6 +23,8 @@ from studio.api.run_details import (
 )
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
+from studio.api.streams import ProjectEventsView, RunEventsView
+from studio.api.trainer_endpoints import IngestDatasetView, IngestRecordsView
 
 router = DefaultRouter(trailing_slash=True)
 router.register("projects", ProjectViewSet, basename="project")
