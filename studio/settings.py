@@ -27,7 +27,7 @@ if ENV not in ("development", "production"):
 PRODUCTION = ENV == "production"
 
 # Ports of the embedded stack, also used by `rlstudio up`
-# (see studio/cli/services.py and docs/operations.md).
+# (see studio/platform/services.py and docs/operations.md).
 EMBEDDED_POSTGRES_PORT = int(os.environ.get("RLSTUDIO_POSTGRES_PORT", "54329"))
 EMBEDDED_REDIS_PORT = int(os.environ.get("RLSTUDIO_REDIS_PORT", "63799"))
 EMBEDDED_RAY_DASHBOARD_PORT = int(os.environ.get("RLSTUDIO_RAY_DASHBOARD_PORT", "8265"))

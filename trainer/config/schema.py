@@ -11,6 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from trainer.config.estimators import ESTIMATOR_TRAITS
+from trainer.config.sampling import DEFAULT_SAMPLING
+
 AdvantageEstimator = Literal[
     "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
 ]
@@ -81,10 +84,17 @@ class RolloutConfig(Section):
         "hf", description="Generation engine: `hf` (transformers) or `vllm` (optional extra)."
     )
     n: int = Field(8, ge=1, description="Responses sampled per prompt (the GRPO group size).")
-    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 is greedy.")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
-    top_k: int = Field(0, ge=0, description="Top-k sampling; 0 disables it.")
-    max_new_tokens: int = Field(32, ge=1, description="Maximum response length in tokens.")
+    # Sampling defaults are `SamplingParams`' (one definition); `n` is the group size.
+    temperature: float = Field(
+        DEFAULT_SAMPLING.temperature, ge=0.0, description="Sampling temperature; 0 is greedy."
+    )
+    top_p: float = Field(
+        DEFAULT_SAMPLING.top_p, gt=0.0, le=1.0, description="Nucleus sampling mass."
+    )
+    top_k: int = Field(DEFAULT_SAMPLING.top_k, ge=0, description="Top-k sampling; 0 disables it.")
+    max_new_tokens: int = Field(
+        DEFAULT_SAMPLING.max_new_tokens, ge=1, description="Maximum response length in tokens."
+    )
     stop: list[str] = Field(
         default_factory=list, description="Strings that end a response (kept in the text)."
     )
@@ -375,8 +385,8 @@ class RunConfig(Section):
                 f"data.train_batch_size={self.data.train_batch_size} must be a multiple of "
                 f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
             )
-        group_based = ("grpo", "rloo", "reinforce_plus_plus_baseline")
-        if self.algorithm.adv_estimator in group_based and self.rollout.n < 2:
+        traits = ESTIMATOR_TRAITS[self.algorithm.adv_estimator]
+        if traits.compares_within_group and self.rollout.n < 2:
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
                 f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
@@ -399,4 +409,4 @@ class RunConfig(Section):
 
     @property
     def needs_critic(self) -> bool:
-        return self.algorithm.adv_estimator == "gae"
+        return ESTIMATOR_TRAITS[self.algorithm.adv_estimator].needs_critic

@@ -44,17 +44,6 @@ describe("App shell", () => {
     expect(screen.getByRole("heading", { name: "Sign in" })).toBeInTheDocument();
   });
 
-  it.each([
-    ["/p/demo/datasets", "Datasets are on the way"],
-    ["/p/demo/reward-functions", "Reward functions are on the way"],
-  ])("shows a coming-soon state at %s", (path, title) => {
-    mockFetch(jsonResponse(okHealth));
-    renderApp(path);
-
-    const empty = within(screen.getByRole("region", { name: title }));
-    expect(empty.getByText("Coming soon")).toBeInTheDocument();
-  });
-
   it("says so when the project in the URL is not one of yours", () => {
     mockFetch(jsonResponse(okHealth));
     renderApp("/p/someone-elses/runs");

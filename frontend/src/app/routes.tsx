@@ -4,13 +4,14 @@ import { Navigate, type RouteObject } from "react-router";
 import { Loading } from "../components/Spinner";
 import { RequireAuth } from "../features/auth/components/RequireAuth";
 import { SignInPage } from "../features/auth/pages/SignInPage";
-import { DatasetsPage } from "../features/datasets/pages/DatasetsPage";
+import { datasetRoutes } from "../features/datasets/routes";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
 import { ProjectLayout } from "../features/projects/components/ProjectLayout";
 import { HomeRedirect } from "../features/projects/pages/HomeRedirect";
 import { MembersPage } from "../features/projects/pages/MembersPage";
 import { NewProjectPage } from "../features/projects/pages/NewProjectPage";
-import { RewardFunctionsPage } from "../features/rewards/pages/RewardFunctionsPage";
+import { rewardRoutes } from "../features/rewards/routes";
+import { rolloutRoutes } from "../features/rollouts/routes";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { TokensPage } from "../features/tokens/pages/TokensPage";
 import { AppShell } from "./AppShell";
@@ -29,7 +30,7 @@ function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType>
 /**
  * Client-side routes. Django answers every non-API path with index.html. Project pages
  * live under `/p/:slug/`, so a link names its project and can be shared.
- * Rollouts (part 2), reward functions and datasets (part 3) replace their placeholders here.
+ * Rollouts (part 2) replace their placeholder here.
  */
 export const routes: RouteObject[] = [
   { path: "/sign-in", element: <SignInPage /> },
@@ -55,13 +56,10 @@ export const routes: RouteObject[] = [
           { path: "runs", element: <RunsPage /> },
           { path: "runs/new", element: lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage", "the run form") },
           { path: "runs/:runId", element: lazyPage(() => import("../features/runs/pages/RunPage"), "RunPage", "the run") },
-          {
-            path: "runs/:runId/rollouts",
-            element: lazyPage(() => import("../features/rollouts/pages/RolloutsPage"), "RolloutsPage", "the rollouts"),
-          },
+          ...rolloutRoutes,
           { path: "compare", element: lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage", "the comparison") },
-          { path: "datasets", element: <DatasetsPage /> },
-          { path: "reward-functions", element: <RewardFunctionsPage /> },
+          ...datasetRoutes,
+          ...rewardRoutes,
           { path: "members", element: <MembersPage /> },
         ],
       },

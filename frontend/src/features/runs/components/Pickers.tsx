@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 
 import { Field, inputClass } from "../../../components/Field";
 import { Loading } from "../../../components/Spinner";
@@ -12,6 +12,11 @@ type PickerProps = { slug: string; value: number | null; onChange: (versionId: n
 export function DatasetVersionPicker({ slug, value, onChange, errors }: PickerProps) {
   const [datasetId, setDatasetId] = useState<number | null>(null);
   const datasets = useQuery({ queryKey: runKeys.datasets(slug), queryFn: ({ signal }) => listDatasets(slug, signal) });
+  // A preselected version (?dataset_version=ID): open its dataset when it is a latest one.
+  const owner = datasets.data?.find((d) => d.latest_version?.id === value)?.id ?? null;
+  useEffect(() => {
+    if (datasetId === null && owner !== null) setDatasetId(owner);
+  }, [datasetId, owner]);
   const versions = useQuery({
     queryKey: runKeys.datasetVersions(datasetId ?? 0),
     queryFn: ({ signal }) => listDatasetVersions(datasetId ?? 0, signal),
@@ -96,6 +101,10 @@ export function DatasetVersionPicker({ slug, value, onChange, errors }: PickerPr
 export function RewardVersionPicker({ slug, value, onChange, errors }: PickerProps) {
   const [functionId, setFunctionId] = useState<number | null>(null);
   const functions = useQuery({ queryKey: runKeys.rewards(slug), queryFn: ({ signal }) => listRewardFunctions(slug, signal) });
+  const owner = functions.data?.find((f) => f.latest_version?.id === value)?.id ?? null;
+  useEffect(() => {
+    if (functionId === null && owner !== null) setFunctionId(owner);
+  }, [functionId, owner]);
   const versions = useQuery({
     queryKey: runKeys.rewardVersions(functionId ?? 0),
     queryFn: ({ signal }) => listRewardVersions(functionId ?? 0, signal),

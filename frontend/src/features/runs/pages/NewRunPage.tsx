@@ -21,8 +21,11 @@ import { useConfigSchema, usePresets } from "../hooks";
 import styles from "./NewRunPage.module.css";
 
 const DEFAULT_PRESET = "grpo-tiny-arith";
+/** Request fields this form shows errors at (config.* paths are shown in the config form). */
+const FORM_FIELDS = new Set(["name", "preset", "tags", "priority", "overrides", "resources.cpus", "resources.gpus", "dataset_version", "reward_version"]);
 
-/** `/p/:slug/runs/new` (a new run from a preset) and `?clone=ID` (clone with edits). */
+/** `/p/:slug/runs/new` (a new run from a preset) and `?clone=ID` (clone with edits);
+ * `?reward_version=ID&dataset_version=ID` preselect versions ("Train on this"). */
 export function NewRunPage() {
   const [params] = useSearchParams();
   const cloneId = params.get("clone") ? Number(params.get("clone")) : null;
@@ -32,10 +35,21 @@ export function NewRunPage() {
   const failed = schema.error ?? presets.error ?? parent.error;
   if (failed) return <ErrorState title="Could not load the run form" error={failed} onRetry={() => void Promise.all([schema.refetch(), presets.refetch()])} />;
   if (!schema.data || !presets.data || (cloneId !== null && !parent.data)) return <Loading what="the run form" />;
-  return <RunForm schema={schema.data} presets={presets.data} parent={parent.data ?? null} initialPreset={params.get("preset")} />;
+  return <RunForm schema={schema.data} presets={presets.data} parent={parent.data ?? null} initialPreset={params.get("preset")} initial={chosenIn(params)} />;
 }
 
-type RunFormProps = { schema: Record<string, unknown>; presets: Preset[]; parent: RunDetail | null; initialPreset: string | null };
+type Preselected = { datasetVersion: number | null; rewardVersion: number | null };
+
+function idParam(params: URLSearchParams, name: string): number | null {
+  const value = Number(params.get(name));
+  return Number.isInteger(value) && value > 0 ? value : null;
+}
+
+function chosenIn(params: URLSearchParams): Preselected {
+  return { datasetVersion: idParam(params, "dataset_version"), rewardVersion: idParam(params, "reward_version") };
+}
+
+type RunFormProps = { schema: Record<string, unknown>; presets: Preset[]; parent: RunDetail | null; initialPreset: string | null; initial: Preselected };
 
 function mergeTrees(base: ConfigTree, over: ConfigTree): ConfigTree {
   const out: ConfigTree = { ...base };
@@ -46,7 +60,7 @@ function mergeTrees(base: ConfigTree, over: ConfigTree): ConfigTree {
   return out;
 }
 
-function RunForm({ schema, presets, parent, initialPreset }: RunFormProps) {
+function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormProps) {
   const slug = useProjectSlug();
   const navigate = useNavigate();
   const toast = useToast();
@@ -63,8 +77,8 @@ function RunForm({ schema, presets, parent, initialPreset }: RunFormProps) {
   const [priority, setPriority] = useState(String(parent?.priority ?? 0));
   const [cpus, setCpus] = useState(parent?.resources.cpus !== undefined ? String(parent.resources.cpus) : "");
   const [gpus, setGpus] = useState(parent?.resources.gpus !== undefined ? String(parent.resources.gpus) : "");
-  const [datasetVersion, setDatasetVersion] = useState<number | null>(parent?.dataset_version ?? null);
-  const [rewardVersion, setRewardVersion] = useState<number | null>(parent?.reward_version ?? null);
+  const [datasetVersion, setDatasetVersion] = useState<number | null>(parent?.dataset_version ?? initial.datasetVersion);
+  const [rewardVersion, setRewardVersion] = useState<number | null>(parent?.reward_version ?? initial.rewardVersion);
   const [overrides, setOverrides] = useState("");
   const [yamlText, setYamlText] = useState("");
   const [yamlError, setYamlError] = useState("");
@@ -96,8 +110,9 @@ function RunForm({ schema, presets, parent, initialPreset }: RunFormProps) {
       void navigate(`/p/${slug}/runs/${run.id}`);
     },
     onError: (error) => {
-      if (!(error instanceof FieldErrors)) toast.error(error);
-      else toast.show(`Fix the marked fields: ${error.message}`, "error");
+      // Errors shown at a field need no toast; anything else (or a field the form lacks) does.
+      const shown = error instanceof FieldErrors && Object.keys(error.fields).every((k) => k.startsWith("config.") || FORM_FIELDS.has(k));
+      if (!shown) toast.error(error);
     },
   });
   const translate = useMutation({
@@ -216,7 +231,7 @@ function RunForm({ schema, presets, parent, initialPreset }: RunFormProps) {
                   className={`${inputClass} ${styles.code}`}
                   rows={8}
                   value={yamlText}
-                  placeholder="rollout:\n  n: 8"
+                  placeholder={"rollout:\n  n: 8"}
                   onFocus={() => setEditingYaml(true)}
                   onChange={(e) => setYamlText(e.target.value)}
                   onBlur={onYamlBlur}
