@@ -90,7 +90,9 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
     page.get_by_role("tab", name="Logs").click()
     logs = page.get_by_role("region", name="Logs")
     # The trainer logs warnings, resumes and checkpoints, not steps: lines or a clear empty state.
-    expect(logs.get_by_test_id("log-lines").or_(logs.get_by_text("No log lines"))).to_be_visible()
+    expect(
+        logs.get_by_test_id("log-lines").or_(logs.get_by_text("No log lines", exact=True))
+    ).to_be_visible()
     expect(logs.get_by_label("Log level")).to_be_visible()
     page.shot("run-logs")
     page.get_by_role("tab", name="Checkpoints").click()
