@@ -12,14 +12,14 @@ from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewS
 from studio.api.reports import HtmlRenderer, RunReportViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.run_details import (
     RunAlertsViewSet,
     RunCheckpointsViewSet,
     RunLogsViewSet,
     TarRenderer,
 )
-from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
-from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 
@@ -99,6 +99,8 @@ urlpatterns += [
         ),
         name="runs-report",
     ),
+]
+urlpatterns += [
     # Rollout review reads of one run (studio/api/rollouts.py).
     path(
         f"runs/<int:pk>/rollouts/{name}",

@@ -186,7 +186,16 @@ export type Checkpoint = {
   download_url: string | null;
 };
 export type LogLine = { id?: number; seq: number; attempt: number; level: string; message: string; time?: number; emitted_at?: string };
-export type Alert = { id: number; rule?: string; kind?: string; message: string; step: number | null; created_at?: string; severity?: string };
+export type Alert = {
+  id: number;
+  rule?: string;
+  kind?: string;
+  message: string;
+  step: number | null;
+  created_at?: string;
+  severity?: string;
+  evidence?: { step_min: number; step_max: number; metric_keys: string[]; component: string | null } | null;
+};
 
 async function getPage<T>(url: string, signal?: AbortSignal): Promise<T[]> {
   const response = await fetch(url, { credentials: "same-origin", signal, headers: { Accept: "application/json" } });

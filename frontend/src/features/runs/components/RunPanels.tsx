@@ -13,6 +13,7 @@ import type { LogLine, RunDetail } from "../api";
 import { differingPaths, formatValue } from "../configDiff";
 import { useAlerts, useCheckpoints, useLogs, usePresets, useRun } from "../hooks";
 import { formatBytes, RunStatusPill } from "./RunStatus";
+import { evidenceSearch } from "../../rollouts/lib/alertLink";
 
 const LEVELS = ["", "debug", "info", "warning", "error"];
 
@@ -107,7 +108,7 @@ export function AlertsPanel({ run, slug }: { run: number; slug: string }) {
       rows={alerts.data}
       rowKey={(a) => a.id}
       columns={[
-        { key: "step", header: "Step", cell: (a) => (a.step !== null ? <Link to={`/p/${slug}/runs/${run}/rollouts?step=${a.step}`}>{a.step}</Link> : "—") },
+        { key: "step", header: "Step", cell: (a) => (a.step !== null ? <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>{a.step}</Link> : "—") },
         { key: "rule", header: "Rule", cell: (a) => a.rule ?? a.kind ?? "" },
         { key: "message", header: "What happened", cell: (a) => a.message },
       ]}
