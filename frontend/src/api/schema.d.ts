@@ -628,6 +628,26 @@ export interface paths {
         patch: operations["runs_partial_update"];
         trace?: never;
     };
+    "/api/runs/{id}/alerts/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's alerts, newest first. `evidence` names the steps (as the samples
+         *     list's step_min/step_max) and the metric keys that raised each one.
+         */
+        get: operations["runs_alerts_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/cancel/": {
         parameters: {
             query?: never;
@@ -642,6 +662,43 @@ export interface paths {
          *     `cancelling` until its job has stopped. Cancelling twice is harmless.
          */
         post: operations["runs_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/checkpoints/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's checkpoints by step, each saying whether this studio can serve it
+         *     (and if not, why and which setting would fix it).
+         */
+        get: operations["runs_checkpoints_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/checkpoints/{checkpoint_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The checkpoint folder as a tar stream (`run-<id>-step-<step>.tar`). */
+        get: operations["runs_checkpoints_download"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -708,6 +765,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/logs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's log lines in the order the trainer emitted them (attempt, then seq).
+         *     `level` keeps that level and above; `after_attempt` + `after_seq` continue
+         *     after a line already seen (the `log` events of /api/runs/{id}/events carry
+         *     the same attempt and seq).
+         */
+        get: operations["runs_logs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/metrics.csv": {
         parameters: {
             query?: never;
@@ -756,6 +835,26 @@ export interface paths {
         put?: never;
         /** @description Change the run's place in the queue (higher starts first). */
         post: operations["runs_priority_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's report: summary, metric charts, config, alerts, and its highest- and
+         *     lowest-reward samples, as an HTML attachment.
+         */
+        get: operations["runs_report"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -876,6 +975,23 @@ export interface paths {
          *     sample may be another run's, to compare two runs on one prompt.
          */
         get: operations["runs_rollouts_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One report of several runs: overlaid charts and the config keys that differ. */
+        get: operations["runs_report_compare"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1056,6 +1172,8 @@ export interface components {
             finished_at?: string | null;
             ray_status?: string;
             exit_message?: string;
+            /** @description Where Ray put the attempt, one entry per node: read from Ray while the job runs (empty until then, or if it ended before it was read). */
+            readonly placement: components["schemas"]["NodeShare"][];
         };
         AuditEvent: {
             readonly id: number;
@@ -1077,6 +1195,22 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
+        Checkpoint: {
+            readonly id: number;
+            readonly attempt: number;
+            readonly step: number;
+            readonly uri: string;
+            /** @description Bytes of the checkpoint's files; null where the studio can't reach it. */
+            readonly size_bytes: number | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description Whether this studio can serve the checkpoint (download_url is set). */
+            readonly reachable: boolean;
+            /** @description Why not, and the setting that would fix it ("" when reachable). */
+            readonly unreachable_reason: string;
+            /** @description Streams the checkpoint folder as a .tar; null when unreachable. */
+            readonly download_url: string | null;
+        };
         Column: {
             name: string;
             /** @description Arrow type of the column in the stored parquet. */
@@ -1234,6 +1368,16 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
             readonly download_url: string;
+        };
+        Evidence: {
+            /** @description First step of the window that raised it. */
+            step_min: number;
+            /** @description The step it was raised at. */
+            step_max: number;
+            /** @description The metric series that raised it. */
+            metric_keys: string[];
+            /** @description The reward component, for reward_component_dominance. */
+            component: string | null;
         };
         ExportedVersion: {
             id: number;
@@ -1547,6 +1691,15 @@ export interface components {
             p95: number;
             histogram: components["schemas"]["Bin"][];
         };
+        LogLine: {
+            readonly id: number;
+            readonly attempt: number;
+            readonly seq: number;
+            readonly level: string;
+            readonly message: string;
+            /** Format: date-time */
+            readonly at: string;
+        };
         LoginRequest: {
             username: string;
             password: string;
@@ -1577,6 +1730,8 @@ export interface components {
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];
+            /** @description With times=true: unix seconds when each step was emitted, interpolated between at most 2000 anchor steps of the run (null: unknown). */
+            times?: (number | null)[];
         };
         MetricsQueryResult: {
             /** @description The per-series limit that was applied. */
@@ -1586,6 +1741,32 @@ export interface components {
         NamedCount: {
             name: string;
             count: number;
+        };
+        /** @description studio.runs.jobs.NodeShare: what one Ray node holds for an attempt. */
+        NodeShare: {
+            /** @description Ray's node id. */
+            node_id: string;
+            /** @description The node's address in the Ray cluster. */
+            node_ip: string;
+            /** @description The job's entrypoint runs here (a distributed run's controller). */
+            entrypoint: boolean;
+            /** @description Trainer workers (FSDP ranks) placed here. */
+            workers: number;
+            /**
+             * Format: double
+             * @description CPUs reserved here for the attempt.
+             */
+            cpus: number;
+            /**
+             * Format: double
+             * @description GPUs reserved here for the attempt.
+             */
+            gpus: number;
+            /**
+             * Format: double
+             * @description Memory reserved here for the attempt, GiB.
+             */
+            memory_gb: number;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -1617,6 +1798,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["AuditEvent"][];
         };
+        PaginatedCheckpointList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Checkpoint"][];
+        };
         PaginatedDatasetList: {
             /** @example 123 */
             count: number;
@@ -1631,6 +1827,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Dataset"][];
+        };
+        PaginatedLogLineList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["LogLine"][];
         };
         PaginatedProjectList: {
             /** @example 123 */
@@ -1689,6 +1900,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["RolloutSample"][];
+        };
+        PaginatedRunAlertList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["RunAlert"][];
         };
         PaginatedRunList: {
             /** @example 123 */
@@ -2238,7 +2464,38 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
+            /**
+             * Format: double
+             * @description Seconds from start to finish (to now while running); null before it starts.
+             */
+            readonly duration_s: number | null;
+            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
+            readonly reward_sparkline: number[];
         };
+        RunAlert: {
+            readonly id: number;
+            readonly attempt: number;
+            readonly seq: number;
+            readonly step: number;
+            readonly kind: components["schemas"]["RunAlertKindEnum"];
+            readonly severity: components["schemas"]["SeverityEnum"];
+            readonly message: string;
+            readonly values: unknown;
+            /** @description What raised it: filter samples by step_min/step_max, chart metric_keys. */
+            readonly evidence: components["schemas"]["Evidence"];
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /**
+         * @description * `zero_spread_groups` - GRPO groups without reward spread
+         *     * `response_length_drift` - Response length drift
+         *     * `reward_component_dominance` - One reward component dominates
+         *     * `kl_spike` - KL spike
+         *     * `entropy_spike` - Entropy spike
+         *     * `reward_errors` - Reward function errors
+         * @enum {string}
+         */
+        RunAlertKindEnum: "zero_spread_groups" | "response_length_drift" | "reward_component_dominance" | "kl_spike" | "entropy_spike" | "reward_errors";
         RunCloneRequest: {
             name?: string;
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
@@ -2301,6 +2558,13 @@ export interface components {
             readonly queue_position: number | null;
             /** @description What a queued run waits for, e.g. "2 CPUs (1.0 free)"; null otherwise. */
             readonly waiting_for: string | null;
+            /**
+             * Format: double
+             * @description Seconds from start to finish (to now while running); null before it starts.
+             */
+            readonly duration_s: number | null;
+            /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
+            readonly reward_sparkline: number[];
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;
@@ -2372,6 +2636,12 @@ export interface components {
             /** @description Equal width; the last one is closed. */
             bins: components["schemas"]["HistogramBin"][];
         };
+        /**
+         * @description * `warning` - Warning
+         *     * `critical` - Critical
+         * @enum {string}
+         */
+        SeverityEnum: "warning" | "critical";
         /**
          * @description * `references` - dataset rows answered by their reference answers
          *     * `completions` - pasted completions
@@ -2982,6 +3252,8 @@ export interface operations {
                 step_max?: number;
                 /** @description First step (inclusive). */
                 step_min?: number;
+                /** @description Also return each point's wall-clock time (`times`), for a time axis. */
+                times?: boolean;
             };
             header?: never;
             path?: never;
@@ -3754,6 +4026,39 @@ export interface operations {
             };
         };
     };
+    runs_alerts_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRunAlertList"];
+                };
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_cancel_create: {
         parameters: {
             query?: never;
@@ -3781,6 +4086,76 @@ export interface operations {
                 };
             };
             /** @description The run's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_checkpoints_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedCheckpointList"];
+                };
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_checkpoints_download: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                checkpoint_id: number;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkpoint folder as an uncompressed tar. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
+                };
+            };
+            /** @description No such checkpoint of a run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The studio can't reach the checkpoint; the message says why. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3901,6 +4276,54 @@ export interface operations {
             };
         };
     };
+    runs_logs_list: {
+        parameters: {
+            query?: {
+                /** @description With after_seq: lines after (after_attempt, after_seq), as an SSE id. */
+                after_attempt?: number;
+                /** @description Only lines after this seq of after_attempt (and of later attempts). */
+                after_seq?: number;
+                /** @description Only this attempt's lines. */
+                attempt?: number;
+                /** @description Only lines at this level or above: one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case; WARN and FATAL too). Default: every line. */
+                level?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedLogLineList"];
+                };
+            };
+            /** @description A filter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_metrics_csv: {
         parameters: {
             query?: {
@@ -3997,6 +4420,35 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RunDetail"];
                 };
+            };
+        };
+    };
+    runs_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4263,6 +4715,43 @@ export interface operations {
                 content?: never;
             };
             /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_report_compare: {
+        parameters: {
+            query: {
+                /** @description Comma-separated run ids, at most 8; each must be readable. */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `ids` is missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A run is not in your projects. */
             404: {
                 headers: {
                     [name: string]: unknown;
