@@ -1,5 +1,5 @@
 /** Every request of the rollout review pages (no fetch outside this file). */
-import { ApiError, api, type Schemas } from "../../api/client";
+import { api, type Schemas, unwrap } from "../../api/client";
 import type { SampleQuery } from "./lib/explorerQuery";
 import type { CursorPage } from "./lib/samplePager";
 
@@ -18,33 +18,6 @@ export type Dataset = Schemas["Dataset"];
 
 export const PAGE_SIZE = 100;
 
-type Answer<T> = { data?: T; error?: unknown; response: Response };
-
-/** The API's error message (`{"error": {"message"}}`), or the status line. */
-function messageOf(error: unknown, response: Response): string {
-  if (typeof error === "object" && error !== null && "error" in error) {
-    const inner = (error as { error: unknown }).error;
-    if (typeof inner === "object" && inner !== null && "message" in inner) {
-      return String((inner as { message: unknown }).message);
-    }
-  }
-  return `The studio answered ${response.status} ${response.statusText}`.trim();
-}
-
-async function answered<T>(call: Promise<Answer<T>>): Promise<T> {
-  let result: Answer<T>;
-  try {
-    result = await call;
-  } catch (cause) {
-    if (cause instanceof DOMException && cause.name === "AbortError") throw cause;
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new ApiError(`The studio API did not answer: ${reason}`, null);
-  }
-  if (result.data !== undefined && result.response.ok) return result.data;
-  if (result.response.ok) return undefined as T; // 204
-  throw new ApiError(messageOf(result.error, result.response), result.response.status);
-}
-
 /** The cursor inside a `next` link (the link itself carries the filters again). */
 export function cursorOf(next: string | null | undefined): string | null {
   if (!next) return null;
@@ -56,7 +29,7 @@ export async function fetchSamplePage(
   cursor: string | null,
   signal?: AbortSignal,
 ): Promise<CursorPage<Sample>> {
-  const page = await answered(
+  const page = await unwrap(
     api.GET("/api/samples/", {
       params: { query: { ...query, page_size: PAGE_SIZE, ...(cursor ? { cursor } : {}) } },
       signal,
@@ -66,21 +39,21 @@ export async function fetchSamplePage(
 }
 
 export const fetchSample = (id: number, signal?: AbortSignal) =>
-  answered(api.GET("/api/samples/{id}/", { params: { path: { id } }, signal }));
+  unwrap(api.GET("/api/samples/{id}/", { params: { path: { id } }, signal }));
 
 export const fetchGroup = (run: number, step: number, groupId: string, signal?: AbortSignal) =>
-  answered(
+  unwrap(
     api.GET("/api/samples/group/", { params: { query: { run, step, group_id: groupId } }, signal }),
   );
 
 export const fetchRun = (id: number, signal?: AbortSignal) =>
-  answered(api.GET("/api/runs/{id}/", { params: { path: { id } }, signal }));
+  unwrap(api.GET("/api/runs/{id}/", { params: { path: { id } }, signal }));
 
 export const fetchRuns = (project: string, signal?: AbortSignal) =>
-  answered(api.GET("/api/runs/", { params: { query: { project, page_size: 100 } }, signal }));
+  unwrap(api.GET("/api/runs/", { params: { query: { project, page_size: 100 } }, signal }));
 
 export const fetchSteps = (id: number, signal?: AbortSignal) =>
-  answered(api.GET("/api/runs/{id}/rollouts/steps", { params: { path: { id } }, signal }));
+  unwrap(api.GET("/api/runs/{id}/rollouts/steps", { params: { path: { id } }, signal }));
 
 export const fetchStepGroups = (
   id: number,
@@ -88,7 +61,7 @@ export const fetchStepGroups = (
   signalFilter: "any" | "learning" | "zero",
   signal?: AbortSignal,
 ) =>
-  answered(
+  unwrap(
     api.GET("/api/runs/{id}/rollouts/groups", {
       params: { path: { id }, query: { step, signal: signalFilter } },
       signal,
@@ -96,7 +69,7 @@ export const fetchStepGroups = (
   );
 
 export const fetchTimeline = (id: number, sample: number, signal?: AbortSignal) =>
-  answered(
+  unwrap(
     api.GET("/api/runs/{id}/rollouts/timeline", {
       params: { path: { id }, query: { sample } },
       signal,
@@ -106,7 +79,7 @@ export const fetchTimeline = (id: number, sample: number, signal?: AbortSignal) 
 type StepSpan = { step_min?: number; step_max?: number };
 
 export const fetchHistogram = (id: number, steps: StepSpan, signal?: AbortSignal) =>
-  answered(
+  unwrap(
     api.GET("/api/runs/{id}/rollouts/histogram", {
       params: { path: { id }, query: { ...steps, bins: 20 } },
       signal,
@@ -114,7 +87,7 @@ export const fetchHistogram = (id: number, steps: StepSpan, signal?: AbortSignal
   );
 
 export const fetchLengths = (id: number, steps: StepSpan, signal?: AbortSignal) =>
-  answered(
+  unwrap(
     api.GET("/api/runs/{id}/rollouts/lengths", {
       params: { path: { id }, query: { ...steps, limit: 2000 } },
       signal,
@@ -122,30 +95,30 @@ export const fetchLengths = (id: number, steps: StepSpan, signal?: AbortSignal) 
   );
 
 export const addLabel = (sample: number, label: string) =>
-  answered(
+  unwrap(
     api.POST("/api/samples/{id}/labels/", { params: { path: { id: sample } }, body: { label, note: "" } }),
   );
 
 export const removeLabel = (sample: number, label: string) =>
-  answered(
+  unwrap(
     api.DELETE("/api/samples/{id}/labels/", { params: { path: { id: sample }, query: { label } } }),
   );
 
 export const fetchDatasets = (project: string, signal?: AbortSignal) =>
-  answered(api.GET("/api/datasets/", { params: { query: { project, page_size: 100 } }, signal }));
+  unwrap(api.GET("/api/datasets/", { params: { query: { project, page_size: 100 } }, signal }));
 
 export const exportLabelled = (run: number, dataset: number, label?: string) =>
-  answered(
+  unwrap(
     api.POST("/api/runs/{id}/export-labelled", {
       params: { path: { id: run } },
       body: label ? { dataset, label } : { dataset },
     }),
   );
 
-export const fetchMe = (signal?: AbortSignal) => answered(api.GET("/api/auth/me", { signal }));
+export const fetchMe = (signal?: AbortSignal) => unwrap(api.GET("/api/auth/me", { signal }));
 
 export const fetchPrompts = (id: number, q: string, signal?: AbortSignal) =>
-  answered(
+  unwrap(
     api.GET("/api/runs/{id}/rollouts/prompts", {
       params: { path: { id }, query: { limit: 200, ...(q ? { q } : {}) } },
       signal,

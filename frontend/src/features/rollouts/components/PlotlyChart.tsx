@@ -1,28 +1,18 @@
 /**
- * A plotly chart loaded on demand: the basic bundle (scatter and bar traces)
- * is fetched the first time a chart mounts, never with the app shell. Charts
+ * A plotly chart loaded on demand through the app's lazy loader (lib/plotly.ts):
+ * the basic bundle (scatter and bar traces) never ships with the app shell. Charts
  * are SVG, so they work where WebGL is unavailable (headless Chromium).
  */
 import type { Config, Data, Layout, PlotMouseEvent } from "plotly.js-basic-dist-min";
 import { useEffect, useRef, useState } from "react";
 
+import { loadPlotly } from "../../../lib/plotly";
 import styles from "../rollouts.module.css";
 
-type PlotlyModule = typeof import("plotly.js-basic-dist-min");
 type PlotElement = HTMLDivElement & {
   on?: (event: "plotly_click", handler: (event: PlotMouseEvent) => void) => void;
   removeAllListeners?: (event: string) => void;
 };
-
-let loading: Promise<PlotlyModule> | null = null;
-
-/** Loads plotly once and shares it between charts. */
-export function loadPlotly(): Promise<PlotlyModule> {
-  loading ??= import("plotly.js-basic-dist-min").then(
-    (module) => (module as unknown as { default?: PlotlyModule }).default ?? module,
-  );
-  return loading;
-}
 
 type Props = {
   data: Data[];

@@ -13,6 +13,7 @@ import type { LogLine, RunDetail } from "../api";
 import { differingPaths, formatValue } from "../configDiff";
 import { useAlerts, useCheckpoints, useLogs, usePresets, useRun } from "../hooks";
 import { formatBytes, RunStatusPill } from "./RunStatus";
+import { evidenceSearch } from "../../rollouts/lib/alertLink";
 
 const LEVELS = ["", "debug", "info", "warning", "error"];
 
@@ -109,7 +110,7 @@ export function AlertsPanel({ run, slug }: { run: number; slug: string }) {
       rows={alerts.data}
       rowKey={(a) => a.id}
       columns={[
-        { key: "step", header: "Step", cell: (a) => <Link to={`/p/${slug}/runs/${run}/rollouts?step=${a.step}`}>{a.step}</Link> },
+        { key: "step", header: "Step", cell: (a) => <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>{a.step}</Link> },
         { key: "kind", header: "Rule", cell: (a) => <span className={`${ui.pill} ${a.severity === "critical" ? ui.error : ui.warn}`}>{a.kind}</span> },
         { key: "message", header: "What happened", cell: (a) => a.message },
         {
@@ -117,7 +118,7 @@ export function AlertsPanel({ run, slug }: { run: number; slug: string }) {
           header: "Evidence",
           cell: (a) => (
             <span className={ui.row}>
-              <Link to={`/p/${slug}/runs/${run}/rollouts?step=${a.evidence.step_max}`}>samples</Link>
+              <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>samples</Link>
               {a.evidence.metric_keys.length ? (
                 <Link
                   to={`/p/${slug}/runs/${run}?charts=${encodeURIComponent(a.evidence.metric_keys.join(","))}&from=${a.evidence.step_min}&to=${a.evidence.step_max}`}
