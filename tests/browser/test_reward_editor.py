@@ -194,10 +194,26 @@ def test_a_user_uploads_data_writes_tests_and_compares_a_reward_then_trains_on_i
     page.get_by_test_id("reward-diff").locator(".cm-mergeView").wait_for()
     page.shot("version-diff")
 
-    # Train on the tested version with the tested dataset: the run form opens with both.
+    # Train on the tested version with the tested dataset: the run form opens with both
+    # chosen, and creating the run lands on its page.
     page.get_by_role("link", name=re.compile(r"^Train on v3")).click()
     page.wait_for_url(re.compile(r"/runs/new\?reward_version=\d+&dataset_version=\d+"))
+    chosen = "s => s.selectedOptions[0] ? s.selectedOptions[0].textContent : ''"
+    reward = page.get_by_label("Reward version", exact=True)
+    reward.wait_for()
+    page.wait_for_function("() => document.querySelectorAll('select').length > 0")
+    assert "v3" in reward.evaluate(chosen)
+    dataset = page.get_by_label("Version", exact=True)
+    assert "v1" in dataset.evaluate(chosen)
+    page.get_by_label("Run name").fill("trained on v3")
     page.shot("train-on-this")
+    page.get_by_role("button", name="Create run").click()
+    page.wait_for_url(re.compile(r"/runs/\d+$"))
+    run_id = int(page.url.rsplit("/", 1)[1])
+    page.get_by_role("heading", name="trained on v3").wait_for()
+    page.shot("run-page")
+    # Not trained here: the shared stack's CPUs are for the other tests.
+    studio.api(user).post(f"{studio.url}/api/runs/{run_id}/cancel/", json={}, timeout=30)
 
 
 def test_a_hostile_reward_gives_per_row_errors_and_the_studio_stays_responsive(

@@ -30,7 +30,9 @@ export function TestRunResult({ run }: { run: TestRun }) {
   const [minText, setMinText] = useState("");
   const [maxText, setMaxText] = useState("");
   const rows = useMemo(() => run.result?.rows ?? [], [run]);
-  const bins = useMemo(() => binScores(scoresOf(rows)), [rows]);
+  const scores = useMemo(() => scoresOf(rows), [rows]);
+  const bins = useMemo(() => binScores(scores), [scores]);
+  const scored = scores.length;
   const shown = useMemo(() => filterRows(rows, filter), [rows, filter]);
   const summary = run.result?.summary ?? run.summary;
 
@@ -64,7 +66,10 @@ export function TestRunResult({ run }: { run: TestRun }) {
           </div>
         </dl>
       ) : null}
-      {rows.length > 0 ? <BinsChart bins={bins} xTitle="score" label="Scores" /> : null}
+      {scored > 0 ? <BinsChart bins={bins} xTitle="score" label="Scores" /> : null}
+      {rows.length > 0 && scored === 0 ? (
+        <p className={styles.muted}>No row scored, so there is no histogram: see the errors below.</p>
+      ) : null}
       {rows.length > 0 ? (
         <>
           <div className={styles.filters} role="group" aria-label="Filter rows">

@@ -37,11 +37,11 @@ export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelPro
   return (
     <section className={styles.panel} aria-label="Versions">
       <h2 className={styles.heading}>Versions</h2>
-      <ol className="version-list" style={{ listStyle: "none", margin: 0, padding: 0 }}>
+      <ol className={styles.versionList}>
         {versions.map((v) => (
-          <li key={v.id} style={{ display: "flex", gap: 8, alignItems: "baseline", padding: "4px 0" }}>
+          <li key={v.id} className={styles.versionItem}>
             <strong>v{v.number}</strong>
-            <span style={{ flex: 1, minWidth: 0, overflowWrap: "anywhere" }}>
+            <span className={styles.versionMessage}>
               {v.message || <span className={styles.muted}>no message</span>}
             </span>
             <span className={styles.muted}>
