@@ -18,7 +18,7 @@ from rest_framework.response import Response
 
 from studio.api.metrics import StepRangeSerializer
 from studio.api.permissions import signed_in_user
-from studio.api.samples import RolloutSampleSerializer
+from studio.telemetry.serializers import RolloutSampleSerializer
 from studio.api.scoping import ProjectScopedViewSet
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, SampleLabel

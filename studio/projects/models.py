@@ -166,4 +166,4 @@ class ProjectResource(models.Model):
 
     def change(self, changes: dict[str, str]) -> None:
         """Rename or describe it (its versions never change)."""
-        type(self).objects.filter(pk=self.pk).update(**changes)
+        type(self)._default_manager.filter(pk=self.pk).update(**changes)
