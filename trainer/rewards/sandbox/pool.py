@@ -247,7 +247,15 @@ class SandboxPool:
                         reply = worker.receive()
                         for i, raw in zip(indices, reply["results"], strict=True):
                             results[i] = _result_from_zygote(raw)
-                    except (wire.WireClosed, ValueError, KeyError, TypeError, OSError) as exc:
+                    except (
+                        wire.WireClosed,
+                        ValueError,
+                        KeyError,
+                        TypeError,
+                        OSError,
+                        OverflowError,
+                        RecursionError,
+                    ) as exc:
                         code = worker.proc.poll() if worker.proc else None
                         self._fail(
                             indices,
