@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -148,6 +149,15 @@ def start_celery_worker(
     return worker
 
 
+def start_beat(log_dir: Path, **env: str) -> LiveProcess:
+    """Celery beat (reconcile_runs and the other periodic tasks), bound to the test database."""
+    argv = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "beat", "-l", "INFO"]
+    argv += ["--schedule", str(log_dir / "celerybeat-schedule")]
+    beat = spawn("celery-beat", argv, studio_env(**env), log_dir)
+    wait_for(lambda: "beat: Starting" in beat.log(), 60, "celery beat", beat)
+    return beat
+
+
 def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> LiveProcess:
     """uvicorn serving the studio (ASGI, so Server-Sent Events work) on a free port."""
     port = port or free_port()
@@ -204,6 +214,40 @@ def start_ray_head(log_dir: Path, num_cpus: int = 2) -> LiveProcess:
 
     wait_for(ready, 120, "ray head", head)
     return head
+
+
+def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -> LiveProcess:
+    """A second Ray node joining `head` (`ray start --address --block`), with CPUs of its
+    own and every port explicit, so two nodes share this machine like two hosts would;
+    info["node_id"] is its Ray node id."""
+    argv = [str(BIN / "ray"), "start", "--block", f"--address={head.info['gcs_address']}"]
+    argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", "--disable-usage-stats"]
+    argv += ["--object-store-memory=100000000"]  # Ray's minimum-ish: tests move little data
+    for flag in (
+        "--node-manager-port",
+        "--object-manager-port",
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--runtime-env-agent-port",
+        "--metrics-export-port",
+    ):
+        argv.append(f"{flag}={free_port()}")
+    env = dict(os.environ)
+    env.pop("RAY_ADDRESS", None)
+    env.setdefault("RAY_AUTH_MODE", "disabled")
+    node = spawn(f"ray-node-{len(_STARTED)}", argv, env, log_dir)
+
+    def joined() -> bool:
+        url = f"{head.info['address']}/api/v0/nodes?detail=true"
+        with urllib.request.urlopen(url, timeout=5) as r:
+            listed = json.loads(r.read())["data"]["result"]["result"]
+        alive = [n for n in listed if n["state"] == "ALIVE" and not n["is_head_node"]]
+        if alive:
+            node.info["node_id"] = alive[-1]["node_id"]
+        return bool(alive)
+
+    wait_for(joined, 120, "ray worker node", node)
+    return node
 
 
 @contextlib.contextmanager

@@ -60,6 +60,12 @@ def load_prompt_items(
     return items, filtered_total
 
 
+INPROCESS_WARNING = (
+    "reward.executor='inprocess': the reward code runs inside the trainer process, "
+    "unsandboxed (no time, memory, file or network limits); use it for trusted code only"
+)
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, reporter: Reporter, runtime: Runtime | None = None) -> None:
         self.cfg = cfg
@@ -68,6 +74,8 @@ class Trainer:
         runtime = runtime or local_runtime(cfg)
         self.state: StepContext = runtime.state
         self.roles = runtime.roles
+        if cfg.reward.executor == "inprocess":
+            reporter.log("warning", INPROCESS_WARNING)
         self.train_items, filtered = load_prompt_items(
             cfg.data.train_files, self.state.tokenizer, cfg.data
         )

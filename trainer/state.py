@@ -13,7 +13,7 @@ from trainer.config.schema import RunConfig
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.optim import build_optimizer, build_scheduler
 from trainer.rewards.contract import RewardScorer
-from trainer.rewards.sandbox import make_scorer
+from trainer.rewards.sandbox.pool import make_scorer
 from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import RolloutEngine
 from trainer.rollout.hf import HFEngine

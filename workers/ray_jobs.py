@@ -15,7 +15,14 @@ import requests
 from django.conf import settings
 from ray.job_submission import JobDetails, JobSubmissionClient
 
-from studio.runs.jobs import ClusterResources, JobSpec, RayJob, RayRejected, RayUnavailable
+from studio.runs.jobs import (
+    ClusterResources,
+    JobSpec,
+    NodeShare,
+    RayJob,
+    RayRejected,
+    RayUnavailable,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -149,6 +156,72 @@ class RayJobsClient:
             if _status_code(exc) == 404:
                 return ""
             raise RayUnavailable(f"reading the logs of {submission_id}: {exc}") from exc
+
+    def _state(self, resource: str, **filters: str) -> list[dict[str, Any]]:
+        """Rows of Ray's state API (`/api/v0/<resource>`, what `ray list` reads): one
+        HTTP request through the SDK's client (timeout, auth header)."""
+        params: dict[str, Any] = {"detail": "true", "limit": "1000"}
+        if filters:
+            params["filter_keys"] = list(filters)
+            params["filter_predicates"] = ["="] * len(filters)
+            params["filter_values"] = list(filters.values())
+        url = f"{self.address}/api/v0/{resource}"
+        try:
+            response = self.client._do_request("GET", f"/api/v0/{resource}", params=params)
+            response.raise_for_status()
+            rows = response.json()["data"]["result"]["result"]
+        except requests.RequestException as exc:
+            raise RayUnavailable(f"reading {url}: {exc}") from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RayUnavailable(f"{url} answered in an unexpected shape: {exc!r}") from exc
+        return list(rows)
+
+    def placement(self, submission_id: str) -> list[NodeShare]:
+        """The job's entrypoint node, and the nodes of the bundles of every placed
+        placement group the job created (a distributed run's trainer workers, one bundle
+        each). Ray's job details do not say what the entrypoint reserved: the caller
+        knows (it submitted the job)."""
+        try:
+            details = self._call("reading a job", self.client.get_job_info, submission_id)
+        except RuntimeError as exc:
+            if _status_code(exc) == 404:
+                return []
+            raise RayUnavailable(f"reading job {submission_id}: {exc}") from exc
+        driver_node = getattr(details, "driver_node_id", None)
+        if not details.job_id or not driver_node:
+            return []  # not started yet
+        groups = self._state("placement_groups", creator_job_id=str(details.job_id))
+        ips = {str(n["node_id"]): str(n.get("node_ip", "")) for n in self._state("nodes")}
+        shares: dict[str, dict[str, Any]] = {}
+
+        def share(node_id: str) -> dict[str, Any]:
+            return shares.setdefault(
+                node_id, {"entrypoint": False, "workers": 0, "CPU": 0.0, "GPU": 0.0, "memory": 0.0}
+            )
+
+        share(str(driver_node))["entrypoint"] = True
+        for group in groups:
+            if group.get("state") != "CREATED":
+                continue  # pending (not placed) or removed (the run let it go)
+            for bundle in group.get("bundles", []):
+                if not bundle.get("node_id"):
+                    continue
+                held = share(str(bundle["node_id"]))
+                held["workers"] += 1
+                for name in ("CPU", "GPU", "memory"):
+                    held[name] += float(bundle.get("unit_resources", {}).get(name, 0.0))
+        return [
+            NodeShare(
+                node_id=node_id,
+                node_ip=ips.get(node_id, ""),
+                entrypoint=bool(held["entrypoint"]),
+                workers=int(held["workers"]),
+                cpus=float(held["CPU"]),
+                gpus=float(held["GPU"]),
+                memory_gb=round(float(held["memory"]) / GIB, 3),
+            )
+            for node_id, held in shares.items()
+        ]
 
     def resources(self) -> ClusterResources:
         """Totals and use from the dashboard's cluster status (what `ray status` shows):

@@ -7,6 +7,7 @@ import { createBrowserRouter, RouterProvider } from "react-router";
 
 import { createQueryClient } from "./app/queryClient";
 import { routes } from "./app/routes";
+import { ToastProvider } from "./components/Toast";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
@@ -17,7 +18,9 @@ const queryClient = createQueryClient();
 createRoot(root).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
-      <RouterProvider router={router} />
+      <ToastProvider>
+        <RouterProvider router={router} />
+      </ToastProvider>
     </QueryClientProvider>
   </StrictMode>,
 );

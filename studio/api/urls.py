@@ -4,14 +4,17 @@ from django.urls import path
 from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
+from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
-from studio.api.events import ProjectEventsView, RunEventsView
-from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.reports import HtmlRenderer, RunReportViewSet
+from studio.api.reward_checks import RewardCheckView
+from studio.api.reward_comparisons import RewardComparisonViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.run_details import (
     RunAlertsViewSet,
     RunCheckpointsViewSet,
@@ -20,6 +23,8 @@ from studio.api.run_details import (
 )
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
+from studio.api.streams import ProjectEventsView, RunEventsView
+from studio.api.trainer_endpoints import IngestDatasetView, IngestRecordsView
 
 router = DefaultRouter(trailing_slash=True)
 router.register("projects", ProjectViewSet, basename="project")
@@ -65,6 +70,16 @@ urlpatterns += [
     ),
 ]
 urlpatterns += [
+    # The editor's and the upload form's helpers, and the A/B of two reward versions.
+    path("reward-checks/", RewardCheckView.as_view(), name="reward-checks"),
+    path(
+        "reward-comparisons/",
+        RewardComparisonViewSet.as_view({"get": "compare", "post": "start"}),
+        name="reward-comparisons",
+    ),
+    path("dataset-columns/", DatasetColumnsView.as_view(), name="dataset-columns"),
+]
+urlpatterns += [
     # A run's alerts, log lines and checkpoints (studio/api/run_details.py).
     path("runs/<int:pk>/alerts/", RunAlertsViewSet.as_view({"get": "list"}), name="run-alerts"),
     path("runs/<int:pk>/logs/", RunLogsViewSet.as_view({"get": "list"}), name="run-logs"),
@@ -97,6 +112,15 @@ urlpatterns += [
         ),
         name="runs-report",
     ),
+]
+urlpatterns += [
+    # Rollout review reads of one run (studio/api/rollouts.py).
+    path(
+        f"runs/<int:pk>/rollouts/{name}",
+        RunRolloutsViewSet.as_view({"get": name}),
+        name=f"run-rollouts-{name}",
+    )
+    for name in ROLLOUT_ROUTES
 ]
 urlpatterns += [
     # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).

@@ -13,6 +13,14 @@ from trainer.config import ConfigError, RunConfig, deep_merge, load_config, sche
 
 FieldErrors = dict[str, list[str]]
 
+# Every reward the studio launches runs in the sandbox: in-process is for trusted code on
+# your own machine (`python -m trainer run`), never for a run started here.
+INPROCESS_REFUSED = (
+    "reward.executor='inprocess' would run the reward code inside the trainer process, "
+    "unsandboxed; the studio runs every reward in the sandbox: remove reward.executor or "
+    "set it to 'sandbox'."
+)
+
 
 class InvalidConfig(Exception):
     def __init__(self, errors: FieldErrors) -> None:
@@ -59,6 +67,8 @@ def resolve(
         resolved = load_config(preset=preset or None, base=config or None, overrides=overrides)
     except ConfigError as exc:
         raise InvalidConfig(_errors_of(exc)) from exc
+    if resolved.reward.executor == "inprocess":
+        raise InvalidConfig({"config.reward.executor": [INPROCESS_REFUSED]})
     tree = resolved.model_dump(mode="json")
     nul = _nul_paths(tree, "config")
     if nul:

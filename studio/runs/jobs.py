@@ -51,6 +51,21 @@ class JobSpec:
 
 
 @dataclass(frozen=True)
+class NodeShare:
+    """What one Ray node holds for a run's job: the job's entrypoint (a single-process
+    run's trainer, a distributed run's controller) and/or some of its trainer workers,
+    with the CPUs, GPUs and memory reserved there for them."""
+
+    node_id: str
+    node_ip: str
+    entrypoint: bool
+    workers: int
+    cpus: float
+    gpus: float
+    memory_gb: float
+
+
+@dataclass(frozen=True)
 class ClusterResources:
     """Totals and what is free now, keyed like a run's request: cpus, gpus, memory_gb."""
 
@@ -75,6 +90,11 @@ class RayJobs(Protocol):
     def stop(self, submission_id: str) -> bool:
         """Ask Ray to stop the job (SIGTERM, then SIGKILL); False if it is not running
         or Ray does not know it."""
+        ...
+
+    def placement(self, submission_id: str) -> list[NodeShare]:
+        """Where the job runs, one entry per node (entrypoint node first); empty while
+        Ray has not started it or no longer knows it. Raises RayUnavailable."""
         ...
 
     def logs(self, submission_id: str) -> str:

@@ -31,6 +31,7 @@ from django.db.models import Max
 
 from studio.datasets.splits import is_validation
 from studio.runs import lifecycle
+from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
 from studio.runs.models import Run, RunAttempt, RunStatus
 from studio.runs.tokens import issue_ingest_token
@@ -127,6 +128,9 @@ def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
         # whatever the stored config says.
         reward["executor"] = "sandbox"
         # custom_path is the file the entrypoint writes the code to (see `entrypoint`).
+    if tree.get("reward", {}).get("executor") == "inprocess":
+        # Stored before runs were validated for it: refused, never run unsandboxed.
+        raise LaunchRefused(INPROCESS_REFUSED)
     return tree
 
 

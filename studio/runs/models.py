@@ -93,6 +93,9 @@ class RunAttempt(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     ray_status = models.CharField(max_length=32, blank=True)
     exit_message = models.TextField(blank=True)
+    # Where Ray put the attempt, per node (studio.runs.jobs.NodeShare as dicts), read
+    # from Ray by reconcile_runs once the job runs and its workers are placed.
+    placement = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["run", "number"]

@@ -33,6 +33,7 @@ from studio.runs import lifecycle
 from studio.runs.jobs import RayJob, RayJobs, RayUnavailable
 from studio.runs.launch import fail_launch, parse_submission_id, submit_attempt
 from studio.runs.models import TERMINAL_STATUSES, Run, RunAttempt, RunStatus
+from studio.runs.placement import record_placement
 from studio.runs.queue import (
     Snapshot,
     free_for_runs,
@@ -144,6 +145,7 @@ def apply_job(run_id: int, attempt: RunAttempt, job: RayJob, jobs: RayJobs) -> N
     sid = attempt.submission_id
     if job.status == "RUNNING":
         lifecycle.transition(run_id, {S.STARTING}, S.RUNNING, f"the Ray job {sid} is running")
+        record_placement(attempt, jobs)
     elif job.status == "SUCCEEDED":
         walk(run_id, SUCCEEDED_PATHS, f"the Ray job {sid} succeeded")
     elif job.status == "FAILED":

@@ -129,7 +129,28 @@ class StatusChangeSerializer(serializers.ModelSerializer):
         fields = ["from_status", "to_status", "reason", "actor", "at"]
 
 
+class NodeShareSerializer(serializers.Serializer[dict[str, Any]]):
+    """studio.runs.jobs.NodeShare: what one Ray node holds for an attempt."""
+
+    node_id = serializers.CharField(help_text="Ray's node id.")
+    node_ip = serializers.CharField(help_text="The node's address in the Ray cluster.")
+    entrypoint = serializers.BooleanField(
+        help_text="The job's entrypoint runs here (a distributed run's controller)."
+    )
+    workers = serializers.IntegerField(help_text="Trainer workers (FSDP ranks) placed here.")
+    cpus = serializers.FloatField(help_text="CPUs reserved here for the attempt.")
+    gpus = serializers.FloatField(help_text="GPUs reserved here for the attempt.")
+    memory_gb = serializers.FloatField(help_text="Memory reserved here for the attempt, GiB.")
+
+
 class AttemptSerializer(serializers.ModelSerializer):
+    placement = NodeShareSerializer(
+        many=True,
+        read_only=True,
+        help_text="Where Ray put the attempt, one entry per node: read from Ray while the "
+        "job runs (empty until then, or if it ended before it was read).",
+    )
+
     class Meta:
         model = RunAttempt
         fields = [
@@ -141,6 +162,7 @@ class AttemptSerializer(serializers.ModelSerializer):
             "finished_at",
             "ray_status",
             "exit_message",
+            "placement",
         ]
 
 

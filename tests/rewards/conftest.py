@@ -8,9 +8,7 @@ import psutil
 import pytest
 
 from trainer.rewards import RewardRequest
-from trainer.rewards.sandbox import SandboxLimits
-
-SANDBOX_UID = SandboxLimits().uid
+from trainer.rewards.sandbox.zygote import UID_BASE
 
 
 def request(
@@ -25,11 +23,12 @@ def request(
 
 
 def sandbox_processes() -> list[psutil.Process]:
-    """Processes running as the sandbox uid (none may outlive a call)."""
+    """Processes running as a sandbox uid (each worker has its own; none may outlive a
+    call)."""
     found = []
     for proc in psutil.process_iter(["uids"]):
         uids = proc.info["uids"]
-        if uids is not None and SANDBOX_UID in (uids.real, uids.effective):
+        if uids is not None and max(uids.real, uids.effective) >= UID_BASE:
             found.append(proc)
     return found
 
@@ -47,3 +46,18 @@ def wait_for_no_sandbox_processes(timeout_s: float = 3.0) -> list[psutil.Process
 def no_leftover_processes():
     yield
     assert wait_for_no_sandbox_processes() == []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say loudly when sandbox tests were skipped (not root, say): a green run that never
+    tried an attack proves nothing about the sandbox."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+        if "sandbox" in reason.lower():
+            reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in reasons.items():
+        terminalreporter.write_line(
+            f"!!! SANDBOX SUITES SKIPPED: {count} tests: {reason} !!!", red=True, bold=True
+        )

@@ -82,3 +82,25 @@ def test_error_rate_counts_errors():
     results = [RewardResult(1.0), error_result("x"), RewardResult(0.0), error_result("y")]
     assert error_rate(results) == 0.5
     assert error_rate([]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("key", "what"),
+    [("acc\x00", "a NUL character at offset 3"), ("\udc80x", "a lone surrogate (U+DC80)")],
+)
+def test_component_names_postgres_cannot_store_are_refused(key, what):
+    for result in (
+        normalise({"score": 1.0, key: 1.0}),
+        result_from_wire({"score": 1.0, "components": {key: 1.0}, "error": ""}),
+    ):
+        assert result.score == 0.0 and result.components == {}
+        assert result.error.startswith("invalid return: component name")
+        assert what in result.error
+        result.error.encode("utf-8")  # stored as is: no surrogate left
+        assert "\x00" not in result.error
+
+
+def test_error_messages_quoting_user_text_escape_nul_and_surrogates():
+    result = error_result("exception: ValueError: a\x00b\udc80c", output="x\x00y")
+    assert result.error == "exception: ValueError: a\\x00b\\udc80c"
+    assert result.output == "x\\x00y"

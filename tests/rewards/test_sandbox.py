@@ -217,14 +217,46 @@ def test_full_isolation_mode_starts_here():
         assert all(pool.isolation.values())
 
 
-def test_full_isolation_mode_refuses_to_start_without_a_protection():
-    # Running calls as root (uid 0) leaves the unprivileged-uid protection off.
-    as_root = SandboxLimits(timeout_s=2.0, uid=0, gid=0)
-    with pytest.raises(SandboxUnavailableError, match="unavailable on this host: unprivileged_uid"):
-        SandboxPool(VERL_GSM8K, limits=as_root, require_full_isolation=True)
-    with SandboxPool(VERL_GSM8K, limits=as_root) as pool:  # allowed, and reported
+# Running calls as root (uid 0) leaves the unprivileged-uid protection off.
+AS_ROOT = SandboxLimits(timeout_s=2.0, uid=0, gid=0)
+
+
+def test_a_pool_lacking_a_protection_refuses_to_start_by_default(monkeypatch):
+    monkeypatch.delenv("RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL", raising=False)
+    with pytest.raises(SandboxUnavailableError) as refused:
+        SandboxPool(VERL_GSM8K, limits=AS_ROOT)
+    message = str(refused.value)
+    assert "unavailable on this host: unprivileged_uid." in message
+    assert "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL=1" in message  # how to allow less
+    with pytest.raises(SandboxUnavailableError, match="unprivileged_uid"):
+        SandboxPool(VERL_GSM8K, limits=AS_ROOT, require_full_isolation=True)
+
+
+def test_partial_isolation_runs_only_when_allowed_explicitly_and_is_logged(monkeypatch, caplog):
+    monkeypatch.setenv("RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL", "1")
+    with SandboxPool(VERL_GSM8K, limits=AS_ROOT) as pool:
         assert pool.isolation["unprivileged_uid"] is False
         assert pool.isolation["landlock_filesystem"] is True
+    assert "partial isolation (allowed explicitly); missing: unprivileged_uid" in caplog.text
+    monkeypatch.delenv("RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL")
+    with SandboxPool(VERL_GSM8K, limits=AS_ROOT, require_full_isolation=False) as pool:
+        assert pool.isolation["unprivileged_uid"] is False
+
+
+def test_the_trainer_sandboxes_rewards_unless_told_otherwise():
+    assert RewardConfig().executor == "sandbox"
+    scorer = make_scorer(RewardConfig(function="arith"), workers=1)
+    try:
+        assert isinstance(scorer, SandboxPool)
+        assert all(scorer.isolation.values())
+    finally:
+        scorer.close()
+
+
+def test_the_inprocess_executor_is_an_explicit_opt_in_with_a_warning(caplog):
+    scorer = make_scorer(RewardConfig(function="arith", executor="inprocess"))
+    assert isinstance(scorer, InProcessScorer)
+    assert "reward.executor='inprocess'" in caplog.text and "unsandboxed" in caplog.text
 
 
 @pytest.mark.parametrize("executor", ["inprocess", "sandbox"])

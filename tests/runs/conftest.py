@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,12 +26,11 @@ from studio.projects.models import ApiToken, Membership, Project, Role
 from tests.live import (
     LiveProcess,
     free_port,
-    spawn,
+    start_beat,
     start_celery_worker,
     start_ray_head,
+    start_ray_worker_node,
     start_web_server,
-    studio_env,
-    wait_for,
 )
 from tests.studio.conftest import world  # noqa: F401 - the API tests' project and users
 
@@ -82,6 +80,7 @@ class Stack:
     log_dir: Path
     failpoints: Path
     prefix: str
+    ray_nodes: tuple[LiveProcess, ...] = ()  # worker nodes joined to the head
 
     @property
     def ray_address(self) -> str:
@@ -103,14 +102,6 @@ class Stack:
         }
 
 
-def start_beat(log_dir: Path, **env: str) -> LiveProcess:
-    argv = [sys.executable, "-m", "celery", "-A", "workers.celery_app", "beat", "-l", "INFO"]
-    argv += ["--schedule", str(log_dir / "celerybeat-schedule")]
-    beat = spawn("celery-beat", argv, studio_env(**env), log_dir)
-    wait_for(lambda: "beat: Starting" in beat.log(), 60, "celery beat", beat)
-    return beat
-
-
 @pytest.fixture(scope="module")
 def stack(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     log_dir = tmp_path_factory.mktemp("stack-logs")
@@ -123,10 +114,28 @@ def stack(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> It
         yield from _stack(log_dir, failpoints, tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def two_node_stack(
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """The stack with a Ray cluster of two nodes started separately (a head and a worker
+    node, 2 CPUs each, their own explicit ports); the studio knows only RAY_ADDRESS."""
+    log_dir = tmp_path_factory.mktemp("two-node-logs")
+    failpoints = tmp_path_factory.mktemp("failpoints")
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        yield from _stack(log_dir, failpoints, tmp_path_factory, worker_nodes=1)
+
+
 def _stack(
-    log_dir: Path, failpoints: Path, tmp_path_factory: pytest.TempPathFactory
+    log_dir: Path,
+    failpoints: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    worker_nodes: int = 0,
 ) -> Iterator[Stack]:
     ray = start_ray_head(log_dir, num_cpus=2)
+    nodes = tuple(start_ray_worker_node(log_dir, ray, num_cpus=2) for _ in range(worker_nodes))
     port = free_port()
     prefix = f"t{secrets.token_hex(3)}"
     env = {
@@ -145,11 +154,11 @@ def _stack(
     web = start_web_server(log_dir, port=port, **env)
     beat = start_beat(log_dir, **env)
     worker = start_celery_worker(log_dir, **env)
-    live = Stack(ray, web, beat, worker, env, log_dir, failpoints, prefix)
+    live = Stack(ray, web, beat, worker, env, log_dir, failpoints, prefix, nodes)
     try:
         yield live
     finally:
-        for process in (live.worker, beat, web, ray):
+        for process in (live.worker, beat, web, *nodes, ray):
             process.stop()
 
 
@@ -222,6 +231,12 @@ class Api:
 
 @pytest.fixture
 def api(stack: Stack, transactional_db: None) -> Api:
+    return project_api(stack)
+
+
+def project_api(stack: Stack) -> Api:
+    """An API client for a fresh owner of a fresh project (committed: the live processes
+    must see them)."""
     owner = User.objects.create_user(f"owner-{secrets.token_hex(3)}", password="x" * 20)
     slug = f"runs-{secrets.token_hex(3)}"
     project = Project.objects.create(name="Runs", slug=slug, created_by=owner)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.runs.jobs import ClusterResources, JobSpec, RayJob, RayJobStatus
+from studio.runs.jobs import ClusterResources, JobSpec, NodeShare, RayJob, RayJobStatus
 
 
 @dataclass
@@ -16,6 +16,7 @@ class DictRay:
     stopped: list[str] = field(default_factory=list)
     logs_by_id: dict[str, str] = field(default_factory=dict)
     fail_with: Exception | None = None
+    placement_by_id: dict[str, list[NodeShare]] = field(default_factory=dict)
     total: dict[str, float] = field(
         default_factory=lambda: {"cpus": 2.0, "gpus": 0.0, "memory_gb": 8.0}
     )
@@ -45,6 +46,9 @@ class DictRay:
             return False
         self.set(submission_id, "STOPPED", "Job was intentionally stopped.")
         return True
+
+    def placement(self, submission_id: str) -> list[NodeShare]:
+        return list(self.placement_by_id.get(submission_id, []))
 
     def logs(self, submission_id: str) -> str:
         return self.logs_by_id.get(submission_id, "")

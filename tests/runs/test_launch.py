@@ -178,3 +178,17 @@ def test_a_distributed_run_reserves_one_cpu_for_its_controller_not_the_whole_req
     assert attempt is not None
     spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rli_secret")
     assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.0, 0.0, 0)
+
+
+def test_a_stored_run_whose_reward_would_run_in_process_is_never_launched(world: World):
+    # Stored before run creation refused it: the launch refuses it too, saying why.
+    ray = DictRay()
+    config = {"checkpoint": {"resume": "never"}, "reward": {"executor": "inprocess"}}
+    run = queued_run(world, config=config)
+
+    assert launch(run.pk, ray) == "rejected"
+
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "reward.executor='inprocess'" in run.last_error
+    assert ray.specs == []

@@ -12,53 +12,10 @@ from django.test import override_settings
 
 from studio.projects.models import AuditEvent
 from studio.rewards.models import RewardVersion
-from tests.rewards.studio_objects import verl_parquet
+from tests.verl_data import VERL_GSM8K, verl_parquet
 from trainer.rewards import builtin_source
 
 needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
-
-# verl's gsm8k reward module (verl/utils/reward_score/gsm8k.py) with the custom-reward
-# entry point verl calls: pasted into the studio as is.
-VERL_GSM8K = r"""
-import re
-
-_SOLUTION_CLIP_CHARS = 300
-
-
-def extract_solution(solution_str, method="strict"):
-    assert method in ["strict", "flexible"]
-    if len(solution_str) > _SOLUTION_CLIP_CHARS:
-        solution_str = solution_str[-_SOLUTION_CLIP_CHARS:]
-    if method == "strict":
-        solutions = re.findall("#### (\\-?[0-9\\.\\,]+)", solution_str)
-        if len(solutions) == 0:
-            final_answer = None
-        else:
-            final_answer = solutions[-1].replace(",", "").replace("$", "")
-    elif method == "flexible":
-        answer = re.findall("(\\-?[0-9\\.\\,]+)", solution_str)
-        final_answer = None
-        if len(answer) == 0:
-            pass
-        else:
-            invalid_str = ["", "."]
-            for final_answer in reversed(answer):
-                if final_answer not in invalid_str:
-                    break
-    return final_answer
-
-
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, method="strict",
-                  format_score=0.0, score=1.0):
-    answer = extract_solution(solution_str=solution_str, method=method)
-    if answer is None:
-        return 0
-    else:
-        if answer == ground_truth:
-            return score
-        else:
-            return format_score
-"""
 
 EXACT = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):
@@ -159,8 +116,17 @@ def test_code_without_the_entry_point_is_400(world):
     response = push(world, function["id"], "def score(x):\n    return 1\n")
     assert response.status_code == 400
     assert "no function named 'compute_score'" in response.json()["error"]["message"]
-    renamed = push(
+    # verl calls it by keyword: the sandbox would refuse this at load, so saving does too
+    positional = push(
         world, function["id"], "def score(a, b, c, d):\n    return 1\n", entrypoint="score"
+    )
+    assert positional.status_code == 400
+    assert "no argument named 'data_source'" in positional.json()["error"]["message"]
+    renamed = push(
+        world,
+        function["id"],
+        "def score(data_source, solution_str, ground_truth, extra_info):\n    return 1\n",
+        entrypoint="score",
     )
     assert renamed.status_code == 201
 

@@ -572,3 +572,25 @@ def test_validate_resolves_a_config_or_lists_its_errors_without_creating_a_run(m
     response = member.post("/api/config/validate", {"config": 3}, format="json")
     assert response.status_code == 400
     assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"config": {"reward": {"executor": "inprocess"}}},
+        {"overrides": ["reward.executor=inprocess"]},
+    ],
+    ids=["tree", "override"],
+)
+def test_a_run_whose_reward_would_run_in_process_is_refused(member, body):
+    response = create(member, **body)
+    assert response.status_code == 400
+    message = response.json()["error"]["fields"]["config.reward.executor"][0]
+    assert "unsandboxed" in message and "set it to 'sandbox'" in message
+    assert not Run.objects.exists()
+
+
+def test_a_run_sandboxes_its_reward_by_default(member):
+    response = create(member)
+    assert response.status_code == 201
+    assert response.json()["config"]["reward"]["executor"] == "sandbox"

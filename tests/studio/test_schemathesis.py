@@ -106,7 +106,7 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None
 
 @schema.hook
 def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
-    if not isinstance(query, dict) or not ({"run", "runs", "ids"} & set(query)):
+    if not isinstance(query, dict) or not ({"run", "runs", "ids", "sample"} & set(query)):
         return st.just(query)
     known = dict(query)
     if "ids" in known:
@@ -115,6 +115,8 @@ def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
         known["run"] = CURRENT["run"]
     if "runs" in known:
         known["runs"] = str(CURRENT["run"])
+    if "sample" in known:  # a rollout timeline follows a seeded sample's prompt
+        known["sample"] = CURRENT["sample"]
     return st.sampled_from([known, query])
 
 

@@ -18,7 +18,7 @@ from trainer.distributed.group import WorkerGroup
 from trainer.models.loading import load_tokenizer
 from trainer.reporting.base import Reporter
 from trainer.rewards.contract import RewardScorer
-from trainer.rewards.sandbox import make_scorer
+from trainer.rewards.sandbox.pool import make_scorer
 from trainer.roles import Runtime
 from trainer.rollout.chunked import chunk_prompts
 from trainer.rollout.collect import PromptItem

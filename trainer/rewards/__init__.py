@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         load_reward,
         load_reward_file,
     )
-    from trainer.rewards.sandbox import (
+    from trainer.rewards.sandbox.pool import (
         SandboxLimits,
         SandboxPool,
         SandboxUnavailableError,
@@ -50,11 +50,11 @@ _EXPORTS = {
     "check_source": "loader",
     "load_reward": "loader",
     "load_reward_file": "loader",
-    "SandboxLimits": "sandbox",
-    "SandboxPool": "sandbox",
-    "SandboxUnavailableError": "sandbox",
-    "isolation_report": "sandbox",
-    "make_scorer": "sandbox",
+    "SandboxLimits": "sandbox.pool",
+    "SandboxPool": "sandbox.pool",
+    "SandboxUnavailableError": "sandbox.pool",
+    "isolation_report": "sandbox.pool",
+    "make_scorer": "sandbox.pool",
 }
 __all__ = [
     "BUILTIN_REWARDS",

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from trainer.rewards.errors import InvalidReturn
-from trainer.rewards.values import (
+from trainer.rewards.sandbox.values import (
     MAX_COMPONENTS,
     as_finite_float,
+    escape_text,
     parse_return,
     validate_wire,
 )
@@ -78,7 +79,11 @@ class RewardScorer(Protocol):
 
 def error_result(reason: str, elapsed_ms: float = 0.0, output: str = "") -> RewardResult:
     return RewardResult(
-        score=0.0, components={}, error=reason, elapsed_ms=elapsed_ms, output=output
+        score=0.0,
+        components={},
+        error=escape_text(reason),
+        elapsed_ms=elapsed_ms,
+        output=escape_text(output),
     )
 
 

@@ -5,6 +5,7 @@
  */
 import createClient, { type Middleware } from "openapi-fetch";
 
+import { ApiError, toApiError } from "./errors";
 import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
@@ -32,15 +33,27 @@ export const csrfMiddleware: Middleware = {
   },
 };
 
-/** Raised for answers the caller cannot use: network failures, 4xx/5xx, non-JSON. */
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null,
-  ) {
-    super(message);
-    this.name = "ApiError";
+export { ApiError, FieldErrors, errorMessage } from "./errors";
+
+type ApiResult<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * Awaits an openapi-fetch call and returns its data, or throws the typed error
+ * (`FieldErrors` for validation errors naming fields, `ApiError` otherwise). Every
+ * feature's api.ts goes through this, so errors look the same everywhere.
+ */
+export async function unwrap<T>(call: Promise<ApiResult<T>>): Promise<T> {
+  let result: ApiResult<T>;
+  try {
+    result = await call;
+  } catch (cause) {
+    if (cause instanceof DOMException && cause.name === "AbortError") throw cause;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new ApiError(`The studio API did not answer: ${reason}`, null);
   }
+  const { data, error, response } = result;
+  if (response.ok) return data as T;
+  throw toApiError(error, response);
 }
 
 export const api = createClient<paths>({

@@ -122,6 +122,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dataset-columns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Detect the columns of a CSV, JSONL or parquet file from a sample of it, and
+         *     suggest the prompt and answer columns.
+         */
+        post: operations["dataset_columns_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datasets/": {
         parameters: {
             query?: never;
@@ -394,6 +414,51 @@ export interface paths {
         put?: never;
         /** @description List members (any role) or add/change one (owners only). */
         post: operations["projects_members_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-checks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Syntax errors (line and column), a missing entry point, `async def`, and an
+         *     entry point verl can't call by keyword, as line-addressed problems.
+         */
+        post: operations["reward_checks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reward-comparisons/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Row i of test-run `a` against row i of test-run `b`: both scores, the
+         *     difference, and the rows where they disagree first.
+         */
+        get: operations["reward_comparisons_retrieve"];
+        put?: never;
+        /**
+         * @description Score the rows of a succeeded test-run again with another reward version of
+         *     the same project: a queued test-run of those rows as pasted completions (202).
+         *     Poll it, then GET this endpoint with a=base_test_run&b=<its id>.
+         */
+        post: operations["reward_comparisons_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -878,6 +943,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/rollouts/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The groups (one prompt's samples) of one step with their score spread. */
+        get: operations["runs_rollouts_groups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/histogram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Scores of the step range in equal-width bins (non-finite scores left out). */
+        get: operations["runs_rollouts_histogram"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/lengths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Response length vs score of the newest samples of the step range. */
+        get: operations["runs_rollouts_lengths"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/prompts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's distinct prompts with their sample counts, most sampled first. */
+        get: operations["runs_rollouts_prompts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The steps that recorded samples, oldest first, with their sample counts. */
+        get: operations["runs_rollouts_steps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every live sample of this run with the same prompt as `sample`, by step: the
+         *     sample may be another run's, to compare two runs on one prompt.
+         */
+        get: operations["runs_rollouts_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/report": {
         parameters: {
             query?: never;
@@ -1067,6 +1237,8 @@ export interface components {
             finished_at?: string | null;
             ray_status?: string;
             exit_message?: string;
+            /** @description Where Ray put the attempt, one entry per node: read from Ray while the job runs (empty until then, or if it ended before it was read). */
+            readonly placement: components["schemas"]["NodeShare"][];
         };
         AuditEvent: {
             readonly id: number;
@@ -1117,6 +1289,61 @@ export interface components {
             /** @description data_source of rows that have none. */
             data_source: string;
         };
+        ColumnSampleRequest: {
+            /**
+             * Format: binary
+             * @description The first bytes of a CSV/JSONL file, or the last bytes of a parquet file (its footer), at most 1048576 bytes; named like the file.
+             */
+            file: string;
+            /**
+             * @description The file goes on past the sample (a partial line is dropped).
+             * @default false
+             */
+            truncated: boolean;
+        };
+        ComparedRow: {
+            /** @description Row position in both test-runs. */
+            position: number;
+            /** @description The base row's index (dataset row or paste). */
+            index: number;
+            sample: number | null;
+            prompt: string | null;
+            solution_str: string;
+            ground_truth: unknown;
+            /** @description Both scored the same response. */
+            same_input: boolean;
+            /** Format: double */
+            score_a: number;
+            /** Format: double */
+            score_b: number;
+            error_a: string;
+            error_b: string;
+            /**
+             * Format: double
+             * @description score_b - score_a; null if one failed.
+             */
+            delta: number | null;
+            /** @description Different scores, or only one failed. */
+            differs: boolean;
+            /** @description One of them ran out of time before it. */
+            skipped: boolean;
+        };
+        Comparison: {
+            a: number;
+            b: number;
+            /** @description Rows that differ first, largest first. */
+            rows: components["schemas"]["ComparedRow"][];
+            compared: number;
+            differing: number;
+            /** @description Every row scored the same response. */
+            same_inputs: boolean;
+        };
+        ComparisonStartRequest: {
+            /** @description A succeeded test-run whose rows (responses) are scored again. */
+            base_test_run: number;
+            /** @description Id of the reward version to score them with (same project). */
+            reward_version: number;
+        };
         CompletionRequest: {
             /** @description The response. */
             solution_str: string;
@@ -1161,12 +1388,6 @@ export interface components {
                 [key: string]: string[];
             };
         };
-        /**
-         * @description * `verl` - verl parquet/JSONL
-         *     * `prompt_answer` - prompt + answer columns
-         * @enum {string}
-         */
-        DataFormatEnum: "verl" | "prompt_answer";
         Dataset: {
             readonly id: number;
             readonly project: string;
@@ -1248,7 +1469,7 @@ export interface components {
             readonly dataset: number;
             readonly number: number;
             readonly source_format: string;
-            readonly data_format: components["schemas"]["DataFormatEnum"];
+            readonly data_format: components["schemas"]["DatasetVersionDataFormatEnum"];
             /** @description With `data_format`, the trainer's data config needed to read the file. */
             readonly column_mapping: components["schemas"]["ColumnMapping"];
             readonly size_bytes: number;
@@ -1262,6 +1483,38 @@ export interface components {
             readonly created_at: string;
             readonly download_url: string;
         };
+        /**
+         * @description * `verl` - verl parquet/JSONL
+         *     * `prompt_answer` - prompt + answer columns
+         * @enum {string}
+         */
+        DatasetVersionDataFormatEnum: "verl" | "prompt_answer";
+        DetectedColumns: {
+            source_format: components["schemas"]["SourceFormatEnum"];
+            /** @description In file order. */
+            columns: string[];
+            /** @description The first rows (CSV/JSONL), values shortened to 200 characters. */
+            examples: {
+                [key: string]: string;
+            }[];
+            /**
+             * @description What the columns look like.
+             *
+             *     * `verl` - verl
+             *     * `prompt_answer` - prompt_answer
+             */
+            data_format: components["schemas"]["DetectedColumnsDataFormatEnum"];
+            /** @description Suggested prompt column. */
+            prompt_key: string;
+            /** @description Suggested answer column (prompt_answer data). */
+            answer_key: string;
+        };
+        /**
+         * @description * `verl` - verl
+         *     * `prompt_answer` - prompt_answer
+         * @enum {string}
+         */
+        DetectedColumnsDataFormatEnum: "verl" | "prompt_answer";
         Evidence: {
             /** @description First step of the window that raised it. */
             step_min: number;
@@ -1302,6 +1555,23 @@ export interface components {
          * @enum {string}
          */
         FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty";
+        GroupSummary: {
+            group_id: string;
+            samples: number;
+            /** Format: double */
+            score_mean: number | null;
+            /**
+             * Format: double
+             * @description Population std.
+             */
+            score_std: number | null;
+            /** Format: double */
+            score_min: number | null;
+            /** Format: double */
+            score_max: number | null;
+            /** @description All scores equal: no GRPO signal. */
+            zero_spread: boolean;
+        };
         Health: {
             /**
              * @description ok when every configured component answers; degraded otherwise (HTTP 503).
@@ -1321,6 +1591,13 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded";
+        HistogramBin: {
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
+            count: number;
+        };
         /**
          * IngestBatch
          * @description `POST /api/ingest/runs/{run_id}/records`: one upload of a trainer's spool.
@@ -1536,6 +1813,19 @@ export interface components {
             /** @description Only samples with this label (default: any). */
             label?: string;
         };
+        LengthPoint: {
+            sample: number;
+            step: number;
+            response_length: number;
+            /** Format: double */
+            score: number;
+            /** @description Stopped at the length limit. */
+            truncated: boolean;
+        };
+        LengthPoints: {
+            run: number;
+            points: components["schemas"]["LengthPoint"][];
+        };
         LengthStats: {
             min: number;
             max: number;
@@ -1597,6 +1887,32 @@ export interface components {
         NamedCount: {
             name: string;
             count: number;
+        };
+        /** @description studio.runs.jobs.NodeShare: what one Ray node holds for an attempt. */
+        NodeShare: {
+            /** @description Ray's node id. */
+            node_id: string;
+            /** @description The node's address in the Ray cluster. */
+            node_ip: string;
+            /** @description The job's entrypoint runs here (a distributed run's controller). */
+            entrypoint: boolean;
+            /** @description Trainer workers (FSDP ranks) placed here. */
+            workers: number;
+            /**
+             * Format: double
+             * @description CPUs reserved here for the attempt.
+             */
+            cpus: number;
+            /**
+             * Format: double
+             * @description GPUs reserved here for the attempt.
+             */
+            gpus: number;
+            /**
+             * Format: double
+             * @description Memory reserved here for the attempt, GiB.
+             */
+            memory_gb: number;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -1825,6 +2141,23 @@ export interface components {
             /** @description Higher starts first; ties start in order of creation. */
             priority: number;
         };
+        Problem: {
+            /** @description 1-based line of the problem. */
+            line: number;
+            /** @description 1-based column where it starts. */
+            column: number;
+            end_line: number;
+            /** @description 1-based column just past its end. */
+            end_column: number;
+            message: string;
+            severity: components["schemas"]["ProblemSeverityEnum"];
+        };
+        /**
+         * @description * `error` - error
+         *     * `warning` - warning
+         * @enum {string}
+         */
+        ProblemSeverityEnum: "error" | "warning";
         Progress: {
             phase: components["schemas"]["PhaseEnum"];
             /** @description Completions sampled, or rows scored. */
@@ -1844,6 +2177,22 @@ export interface components {
         ProjectRequest: {
             name: string;
             description?: string;
+        };
+        PromptSummary: {
+            prompt: string;
+            data_source: string;
+            samples: number;
+            /** @description Distinct steps that sampled the prompt. */
+            steps: number;
+            first_step: number;
+            last_step: number;
+            /** @description Its first sample: open its timeline. */
+            example_sample: number;
+        };
+        PromptTimeline: {
+            run: number;
+            prompt: string;
+            samples: components["schemas"]["RolloutSample"][];
         };
         ReasonRequest: {
             /** @description Shown in the run's history. */
@@ -1866,6 +2215,17 @@ export interface components {
             gpus?: number;
             /** Format: double */
             memory_gb?: number;
+        };
+        RewardCheck: {
+            /** @description True when the code can be saved as a version. */
+            ok: boolean;
+            problems: components["schemas"]["Problem"][];
+        };
+        RewardCheckRequestRequest: {
+            /** @description Python source to check; nothing runs. */
+            code: string;
+            /** @default compute_score */
+            entrypoint: string;
         };
         RewardDiff: {
             from_version: number;
@@ -2292,7 +2652,7 @@ export interface components {
             readonly seq: number;
             readonly step: number;
             readonly kind: components["schemas"]["RunAlertKindEnum"];
-            readonly severity: components["schemas"]["SeverityEnum"];
+            readonly severity: components["schemas"]["RunAlertSeverityEnum"];
             readonly message: string;
             readonly values: unknown;
             /** @description What raised it: filter samples by step_min/step_max, chart metric_keys. */
@@ -2310,6 +2670,12 @@ export interface components {
          * @enum {string}
          */
         RunAlertKindEnum: "zero_spread_groups" | "response_length_drift" | "reward_component_dominance" | "kl_spike" | "entropy_spike" | "reward_errors";
+        /**
+         * @description * `warning` - Warning
+         *     * `critical` - Critical
+         * @enum {string}
+         */
+        RunAlertSeverityEnum: "warning" | "critical";
         RunCloneRequest: {
             name?: string;
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
@@ -2387,6 +2753,10 @@ export interface components {
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
         };
+        RunPrompts: {
+            run: number;
+            prompts: components["schemas"]["PromptSummary"][];
+        };
         /**
          * @description * `queued` - Queued
          *     * `starting` - Starting
@@ -2398,6 +2768,10 @@ export interface components {
          * @enum {string}
          */
         RunStatusEnum: "queued" | "starting" | "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
+        RunSteps: {
+            run: number;
+            steps: components["schemas"]["StepCount"][];
+        };
         SampleGroup: {
             run: number;
             step: number;
@@ -2437,12 +2811,11 @@ export interface components {
             max_new_tokens: number;
             seed: number;
         };
-        /**
-         * @description * `warning` - Warning
-         *     * `critical` - Critical
-         * @enum {string}
-         */
-        SeverityEnum: "warning" | "critical";
+        ScoreHistogram: {
+            run: number;
+            /** @description Equal width; the last one is closed. */
+            bins: components["schemas"]["HistogramBin"][];
+        };
         /**
          * @description * `references` - dataset rows answered by their reference answers
          *     * `completions` - pasted completions
@@ -2459,6 +2832,13 @@ export interface components {
             /** @description Checksum of the uploaded file as sent. */
             sha256: string;
         };
+        /**
+         * @description * `parquet` - parquet
+         *     * `jsonl` - jsonl
+         *     * `csv` - csv
+         * @enum {string}
+         */
+        SourceFormatEnum: "parquet" | "jsonl" | "csv";
         /** @enum {string} */
         SplitEnum: "train" | "val";
         StatusChange: {
@@ -2468,6 +2848,15 @@ export interface components {
             readonly actor: string;
             /** Format: date-time */
             at?: string;
+        };
+        StepCount: {
+            step: number;
+            samples: number;
+        };
+        StepGroups: {
+            run: number;
+            step: number;
+            groups: components["schemas"]["GroupSummary"][];
         };
         TestRunParams: {
             rows: number;
@@ -2646,6 +3035,36 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConfigValidation"];
                 };
+            };
+        };
+    };
+    dataset_columns_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["ColumnSampleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DetectedColumns"];
+                };
+            };
+            /** @description The sample is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3308,6 +3727,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Membership"][];
+                };
+            };
+        };
+    };
+    reward_checks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardCheckRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RewardCheckRequestRequest"];
+                "multipart/form-data": components["schemas"]["RewardCheckRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardCheck"];
+                };
+            };
+        };
+    };
+    reward_comparisons_retrieve: {
+        parameters: {
+            query: {
+                /** @description The base test-run. */
+                a: number;
+                /** @description The test-run that scored its rows again. */
+                b: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+        };
+    };
+    reward_comparisons_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComparisonStartRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ComparisonStartRequest"];
+                "multipart/form-data": components["schemas"]["ComparisonStartRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardTestRun"];
                 };
             };
         };
@@ -4279,6 +4772,242 @@ export interface operations {
             };
         };
     };
+    runs_rollouts_groups: {
+        parameters: {
+            query: {
+                /**
+                 * @description learning: only groups whose scores differ (they carry a GRPO signal); zero: only groups whose scores are all equal.
+                 *
+                 *     * `any` - any
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "any" | "learning" | "zero";
+                step: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepGroups"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_histogram: {
+        parameters: {
+            query?: {
+                bins?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreHistogram"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_lengths: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LengthPoints"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_prompts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Only prompts containing this text. */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPrompts"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_steps: {
+        parameters: {
+            query?: {
+                /** @description train or val. */
+                split?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSteps"];
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_timeline: {
+        parameters: {
+            query: {
+                limit?: number;
+                /** @description A sample (of any run you can read) whose prompt to follow in this run. */
+                sample: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptTimeline"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_report_compare: {
         parameters: {
             query: {
@@ -4323,6 +5052,8 @@ export interface operations {
                 cursor?: string;
                 data_source?: string;
                 group_id?: string;
+                /** @description Comma-separated group ids (at most 100), e.g. an alert's zero-spread groups. */
+                groups?: string;
                 has_error?: boolean;
                 /** @description Has this label. */
                 label?: string;
@@ -4336,6 +5067,13 @@ export interface operations {
                 run: number;
                 score_max?: number;
                 score_min?: number;
+                /**
+                 * @description learning: only groups whose scores differ (a GRPO signal); zero: only groups whose scores are all equal (at their step).
+                 *
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "learning" | "zero";
                 /** @description train or val. */
                 split?: string;
                 step_max?: number;

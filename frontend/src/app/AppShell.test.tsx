@@ -1,14 +1,15 @@
-import { screen, within } from "@testing-library/react";
+import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 
-import { jsonResponse, mockFetch, renderApp } from "../test/render";
+import { jsonResponse, mockApi, mockFetch, renderApp } from "../test/render";
 
 const okHealth = { status: "ok", version: "0.1.0", components: {} };
+const noRuns = { count: 0, next: null, previous: null, results: [] };
 
 describe("App shell", () => {
-  it("shows the product name and every section in the left nav", async () => {
-    mockFetch(jsonResponse(okHealth));
-    renderApp("/runs");
+  it("shows the product name, the project's sections and the account's in the left nav", async () => {
+    mockApi({ "GET /api/health": okHealth, "GET /api/runs/": noRuns });
+    renderApp("/p/demo/runs");
 
     expect(screen.getByRole("link", { name: "RL Studio" })).toBeInTheDocument();
     const nav = within(screen.getByRole("navigation", { name: "Main" }));
@@ -16,30 +17,38 @@ describe("App shell", () => {
       "Runs",
       "Datasets",
       "Reward functions",
+      "Members",
+      "API tokens",
       "System status",
     ]);
     expect(nav.getByRole("link", { name: "Runs" })).toHaveAttribute("aria-current", "page");
+    expect(screen.getByRole("combobox", { name: "Project" })).toHaveValue("demo");
     expect(await screen.findByRole("link", { name: /All systems operational/ })).toBeInTheDocument();
   });
 
-  it("sends the root path to Runs", () => {
-    mockFetch(jsonResponse(okHealth));
+  it("sends the root path to the first project's runs", async () => {
+    mockApi({ "GET /api/health": okHealth, "GET /api/runs/": noRuns });
     const { router } = renderApp("/");
 
-    expect(router.state.location.pathname).toBe("/runs");
-    expect(screen.getByRole("heading", { level: 1, name: "Runs" })).toBeInTheDocument();
+    await waitFor(() => expect(router.state.location.pathname).toBe("/p/demo/runs"));
+    expect(await screen.findByRole("heading", { level: 1, name: "Runs" })).toBeInTheDocument();
+    expect(await screen.findByRole("region", { name: "No runs yet" })).toBeInTheDocument();
   });
 
-  it.each([
-    ["/datasets", "Datasets are on the way"],
-    ["/reward-functions", "Reward functions are on the way"],
-    ["/runs", "Runs are on the way"],
-  ])("shows a coming-soon state at %s", (path, title) => {
+  it("sends a visitor who is not signed in to the sign-in page, keeping where they were going", async () => {
     mockFetch(jsonResponse(okHealth));
-    renderApp(path);
+    const { router } = renderApp("/p/demo/runs", { user: null });
 
-    const empty = within(screen.getByRole("region", { name: title }));
-    expect(empty.getByText("Coming soon")).toBeInTheDocument();
+    await waitFor(() => expect(router.state.location.pathname).toBe("/sign-in"));
+    expect(router.state.location.search).toBe(`?next=${encodeURIComponent("/p/demo/runs")}`);
+    expect(screen.getByRole("heading", { name: "Sign in" })).toBeInTheDocument();
+  });
+
+  it("says so when the project in the URL is not one of yours", () => {
+    mockFetch(jsonResponse(okHealth));
+    renderApp("/p/someone-elses/runs");
+
+    expect(screen.getByRole("region", { name: "No project “someone-elses” for you" })).toBeInTheDocument();
   });
 
   it("shows a not-found page for unknown paths inside the shell", () => {

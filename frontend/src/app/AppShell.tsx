@@ -1,48 +1,83 @@
 import type { ReactNode } from "react";
-import { Link, NavLink, Outlet } from "react-router";
+import { Link, NavLink, Outlet, useNavigate, useParams } from "react-router";
 
-import { DatasetsIcon, ExternalIcon, Logo, RewardIcon, RunsIcon, StatusIcon } from "../components/icons";
+import { Button } from "../components/Button";
+import { DatasetsIcon, ExternalIcon, Logo, RewardIcon, RunsIcon, StatusIcon, UsersIcon } from "../components/icons";
+import { useToast } from "../components/Toast";
+import { useMe, useSignOut } from "../features/auth/hooks";
 import { HealthIndicator } from "../features/health/components/HealthIndicator";
+import { ProjectSwitcher } from "../features/projects/components/ProjectSwitcher";
 import styles from "./AppShell.module.css";
 
 type NavItem = { to: string; label: string; icon: ReactNode };
 
-const WORK_NAV: NavItem[] = [
-  { to: "/runs", label: "Runs", icon: <RunsIcon /> },
-  { to: "/datasets", label: "Datasets", icon: <DatasetsIcon /> },
-  { to: "/reward-functions", label: "Reward functions", icon: <RewardIcon /> },
+function projectNav(slug: string): NavItem[] {
+  return [
+    { to: `/p/${slug}/runs`, label: "Runs", icon: <RunsIcon /> },
+    { to: `/p/${slug}/datasets`, label: "Datasets", icon: <DatasetsIcon /> },
+    { to: `/p/${slug}/reward-functions`, label: "Reward functions", icon: <RewardIcon /> },
+    { to: `/p/${slug}/members`, label: "Members", icon: <UsersIcon /> },
+  ];
+}
+
+const ACCOUNT_NAV: NavItem[] = [
+  { to: "/tokens", label: "API tokens", icon: <ExternalIcon /> },
+  { to: "/status", label: "System status", icon: <StatusIcon /> },
 ];
 
-const ADMIN_NAV: NavItem[] = [{ to: "/status", label: "System status", icon: <StatusIcon /> }];
-
 export function AppShell() {
+  const { slug } = useParams();
   return (
     <div className={styles.shell}>
       <a className={styles.skip} href="#main">
         Skip to content
       </a>
       <header className={styles.topbar}>
-        <Link to="/" className={styles.brand}>
-          <Logo />
-          <span>RL Studio</span>
-        </Link>
+        <div className={styles.topbarStart}>
+          <Link to="/" className={styles.brand}>
+            <Logo />
+            <span>RL Studio</span>
+          </Link>
+          <ProjectSwitcher />
+        </div>
         <div className={styles.topbarEnd}>
           <HealthIndicator />
           <a className={styles.docsLink} href="/api/docs/" target="_blank" rel="noreferrer">
             API docs
             <ExternalIcon size={14} />
           </a>
+          <UserMenu />
         </div>
       </header>
       <nav className={styles.sidebar} aria-label="Main">
-        <NavSection title="Workspace" items={WORK_NAV} />
-        <NavSection title="Admin" items={ADMIN_NAV} />
+        {slug ? <NavSection title="Project" items={projectNav(slug)} /> : null}
+        <NavSection title="Account" items={ACCOUNT_NAV} />
       </nav>
       <main id="main" className={styles.main}>
         <div className={styles.content}>
           <Outlet />
         </div>
       </main>
+    </div>
+  );
+}
+
+function UserMenu() {
+  const me = useMe();
+  const signOut = useSignOut();
+  const navigate = useNavigate();
+  const toast = useToast();
+  if (!me.data) return null;
+  return (
+    <div className={styles.user}>
+      <span className={styles.username}>{me.data.username}</span>
+      <Button
+        onClick={() =>
+          signOut.mutate(undefined, { onSuccess: () => void navigate("/sign-in"), onError: (e) => toast.error(e) })
+        }
+      >
+        Sign out
+      </Button>
     </div>
   );
 }
@@ -54,10 +89,7 @@ function NavSection({ title, items }: { title: string; items: NavItem[] }) {
       <ul className={styles.navList}>
         {items.map((item) => (
           <li key={item.to}>
-            <NavLink
-              to={item.to}
-              className={({ isActive }) => `${styles.navLink} ${isActive ? styles.active : ""}`}
-            >
+            <NavLink to={item.to} className={({ isActive }) => `${styles.navLink} ${isActive ? styles.active : ""}`}>
               {item.icon}
               <span>{item.label}</span>
             </NavLink>

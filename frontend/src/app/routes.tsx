@@ -1,23 +1,68 @@
+import { lazy, Suspense, type ComponentType } from "react";
 import { Navigate, type RouteObject } from "react-router";
 
-import { DatasetsPage } from "../features/datasets/pages/DatasetsPage";
+import { Loading } from "../components/Spinner";
+import { RequireAuth } from "../features/auth/components/RequireAuth";
+import { SignInPage } from "../features/auth/pages/SignInPage";
+import { datasetRoutes } from "../features/datasets/routes";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
-import { RewardFunctionsPage } from "../features/rewards/pages/RewardFunctionsPage";
+import { ProjectLayout } from "../features/projects/components/ProjectLayout";
+import { HomeRedirect } from "../features/projects/pages/HomeRedirect";
+import { MembersPage } from "../features/projects/pages/MembersPage";
+import { NewProjectPage } from "../features/projects/pages/NewProjectPage";
+import { rewardRoutes } from "../features/rewards/routes";
+import { rolloutRoutes } from "../features/rollouts/routes";
 import { RunsPage } from "../features/runs/pages/RunsPage";
+import { TokensPage } from "../features/tokens/pages/TokensPage";
 import { AppShell } from "./AppShell";
 import { NotFoundPage } from "./NotFoundPage";
 
-/** Client-side routes. Django answers every non-API path with index.html. */
+/** A route-level code split: heavy pages (charts, the config form) load when visited. */
+function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K, what: string) {
+  const Page = lazy<ComponentType>(async () => ({ default: (await load())[name] as ComponentType }));
+  return (
+    <Suspense fallback={<Loading what={what} />}>
+      <Page />
+    </Suspense>
+  );
+}
+
+/**
+ * Client-side routes. Django answers every non-API path with index.html. Project pages
+ * live under `/p/:slug/`, so a link names its project and can be shared.
+ * Rollouts (part 2) replace their placeholder here.
+ */
 export const routes: RouteObject[] = [
+  { path: "/sign-in", element: <SignInPage /> },
   {
     path: "/",
-    element: <AppShell />,
+    element: (
+      <RequireAuth>
+        <AppShell />
+      </RequireAuth>
+    ),
     children: [
-      { index: true, element: <Navigate to="/runs" replace /> },
-      { path: "runs", element: <RunsPage /> },
-      { path: "datasets", element: <DatasetsPage /> },
-      { path: "reward-functions", element: <RewardFunctionsPage /> },
+      { index: true, element: <HomeRedirect /> },
+      { path: "projects/new", element: <NewProjectPage /> },
+      { path: "tokens", element: <TokensPage /> },
       { path: "status", element: <SystemStatusPage /> },
+      // Paths from before projects were in the URL.
+      { path: "runs", element: <Navigate to="/" replace /> },
+      {
+        path: "p/:slug",
+        element: <ProjectLayout />,
+        children: [
+          { index: true, element: <Navigate to="runs" replace /> },
+          { path: "runs", element: <RunsPage /> },
+          { path: "runs/new", element: lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage", "the run form") },
+          { path: "runs/:runId", element: lazyPage(() => import("../features/runs/pages/RunPage"), "RunPage", "the run") },
+          ...rolloutRoutes,
+          { path: "compare", element: lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage", "the comparison") },
+          ...datasetRoutes,
+          ...rewardRoutes,
+          { path: "members", element: <MembersPage /> },
+        ],
+      },
       { path: "*", element: <NotFoundPage /> },
     ],
   },

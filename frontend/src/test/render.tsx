@@ -4,16 +4,39 @@ import { createMemoryRouter, RouterProvider } from "react-router";
 import { vi } from "vitest";
 
 import { routes } from "../app/routes";
+import { ToastProvider } from "../components/Toast";
+import { authKeys, type User } from "../features/auth/api";
+import { projectKeys, type Project } from "../features/projects/api";
+
+export const testUser: User = { id: 1, username: "ada", is_staff: false };
+export const demoProject: Project = {
+  id: 1,
+  name: "Demo",
+  slug: "demo",
+  description: "",
+  created_at: "2026-01-01T00:00:00Z",
+  role: "owner",
+};
+
+type RenderOptions = {
+  /** The signed-in user (null: nobody), put in the cache so no request is made for it. */
+  user?: User | null;
+  projects?: Project[];
+};
 
 /** Renders the whole app (shell + routes) at `path` with a fresh query cache. */
-export function renderApp(path: string) {
+export function renderApp(path: string, { user = testUser, projects = [demoProject] }: RenderOptions = {}) {
   const queryClient = new QueryClient({
-    defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } },
+    defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: Infinity } },
   });
+  queryClient.setQueryData(authKeys.me, user);
+  if (user) queryClient.setQueryData(projectKeys.all, projects);
   const router = createMemoryRouter(routes, { initialEntries: [path] });
   const view = render(
     <QueryClientProvider client={queryClient}>
-      <RouterProvider router={router} />
+      <ToastProvider>
+        <RouterProvider router={router} />
+      </ToastProvider>
     </QueryClientProvider>,
   );
   return { ...view, router, queryClient };
@@ -41,6 +64,23 @@ export function mockFetch(...answers: Answer[]) {
     if (typeof answer === "function") return answer();
     if (!answer) throw new Error("mockFetch needs at least one answer");
     return answer.clone();
+  });
+  vi.stubGlobal("fetch", fetchMock);
+  return fetchMock;
+}
+
+/**
+ * Replaces global fetch with one that answers by path ("GET /api/runs/"): the test
+ * says what each endpoint returns, in any order of calls. Unknown paths answer 404.
+ */
+export function mockApi(answers: Record<string, unknown | ((request: Request) => Response)>) {
+  const fetchMock = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = input instanceof Request ? input : new Request(new URL(String(input), "http://localhost"), init);
+    const url = new URL(request.url);
+    const answer = answers[`${request.method} ${url.pathname}`];
+    if (answer === undefined) return jsonResponse({ error: { code: "not_found", message: `No mock for ${request.method} ${url.pathname}` } }, 404);
+    if (typeof answer === "function") return (answer as (r: Request) => Response)(request);
+    return jsonResponse(answer);
   });
   vi.stubGlobal("fetch", fetchMock);
   return fetchMock;

@@ -1,13 +1,144 @@
-import { ComingSoon } from "../../../components/ComingSoon";
-import { RunsIcon } from "../../../components/icons";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { Link, useNavigate, useSearchParams } from "react-router";
 
+import { Button, ButtonLink } from "../../../components/Button";
+import { EmptyState } from "../../../components/EmptyState";
+import { ErrorState } from "../../../components/ErrorState";
+import { inputClass } from "../../../components/Field";
+import { PageHeader } from "../../../components/PageHeader";
+import { Loading } from "../../../components/Spinner";
+import { Table } from "../../../components/Table";
+import { RunsIcon } from "../../../components/icons";
+import ui from "../../../components/ui.module.css";
+import { useEventStream } from "../../../lib/useEventStream";
+import { useProjectSlug } from "../../projects/hooks";
+import { ALL_STATUSES, listRuns, runKeys, type Run, type RunStatus } from "../api";
+import { formatAge, formatDuration, RunStatusPill } from "../components/RunStatus";
+import { Sparkline } from "../components/Sparkline";
+
+const MAX_COMPARE = 8;
+type SortKey = "created_at" | "priority" | "name" | "status" | "started_at" | "finished_at";
+
+/** The project's runs, live: a status change anywhere in the project refreshes the list. */
 export function RunsPage() {
+  const slug = useProjectSlug();
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [params, setParams] = useSearchParams();
+  const status = (params.get("status") ?? "") as RunStatus | "";
+  const tag = params.get("tag") ?? "";
+  const search = params.get("q") ?? "";
+  const sortParam = params.get("sort") ?? "-created_at";
+  const descending = sortParam.startsWith("-");
+  const sortKey = sortParam.replace(/^-/, "") as SortKey;
+  const [selected, setSelected] = useState<number[]>([]);
+  const filters = { status: status ? [status] : undefined, tag: tag || undefined, search: search || undefined, ordering: [sortParam] as never };
+  const runs = useQuery({
+    queryKey: runKeys.list(slug, { status: filters.status, tag, search, ordering: sortParam }),
+    queryFn: ({ signal }) => listRuns(slug, filters, signal),
+    placeholderData: keepPreviousData,
+  });
+
+  useEventStream(`/api/projects/${slug}/events`, {
+    "run-status": () => void queryClient.invalidateQueries({ queryKey: ["runs", "list", slug] }),
+  });
+
+  function setParam(name: string, value: string) {
+    const next = new URLSearchParams(params);
+    if (value) next.set(name, value);
+    else next.delete(name);
+    setParams(next, { replace: true });
+  }
+
+  function toggle(id: number) {
+    setSelected((all) => (all.includes(id) ? all.filter((x) => x !== id) : all.length < MAX_COMPARE ? [...all, id] : all));
+  }
+
+  const filtered = Boolean(status || tag || search);
+  const list = runs.data?.results ?? [];
   return (
-    <ComingSoon
-      title="Runs"
-      description="Training runs: queued, running and finished."
-      icon={<RunsIcon size={26} />}
-      preview="Start a GRPO or PPO run from a dataset, a reward function and a config, then watch its metrics and rollout samples stream in live."
-    />
+    <>
+      <PageHeader
+        title="Runs"
+        description="Training runs of this project: queued, running and finished. The list updates live."
+        actions={
+          <>
+            <Button disabled={selected.length < 2} onClick={() => void navigate(`/p/${slug}/compare?runs=${selected.join(",")}`)}>
+              Compare {selected.length ? `(${selected.length})` : ""}
+            </Button>
+            <ButtonLink to={`/p/${slug}/runs/new`} variant="primary">
+              New run
+            </ButtonLink>
+          </>
+        }
+      />
+      <div className={ui.row} style={{ marginBottom: 12 }} role="search" aria-label="Filter runs">
+        <input className={inputClass} type="search" placeholder="Name contains…" aria-label="Name contains" defaultValue={search} onChange={(e) => setParam("q", e.target.value)} />
+        <select className={inputClass} aria-label="Status" value={status} onChange={(e) => setParam("status", e.target.value)}>
+          <option value="">Any status</option>
+          {ALL_STATUSES.map((s) => (
+            <option key={s}>{s}</option>
+          ))}
+        </select>
+        <input className={inputClass} placeholder="Tag" aria-label="Tag" defaultValue={tag} onChange={(e) => setParam("tag", e.target.value)} />
+        {selected.length ? <span className={ui.muted}>{selected.length} selected (2 to 8 to compare)</span> : null}
+      </div>
+      {runs.isPending ? <Loading what="runs" /> : null}
+      {runs.isError ? <ErrorState title="Could not load the runs" error={runs.error} onRetry={() => void runs.refetch()} /> : null}
+      {runs.data && list.length === 0 ? (
+        filtered ? (
+          <EmptyState icon={<RunsIcon size={26} />} title="No run matches these filters">
+            Clear the filters to see every run of the project.
+          </EmptyState>
+        ) : (
+          <EmptyState
+            icon={<RunsIcon size={26} />}
+            title="No runs yet"
+            action={
+              <ButtonLink to={`/p/${slug}/runs/new`} variant="primary">
+                Start your first run
+              </ButtonLink>
+            }
+          >
+            Pick a preset (the demo <code>grpo-tiny-arith</code> learns arithmetic on a CPU in minutes), change what you like, and watch it train live.
+          </EmptyState>
+        )
+      ) : null}
+      {list.length ? (
+        <Table<Run>
+          label="Runs"
+          rows={list}
+          rowKey={(r) => r.id}
+          isSelected={(r) => selected.includes(r.id)}
+          sort={{ key: sortKey, descending }}
+          onSort={(key) => setParam("sort", key === sortKey && !descending ? `-${key}` : key === sortKey ? key : `-${key}`)}
+          columns={[
+            {
+              key: "select",
+              header: <span className="visually-hidden">Select</span>,
+              cell: (r) => <input type="checkbox" aria-label={`Select ${r.name}`} checked={selected.includes(r.id)} onChange={() => toggle(r.id)} />,
+            },
+            { key: "name", header: "Name", sortKey: "name", cell: (r) => <Link to={`/p/${slug}/runs/${r.id}`}>{r.name}</Link> },
+            {
+              key: "status",
+              header: "Status",
+              sortKey: "status",
+              cell: (r) => (
+                <span className={ui.row}>
+                  <RunStatusPill status={r.status} />
+                  {r.queue_position ? <span className={ui.muted}>#{r.queue_position} in queue</span> : null}
+                </span>
+              ),
+            },
+            { key: "reward", header: "Reward", cell: (r) => <Sparkline values={r.reward_sparkline} label={`Reward of ${r.name}`} /> },
+            { key: "age", header: "Created", sortKey: "created_at", cell: (r) => formatAge(r.created_at) },
+            { key: "duration", header: "Duration", sortKey: "started_at", cell: (r) => formatDuration(r.started_at, r.finished_at) },
+            { key: "tags", header: "Tags", cell: (r) => <span className={ui.row}>{r.tags.map((t) => <span key={t} className={ui.pill}>{t}</span>)}</span> },
+            { key: "priority", header: "Priority", sortKey: "priority", cell: (r) => r.priority },
+          ]}
+        />
+      ) : null}
+    </>
   );
 }

@@ -1,0 +1,67 @@
+/** Every call the datasets pages make (no fetch outside this file, uploads aside). */
+import { api, unwrap, type Schemas } from "../../api/client";
+
+export type Dataset = Schemas["Dataset"];
+export type DatasetVersion = Schemas["DatasetVersion"];
+export type Preview = Schemas["Preview"];
+export type DetectedColumns = Schemas["DetectedColumns"];
+
+export const datasetKeys = {
+  all: ["datasets"] as const,
+  list: (project: string) => ["datasets", "list", project] as const,
+  detail: (id: number) => ["datasets", "detail", id] as const,
+  versions: (id: number) => ["datasets", "versions", id] as const,
+  preview: (id: number, number: number, offset: number, limit: number) =>
+    ["datasets", "preview", id, number, offset, limit] as const,
+};
+
+export async function listDatasets(project: string, signal?: AbortSignal): Promise<Dataset[]> {
+  const page = await unwrap(
+    api.GET("/api/datasets/", { params: { query: { project, page_size: 100 } }, signal }),
+  );
+  return page.results;
+}
+
+export function getDataset(id: number, signal?: AbortSignal): Promise<Dataset> {
+  return unwrap(api.GET("/api/datasets/{id}/", { params: { path: { id } }, signal }));
+}
+
+export function createDataset(project: string, name: string, description: string): Promise<Dataset> {
+  return unwrap(api.POST("/api/datasets/", { body: { project, name, description } }));
+}
+
+export function listVersions(datasetId: number, signal?: AbortSignal): Promise<DatasetVersion[]> {
+  return unwrap(
+    api.GET("/api/datasets/{dataset_id}/versions/", {
+      params: { path: { dataset_id: datasetId } },
+      signal,
+    }),
+  );
+}
+
+export function getPreview(
+  datasetId: number,
+  number: number,
+  offset: number,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<Preview> {
+  return unwrap(
+    api.GET("/api/datasets/{dataset_id}/versions/{number}/preview/", {
+      params: { path: { dataset_id: datasetId, number }, query: { offset, limit } },
+      signal,
+    }),
+  );
+}
+
+export function detectColumns(sample: File, truncated: boolean): Promise<DetectedColumns> {
+  const form = new FormData();
+  form.set("file", sample);
+  form.set("truncated", truncated ? "true" : "false");
+  return unwrap(
+    api.POST("/api/dataset-columns/", {
+      body: form as never,
+      bodySerializer: (body: unknown) => body as FormData,
+    }),
+  );
+}

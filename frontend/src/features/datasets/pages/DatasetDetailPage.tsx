@@ -1,0 +1,83 @@
+/** One dataset: upload a version, its versions, and the chosen version's stats and rows. */
+import { useQuery } from "@tanstack/react-query";
+import { useCallback, useState } from "react";
+import { Link, useParams } from "react-router";
+
+import { PageHeader } from "../../../components/PageHeader";
+import { datasetKeys, getDataset, listVersions } from "../api";
+import { UploadPanel } from "../components/UploadPanel";
+import { VersionView } from "../components/VersionView";
+import styles from "./Datasets.module.css";
+
+export function DatasetDetailPage() {
+  const params = useParams();
+  const slug = params.slug ?? "";
+  const datasetId = Number(params.datasetId);
+  const dataset = useQuery({
+    queryKey: datasetKeys.detail(datasetId),
+    queryFn: ({ signal }) => getDataset(datasetId, signal),
+  });
+  const versions = useQuery({
+    queryKey: datasetKeys.versions(datasetId),
+    queryFn: ({ signal }) => listVersions(datasetId, signal),
+  });
+  const [chosen, setChosen] = useState<number | null>(null);
+  const onUploaded = useCallback((number: number) => setChosen(number), []);
+  const shown = versions.data?.find((v) => v.number === chosen) ?? versions.data?.[0] ?? null;
+
+  if (dataset.isError) {
+    return (
+      <p className={styles.error} role="alert">
+        {dataset.error.message}
+      </p>
+    );
+  }
+  return (
+    <div className={styles.page}>
+      <PageHeader
+        title={dataset.data?.name ?? "Dataset"}
+        description={
+          <>
+            <Link to={`/p/${slug}/datasets`}>Datasets</Link>
+            {dataset.data?.description ? ` · ${dataset.data.description}` : ""}
+          </>
+        }
+      />
+      <div className={styles.columns}>
+        <UploadPanel datasetId={datasetId} onUploaded={onUploaded} />
+        <section className={styles.card} aria-label="Versions">
+          <h2 className={styles.heading}>Versions</h2>
+          {versions.isPending ? <p className={styles.muted}>Loading…</p> : null}
+          {versions.data?.length === 0 ? (
+            <p className={styles.muted}>No versions yet: upload a file to make version 1.</p>
+          ) : null}
+          <ul className={styles.versionList}>
+            {versions.data?.map((v) => (
+              <li key={v.id} className={styles.versionItem}>
+                <button
+                  type="button"
+                  className={v.number === shown?.number ? styles.selected : undefined}
+                  aria-pressed={v.number === shown?.number}
+                  onClick={() => setChosen(v.number)}
+                >
+                  v{v.number}
+                </button>
+                <span>
+                  {v.row_count} rows · {v.source_format}
+                  {v.message ? ` · ${v.message}` : ""}
+                </span>
+                <span className={styles.muted}>
+                  {v.created_by}, {new Date(v.created_at).toLocaleString()}
+                </span>
+                <a href={v.download_url} download>
+                  download
+                </a>
+              </li>
+            ))}
+          </ul>
+        </section>
+      </div>
+      {shown ? <VersionView key={shown.id} version={shown} /> : null}
+    </div>
+  );
+}

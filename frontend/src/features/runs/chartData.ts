@@ -1,0 +1,128 @@
+/**
+ * Chart data handling, kept pure so it is tested without a browser: series built from
+ * the metrics API, live points appended, a finer window merged over a downsampled
+ * series (backfill), min/max bands of downsampled buckets, and EMA smoothing.
+ */
+
+export type Point = { step: number; value: number | null; time?: number };
+export type ChartSeries = { key: string; run: number; points: Point[]; downsampled: boolean };
+export type Band = { steps: number[]; lo: number[]; hi: number[] };
+
+/** Metric groups by prefix: `actor/pg_loss` is in `actor`, `reward` in `other`. */
+export function groupOf(key: string): string {
+  const slash = key.indexOf("/");
+  return slash > 0 ? key.slice(0, slash) : "other";
+}
+
+/** Keys grouped by prefix, groups in a familiar order first (verl's dashboards). */
+export function groupKeys(keys: string[]): [string, string[]][] {
+  const ORDER = ["critic", "actor", "reward", "response_length", "val-core", "perf", "timing_s"];
+  const groups = new Map<string, string[]>();
+  for (const key of [...keys].sort()) {
+    const group = groupOf(key);
+    groups.set(group, [...(groups.get(group) ?? []), key]);
+  }
+  const rank = (g: string) => (ORDER.includes(g) ? ORDER.indexOf(g) : ORDER.length);
+  return [...groups.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]));
+}
+
+export function fromApi(series: { run: number; key: string; steps: number[]; values: (number | null)[]; downsampled: boolean }): ChartSeries {
+  return {
+    run: series.run,
+    key: series.key,
+    downsampled: series.downsampled,
+    points: series.steps.map((step, i) => ({ step, value: series.values[i] ?? null })),
+  };
+}
+
+/**
+ * Appends live points in step order. A point at or before the last step replaces the
+ * point at that step (a resumed attempt re-reports it) instead of duplicating it.
+ * Returns the points that are new at the end, for `Plotly.extendTraces`.
+ */
+export function appendPoints(series: ChartSeries, incoming: Point[]): { series: ChartSeries; appended: Point[]; rewritten: boolean } {
+  const points = [...series.points];
+  const appended: Point[] = [];
+  let rewritten = false;
+  for (const point of [...incoming].sort((a, b) => a.step - b.step)) {
+    const last = points[points.length - 1];
+    if (!last || point.step > last.step) {
+      points.push(point);
+      appended.push(point);
+      continue;
+    }
+    const at = points.findIndex((p) => p.step >= point.step);
+    if (points[at]?.step === point.step) points[at] = point;
+    else points.splice(at, 0, point);
+    rewritten = true;
+  }
+  return { series: { ...series, points }, appended, rewritten };
+}
+
+/**
+ * Merges a finer window (fetched for a zoomed step range) into a coarser series: the
+ * window's points replace everything the coarse series had inside the window.
+ */
+export function mergeWindow(coarse: ChartSeries, window: ChartSeries): ChartSeries {
+  const first = window.points[0];
+  const last = window.points[window.points.length - 1];
+  if (!first || !last) return coarse;
+  const before = coarse.points.filter((p) => p.step < first.step);
+  const after = coarse.points.filter((p) => p.step > last.step);
+  return { ...coarse, points: [...before, ...window.points, ...after], downsampled: coarse.downsampled || window.downsampled };
+}
+
+/**
+ * The min/max band of a downsampled series: the server sends each bucket's lowest and
+ * highest point, so consecutive points are paired into one bucket each (the first and
+ * last points, always sent, are buckets of their own).
+ */
+export function minMaxBand(series: ChartSeries, buckets: number): Band {
+  const band: Band = { steps: [], lo: [], hi: [] };
+  const finite = series.points.filter((p): p is Point & { value: number } => p.value !== null && Number.isFinite(p.value));
+  const first = finite[0];
+  const last = finite[finite.length - 1];
+  if (!series.downsampled || !first || !last || buckets < 1) return band;
+  const width = Math.max(1, (last.step - first.step + 1) / buckets);
+  let group: (Point & { value: number })[] = [];
+  let groupIndex = -1;
+  const flush = () => {
+    if (!group.length) return;
+    const values = group.map((p) => p.value);
+    band.steps.push(group.reduce((sum, p) => sum + p.step, 0) / group.length);
+    band.lo.push(Math.min(...values));
+    band.hi.push(Math.max(...values));
+  };
+  for (const point of finite) {
+    const index = Math.floor((point.step - first.step) / width);
+    if (index !== groupIndex) {
+      flush();
+      group = [];
+      groupIndex = index;
+    }
+    group.push(point);
+  }
+  flush();
+  return band;
+}
+
+/**
+ * Exponential moving average with TensorBoard's debiasing (the first points are not
+ * pulled toward zero). `weight` 0 returns the raw values; nulls are skipped and stay null.
+ */
+export function ema(values: (number | null)[], weight: number): (number | null)[] {
+  if (weight <= 0) return [...values];
+  let last = 0;
+  let count = 0;
+  return values.map((value) => {
+    if (value === null || !Number.isFinite(value)) return null;
+    last = last * weight + (1 - weight) * value;
+    count += 1;
+    return last / (1 - weight ** count);
+  });
+}
+
+/** Continues an EMA over new values from the state the previous values left. */
+export function emaTail(all: (number | null)[], tailLength: number, weight: number): (number | null)[] {
+  return ema(all, weight).slice(all.length - tailLength);
+}

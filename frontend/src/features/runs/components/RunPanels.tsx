@@ -1,0 +1,205 @@
+import { useState } from "react";
+import { Link } from "react-router";
+
+import { Button } from "../../../components/Button";
+import { EmptyState } from "../../../components/EmptyState";
+import { ErrorState } from "../../../components/ErrorState";
+import { inputClass } from "../../../components/Field";
+import { Loading } from "../../../components/Spinner";
+import { Table } from "../../../components/Table";
+import { AlertIcon, CheckCircleIcon, StatusIcon } from "../../../components/icons";
+import ui from "../../../components/ui.module.css";
+import type { LogLine, RunDetail } from "../api";
+import { differingPaths, formatValue } from "../configDiff";
+import { useAlerts, useCheckpoints, useLogs, usePresets, useRun } from "../hooks";
+import { formatBytes, RunStatusPill } from "./RunStatus";
+import { evidenceSearch } from "../../rollouts/lib/alertLink";
+
+const LEVELS = ["", "debug", "info", "warning", "error"];
+
+/** The logs tail: stored lines, then live ones from the run's stream (`live`). */
+export function LogsPanel({ run, live, active }: { run: number; live: LogLine[]; active: boolean }) {
+  const [level, setLevel] = useState("");
+  const logs = useLogs(run, level);
+  const seen = new Set((logs.data ?? []).map((l) => `${l.attempt}:${l.seq}`));
+  const lines = [...(logs.data ?? []), ...live.filter((l) => !seen.has(`${l.attempt}:${l.seq}`) && (!level || l.level === level))];
+  return (
+    <section aria-label="Logs">
+      <label className={ui.row} style={{ marginBottom: 8 }}>
+        Level
+        <select className={inputClass} value={level} onChange={(e) => setLevel(e.target.value)} aria-label="Log level">
+          {LEVELS.map((l) => (
+            <option key={l} value={l}>
+              {l || "all"}
+            </option>
+          ))}
+        </select>
+      </label>
+      {logs.isPending ? <Loading what="logs" /> : null}
+      {logs.isError ? <ErrorState title="Could not load the logs" error={logs.error} onRetry={() => void logs.refetch()} /> : null}
+      {logs.data && lines.length === 0 ? (
+        <EmptyState icon={<StatusIcon size={26} />} title={active ? "No log lines yet" : "No log lines"}>
+          {active
+            ? "The trainer's log lines (warnings, resumes, checkpoints) appear here, live, as it writes them."
+            : `This run wrote no log lines${level ? ` at level ${level}` : ""}: the trainer logs warnings, resumes and checkpoints, not every step (those are the charts).`}
+        </EmptyState>
+      ) : null}
+      {lines.length ? (
+        <pre className={ui.mono} style={{ maxHeight: 480, overflow: "auto", background: "var(--color-surface)", border: "1px solid var(--color-border)", borderRadius: 8, padding: 12, whiteSpace: "pre-wrap" }} data-testid="log-lines">
+          {lines.map((l) => `[${l.attempt}] ${l.level.toUpperCase().padEnd(7)} ${l.message}`).join("\n")}
+        </pre>
+      ) : null}
+    </section>
+  );
+}
+
+export function CheckpointsPanel({ run }: { run: number }) {
+  const checkpoints = useCheckpoints(run);
+  if (checkpoints.isPending) return <Loading what="checkpoints" />;
+  if (checkpoints.isError) return <ErrorState title="Could not load the checkpoints" error={checkpoints.error} onRetry={() => void checkpoints.refetch()} />;
+  if (!checkpoints.data.length) {
+    return (
+      <EmptyState icon={<CheckCircleIcon size={26} />} title="No checkpoints yet">
+        The trainer saves one every <code>checkpoint.save_every</code> steps and at the end of the run.
+      </EmptyState>
+    );
+  }
+  return (
+    <Table
+      label="Checkpoints"
+      rows={checkpoints.data}
+      rowKey={(c) => c.id}
+      columns={[
+        { key: "step", header: "Step", cell: (c) => c.step },
+        { key: "attempt", header: "Attempt", cell: (c) => c.attempt },
+        { key: "size", header: "Size", cell: (c) => formatBytes(c.size_bytes) },
+        { key: "uri", header: "Path", cell: (c) => <code className={ui.mono}>{c.uri}</code> },
+        {
+          key: "download",
+          header: "",
+          cell: (c) =>
+            c.reachable && c.download_url ? (
+              <a href={c.download_url} download>
+                Download .tar
+              </a>
+            ) : (
+              <span className={ui.muted} title={c.unreachable_reason}>
+                Not reachable: {c.unreachable_reason}
+              </span>
+            ),
+        },
+      ]}
+    />
+  );
+}
+
+export function AlertsPanel({ run, slug }: { run: number; slug: string }) {
+  const alerts = useAlerts(run);
+  if (alerts.isPending) return <Loading what="alerts" />;
+  if (alerts.isError) return <ErrorState title="Could not load the alerts" error={alerts.error} onRetry={() => void alerts.refetch()} />;
+  if (!alerts.data.length) {
+    return (
+      <EmptyState icon={<AlertIcon size={26} />} title="No reward-hacking alerts">
+        The studio watches the reward, response lengths and KL while the run trains; anything suspicious shows up here, live.
+      </EmptyState>
+    );
+  }
+  return (
+    <Table
+      label="Alerts"
+      rows={alerts.data}
+      rowKey={(a) => a.id}
+      columns={[
+        { key: "step", header: "Step", cell: (a) => <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>{a.step}</Link> },
+        { key: "kind", header: "Rule", cell: (a) => <span className={`${ui.pill} ${a.severity === "critical" ? ui.error : ui.warn}`}>{a.kind}</span> },
+        { key: "message", header: "What happened", cell: (a) => a.message },
+        {
+          key: "evidence",
+          header: "Evidence",
+          cell: (a) => (
+            <span className={ui.row}>
+              <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>samples</Link>
+              {a.evidence.metric_keys.length ? (
+                <Link
+                  to={`/p/${slug}/runs/${run}?charts=${encodeURIComponent(a.evidence.metric_keys.join(","))}&from=${a.evidence.step_min}&to=${a.evidence.step_max}`}
+                >
+                  charts
+                </Link>
+              ) : null}
+            </span>
+          ),
+        },
+      ]}
+    />
+  );
+}
+
+export function TimelinePanel({ run }: { run: RunDetail }) {
+  const history = run.status_history ?? [];
+  return (
+    <section aria-label="Status timeline">
+      <ol style={{ listStyle: "none", padding: 0, margin: 0, display: "grid", gap: 8 }}>
+        {history.map((change, i) => (
+          <li key={i} className={ui.row}>
+            <span className={ui.muted} style={{ minWidth: 170 }}>
+              {new Date(change.at ?? "").toLocaleString()}
+            </span>
+            <RunStatusPill status={change.to_status} />
+            <span>{change.reason}</span>
+            <span className={ui.muted}>{change.actor}</span>
+          </li>
+        ))}
+      </ol>
+      {run.attempts.length ? (
+        <div style={{ marginTop: 16 }}>
+          <Table
+            label="Attempts"
+            rows={run.attempts}
+            rowKey={(a) => a.number}
+            columns={[
+              { key: "n", header: "Attempt", cell: (a) => a.number },
+              { key: "resume", header: "Resumed from step", cell: (a) => a.resume_from_step ?? "start" },
+              { key: "ray", header: "Ray status", cell: (a) => a.ray_status ?? "" },
+              { key: "exit", header: "Exit", cell: (a) => a.exit_message ?? "" },
+            ]}
+          />
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+/** The resolved config, and only what differs from the parent run (or else the preset). */
+export function ConfigPanel({ run }: { run: RunDetail }) {
+  const parent = useRun(run.parent ?? 0, run.parent !== null);
+  const presets = usePresets();
+  const [showAll, setShowAll] = useState(false);
+  const base = run.parent ? parent.data?.config : presets.data?.find((p) => p.name === run.preset)?.config;
+  const baseName = run.parent ? `parent run #${run.parent}` : run.preset ? `preset ${run.preset}` : "the defaults";
+  const diff = base ? differingPaths([base, run.config]) : [];
+  return (
+    <section aria-label="Config">
+      <h3 style={{ fontSize: "0.95rem", marginBottom: 8 }}>Changed from {baseName}</h3>
+      {!base ? <Loading what="the base config" /> : null}
+      {base && diff.length === 0 ? <p className={ui.muted}>Nothing: this run uses {baseName} as is.</p> : null}
+      {diff.length ? (
+        <Table
+          label={`Config diff against ${baseName}`}
+          rows={diff}
+          rowKey={(d) => d.path}
+          columns={[
+            { key: "path", header: "Field", cell: (d) => <code className={ui.mono}>{d.path}</code> },
+            { key: "base", header: baseName, cell: (d) => formatValue(d.values[0]) },
+            { key: "run", header: "This run", cell: (d) => <strong>{formatValue(d.values[1])}</strong> },
+          ]}
+        />
+      ) : null}
+      <div style={{ marginTop: 12 }}>
+        <Button onClick={() => setShowAll((s) => !s)} aria-expanded={showAll}>
+          {showAll ? "Hide" : "Show"} the full resolved config
+        </Button>
+        {showAll ? <pre className={ui.mono} style={{ whiteSpace: "pre-wrap" }}>{JSON.stringify(run.config, null, 2)}</pre> : null}
+      </div>
+    </section>
+  );
+}

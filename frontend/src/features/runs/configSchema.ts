@@ -1,0 +1,153 @@
+/**
+ * Reads the RunConfig JSON schema (`/api/config/schema`, pydantic's
+ * `model_json_schema()`) into form sections. The form is generated from this, never
+ * from a hand-written copy of the config.
+ */
+import { isTree, type ConfigTree } from "./configDiff";
+
+type Schema = {
+  type?: string;
+  enum?: (string | number)[];
+  anyOf?: Schema[];
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  prefixItems?: Schema[];
+  description?: string;
+  title?: string;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  $defs?: Record<string, Schema>;
+};
+
+export type FieldKind =
+  | { type: "number"; integer: boolean; nullable: boolean; min?: number; max?: number }
+  | { type: "boolean" }
+  | { type: "enum"; options: (string | number)[]; nullable: boolean }
+  | { type: "string"; nullable: boolean }
+  | { type: "list"; item: "string" | "number" }
+  | { type: "tuple"; length: number }
+  | { type: "json" };
+
+export type FieldSpec = {
+  /** Dotted path from the config's root, e.g. "actor.optim.lr": the server's error key is "config." + this. */
+  path: string;
+  label: string;
+  description: string;
+  kind: FieldKind;
+};
+
+export type Section = { name: string; title: string; description: string; fields: FieldSpec[] };
+
+function resolveRef(schema: Schema, root: Schema): Schema {
+  if (!schema.$ref) return schema;
+  const name = schema.$ref.split("/").pop() ?? "";
+  return root.$defs?.[name] ?? {};
+}
+
+function kindOf(schema: Schema): FieldKind {
+  const options = schema.anyOf ?? [];
+  const nonNull = options.filter((o) => o.type !== "null");
+  const nullable = options.length > 0 && nonNull.length < options.length;
+  const base = nullable && nonNull.length === 1 && nonNull[0] ? { ...nonNull[0] } : schema;
+  if (base.enum) return { type: "enum", options: base.enum, nullable };
+  if (base.type === "integer" || base.type === "number") {
+    return {
+      type: "number",
+      integer: base.type === "integer",
+      nullable,
+      min: base.minimum ?? base.exclusiveMinimum,
+      max: base.maximum ?? base.exclusiveMaximum,
+    };
+  }
+  if (base.type === "boolean") return { type: "boolean" };
+  if (base.type === "string") return { type: "string", nullable };
+  if (base.type === "array" && base.prefixItems) return { type: "tuple", length: base.prefixItems.length };
+  if (base.type === "array") return { type: "list", item: base.items?.type === "number" || base.items?.type === "integer" ? "number" : "string" };
+  return { type: "json" };
+}
+
+function collect(schema: Schema, root: Schema, prefix: string, out: FieldSpec[]): void {
+  for (const [key, raw] of Object.entries(schema.properties ?? {})) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const resolved = resolveRef(raw, root);
+    if (resolved.properties) {
+      collect(resolved, root, path, out);
+      continue;
+    }
+    out.push({ path, label: path.split(".").slice(1).join(".") || key, description: raw.description ?? resolved.description ?? "", kind: kindOf(raw) });
+  }
+}
+
+/** One section per top-level config group (model, data, rollout, algorithm, ...). */
+export function sectionsOf(schema: Record<string, unknown>): Section[] {
+  const root = schema as Schema;
+  return Object.entries(root.properties ?? {}).map(([name, raw]) => {
+    const group = resolveRef(raw, root);
+    const fields: FieldSpec[] = [];
+    if (group.properties) collect(group, root, name, fields);
+    else fields.push({ path: name, label: name, description: raw.description ?? "", kind: kindOf(raw) });
+    return { name, title: name.replace(/_/g, " "), description: raw.description ?? group.description ?? "", fields };
+  });
+}
+
+export function getAt(tree: unknown, path: string): unknown {
+  let node: unknown = tree;
+  for (const part of path.split(".")) {
+    if (!isTree(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}
+
+/** A copy of `tree` with `value` at `path` (creating the branches it needs). */
+export function setAt(tree: ConfigTree, path: string, value: unknown): ConfigTree {
+  const [head, ...rest] = path.split(".");
+  if (!head) return tree;
+  if (!rest.length) return { ...tree, [head]: value };
+  const child = isTree(tree[head]) ? (tree[head] as ConfigTree) : {};
+  return { ...tree, [head]: setAt(child, rest.join("."), value) };
+}
+
+/**
+ * What the user typed, as the value to send. Text that is not a number is sent as is:
+ * the server's validation names the field and the problem, and the form shows it there.
+ */
+export function parseInput(kind: FieldKind, text: string): unknown {
+  if (kind.type === "number") {
+    if (text.trim() === "") return kind.nullable ? null : text;
+    const value = Number(text);
+    return Number.isFinite(value) ? value : text;
+  }
+  if (kind.type === "string") return kind.nullable && text === "" ? null : text;
+  if (kind.type === "enum") {
+    if (kind.nullable && text === "") return null;
+    const match = kind.options.find((o) => String(o) === text);
+    return match ?? text;
+  }
+  if (kind.type === "list") {
+    const items = text.split("\n").map((s) => s.trim()).filter(Boolean);
+    return kind.item === "number" ? items.map((s) => (Number.isFinite(Number(s)) ? Number(s) : s)) : items;
+  }
+  if (kind.type === "tuple") return text.split(",").map((s) => (Number.isFinite(Number(s.trim())) ? Number(s.trim()) : s.trim()));
+  if (kind.type === "json") {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** The text an input shows for a value. */
+export function formatInput(kind: FieldKind, value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (kind.type === "list" && Array.isArray(value)) return value.map(String).join("\n");
+  if (kind.type === "tuple" && Array.isArray(value)) return value.map(String).join(", ");
+  if (kind.type === "json") return JSON.stringify(value);
+  return String(value);
+}

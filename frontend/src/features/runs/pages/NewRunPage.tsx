@@ -1,0 +1,257 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { useNavigate, useSearchParams } from "react-router";
+import YAML from "yaml";
+
+import { errorMessage, FieldErrors } from "../../../api/errors";
+import { Button } from "../../../components/Button";
+import { ErrorState } from "../../../components/ErrorState";
+import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { PageHeader } from "../../../components/PageHeader";
+import { Loading } from "../../../components/Spinner";
+import { useToast } from "../../../components/Toast";
+import ui from "../../../components/ui.module.css";
+import { useProjectSlug } from "../../projects/hooks";
+import { cloneRun, createRun, getRun, runKeys, validateConfig, type Preset, type PresetName, type RunDetail } from "../api";
+import { ConfigForm } from "../components/ConfigForm";
+import { DatasetVersionPicker, RewardVersionPicker } from "../components/Pickers";
+import { changedTree, isTree, type ConfigTree } from "../configDiff";
+import { sectionsOf, setAt } from "../configSchema";
+import { useConfigSchema, usePresets } from "../hooks";
+import styles from "./NewRunPage.module.css";
+
+const DEFAULT_PRESET = "grpo-tiny-arith";
+/** Request fields this form shows errors at (config.* paths are shown in the config form). */
+const FORM_FIELDS = new Set(["name", "preset", "tags", "priority", "overrides", "resources.cpus", "resources.gpus", "dataset_version", "reward_version"]);
+
+/** `/p/:slug/runs/new` (a new run from a preset) and `?clone=ID` (clone with edits);
+ * `?reward_version=ID&dataset_version=ID` preselect versions ("Train on this"). */
+export function NewRunPage() {
+  const [params] = useSearchParams();
+  const cloneId = params.get("clone") ? Number(params.get("clone")) : null;
+  const schema = useConfigSchema();
+  const presets = usePresets();
+  const parent = useQuery({ queryKey: runKeys.detail(cloneId ?? 0), queryFn: ({ signal }) => getRun(cloneId ?? 0, signal), enabled: cloneId !== null });
+  const failed = schema.error ?? presets.error ?? parent.error;
+  if (failed) return <ErrorState title="Could not load the run form" error={failed} onRetry={() => void Promise.all([schema.refetch(), presets.refetch()])} />;
+  if (!schema.data || !presets.data || (cloneId !== null && !parent.data)) return <Loading what="the run form" />;
+  return <RunForm schema={schema.data} presets={presets.data} parent={parent.data ?? null} initialPreset={params.get("preset")} initial={chosenIn(params)} />;
+}
+
+type Preselected = { datasetVersion: number | null; rewardVersion: number | null };
+
+function idParam(params: URLSearchParams, name: string): number | null {
+  const value = Number(params.get(name));
+  return Number.isInteger(value) && value > 0 ? value : null;
+}
+
+function chosenIn(params: URLSearchParams): Preselected {
+  return { datasetVersion: idParam(params, "dataset_version"), rewardVersion: idParam(params, "reward_version") };
+}
+
+type RunFormProps = { schema: Record<string, unknown>; presets: Preset[]; parent: RunDetail | null; initialPreset: string | null; initial: Preselected };
+
+function mergeTrees(base: ConfigTree, over: ConfigTree): ConfigTree {
+  const out: ConfigTree = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const b = out[key];
+    out[key] = isTree(value) && isTree(b) ? mergeTrees(b, value) : value;
+  }
+  return out;
+}
+
+function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormProps) {
+  const slug = useProjectSlug();
+  const navigate = useNavigate();
+  const toast = useToast();
+  const sections = useMemo(() => sectionsOf(schema), [schema]);
+  const [presetName, setPresetName] = useState<string>(
+    parent?.preset || (initialPreset && presets.some((p) => p.name === initialPreset) ? initialPreset : presets.some((p) => p.name === DEFAULT_PRESET) ? DEFAULT_PRESET : (presets[0]?.name ?? "")),
+  );
+  const presetConfig = (presets.find((p) => p.name === presetName)?.config ?? {}) as ConfigTree;
+  const base: ConfigTree = parent ? (parent.config as ConfigTree) : presetConfig;
+  const baseName = parent ? `run #${parent.id}` : `preset ${presetName}`;
+  const [config, setConfig] = useState<ConfigTree>(base);
+  const [name, setName] = useState(parent ? `${parent.name}-clone` : "");
+  const [tags, setTags] = useState(parent ? parent.tags.join(", ") : "");
+  const [priority, setPriority] = useState(String(parent?.priority ?? 0));
+  const [cpus, setCpus] = useState(parent?.resources.cpus !== undefined ? String(parent.resources.cpus) : "");
+  const [gpus, setGpus] = useState(parent?.resources.gpus !== undefined ? String(parent.resources.gpus) : "");
+  const [datasetVersion, setDatasetVersion] = useState<number | null>(parent?.dataset_version ?? initial.datasetVersion);
+  const [rewardVersion, setRewardVersion] = useState<number | null>(parent?.reward_version ?? initial.rewardVersion);
+  const [overrides, setOverrides] = useState("");
+  const [yamlText, setYamlText] = useState("");
+  const [yamlError, setYamlError] = useState("");
+  const [editingYaml, setEditingYaml] = useState(false);
+
+  // The YAML view shows what differs from the base; the form and it stay in sync.
+  const changed = useMemo(() => changedTree(config, base), [config, base]);
+  useEffect(() => {
+    if (!editingYaml) setYamlText(Object.keys(changed).length ? YAML.stringify(changed) : "");
+  }, [changed, editingYaml]);
+
+  const overrideLines = overrides.split("\n").map((l) => l.trim()).filter(Boolean);
+  const submit = useMutation({
+    mutationFn: () => {
+      const resources = { ...(cpus !== "" ? { cpus: Number(cpus) } : {}), ...(gpus !== "" ? { gpus: Number(gpus) } : {}) };
+      const common = {
+        name,
+        config: changed,
+        overrides: overrideLines,
+        priority: Number(priority),
+        tags: tags.split(",").map((t) => t.trim()).filter(Boolean),
+        ...(Object.keys(resources).length ? { resources } : {}),
+      };
+      if (parent) return cloneRun(parent.id, common);
+      return createRun({ ...common, project: slug, preset: presetName as PresetName, dataset_version: datasetVersion, reward_version: rewardVersion });
+    },
+    onSuccess: (run) => {
+      toast.show(`Run “${run.name}” created.`, "success");
+      void navigate(`/p/${slug}/runs/${run.id}`);
+    },
+    onError: (error) => {
+      // Errors shown at a field need no toast; anything else (or a field the form lacks) does.
+      const shown = error instanceof FieldErrors && Object.keys(error.fields).every((k) => k.startsWith("config.") || FORM_FIELDS.has(k));
+      if (!shown) toast.error(error);
+    },
+  });
+  const translate = useMutation({
+    mutationFn: () => validateConfig({ config, overrides: overrideLines }),
+    onSuccess: (answer) => {
+      if (answer.valid && answer.config) {
+        setConfig(answer.config as ConfigTree);
+        setOverrides("");
+        toast.show("Overrides applied to the form.", "success");
+      }
+    },
+    onError: (error) => toast.error(error),
+  });
+
+  // Server errors by config path: from the run create/clone answer or the overrides check.
+  const configErrors: Record<string, string[]> = {};
+  const validationErrors = translate.data && !translate.data.valid ? (translate.data.errors ?? {}) : {};
+  const serverFields = submit.error instanceof FieldErrors ? submit.error.fields : {};
+  for (const [key, messages] of Object.entries({ ...serverFields, ...validationErrors })) {
+    if (key.startsWith("config.")) configErrors[key.slice("config.".length)] = messages;
+  }
+  const overrideErrors = [...fieldErrorsAt(submit.error, "overrides"), ...(validationErrors.overrides ?? [])];
+
+  useEffect(() => {
+    if (submit.error instanceof FieldErrors) document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  }, [submit.error]);
+
+  function onPresetChange(next: string) {
+    setPresetName(next);
+    const nextConfig = (presets.find((p) => p.name === next)?.config ?? {}) as ConfigTree;
+    setConfig(mergeTrees(nextConfig, changed));
+  }
+
+  function onYamlBlur() {
+    setEditingYaml(false);
+    try {
+      const parsed: unknown = yamlText.trim() ? YAML.parse(yamlText) : {};
+      if (!isTree(parsed)) throw new Error("The YAML must be a mapping of config groups, e.g. `rollout: {n: 8}`.");
+      setConfig(mergeTrees(base, parsed));
+      setYamlError("");
+    } catch (error) {
+      setYamlError(errorMessage(error));
+    }
+  }
+
+  function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    submit.mutate();
+  }
+
+  return (
+    <form onSubmit={onSubmit} noValidate aria-label={parent ? "Clone run" : "New run"}>
+      <PageHeader
+        title={parent ? `Clone ${parent.name}` : "New run"}
+        description={parent ? `Starts from run #${parent.id}'s config; change what you like.` : "Choose a preset, change what you like, and start training."}
+        actions={
+          <Button type="submit" variant="primary" disabled={submit.isPending}>
+            {submit.isPending ? "Creating…" : parent ? "Create clone" : "Create run"}
+          </Button>
+        }
+      />
+      <div className={styles.layout}>
+        <div>
+          <div className={styles.block}>
+            <div className={ui.row} style={{ alignItems: "flex-start" }}>
+              <Field label="Run name" errors={fieldErrorsAt(submit.error, "name")}>
+                {(props) => <input {...props} className={inputClass} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. grpo-lr-1e-6" maxLength={200} />}
+              </Field>
+              {parent ? null : (
+                <Field label="Preset" help="A named config the form starts from." errors={fieldErrorsAt(submit.error, "preset")}>
+                  {(props) => (
+                    <select {...props} className={inputClass} value={presetName} onChange={(e) => onPresetChange(e.target.value)}>
+                      {presets.map((p) => (
+                        <option key={p.name}>{p.name}</option>
+                      ))}
+                    </select>
+                  )}
+                </Field>
+              )}
+              <Field label="Tags" help="Comma-separated." errors={fieldErrorsAt(submit.error, "tags")}>
+                {(props) => <input {...props} className={inputClass} value={tags} onChange={(e) => setTags(e.target.value)} />}
+              </Field>
+            </div>
+          </div>
+          {parent ? null : (
+            <div className={styles.block}>
+              <h2 className={styles.blockTitle}>Data and reward</h2>
+              <DatasetVersionPicker slug={slug} value={datasetVersion} onChange={setDatasetVersion} errors={fieldErrorsAt(submit.error, "dataset_version")} />
+              <RewardVersionPicker slug={slug} value={rewardVersion} onChange={setRewardVersion} errors={fieldErrorsAt(submit.error, "reward_version")} />
+            </div>
+          )}
+          <h2 className={styles.blockTitle}>Config</h2>
+          <ConfigForm sections={sections} value={config} base={base} errors={configErrors} onChange={(path, value) => setConfig((c) => setAt(c, path, value))} baseName={baseName} />
+        </div>
+        <aside className={styles.side} aria-label="Resources, YAML and overrides">
+          <div className={styles.block}>
+            <h2 className={styles.blockTitle}>Resources and priority</h2>
+            <div className={ui.row} style={{ alignItems: "flex-start" }}>
+              <Field label="CPUs" errors={fieldErrorsAt(submit.error, "resources.cpus")}>
+                {(props) => <input {...props} className={inputClass} style={{ width: 80 }} inputMode="decimal" value={cpus} onChange={(e) => setCpus(e.target.value)} placeholder="auto" />}
+              </Field>
+              <Field label="GPUs" errors={fieldErrorsAt(submit.error, "resources.gpus")}>
+                {(props) => <input {...props} className={inputClass} style={{ width: 80 }} inputMode="decimal" value={gpus} onChange={(e) => setGpus(e.target.value)} placeholder="auto" />}
+              </Field>
+              <Field label="Priority" help="Higher starts first." errors={fieldErrorsAt(submit.error, "priority")}>
+                {(props) => <input {...props} className={inputClass} style={{ width: 80 }} inputMode="numeric" value={priority} onChange={(e) => setPriority(e.target.value)} />}
+              </Field>
+            </div>
+          </div>
+          <div className={styles.block}>
+            <h2 className={styles.blockTitle}>Changes as YAML</h2>
+            <Field label={`What differs from ${baseName}`} help="Edit here or in the form: they stay in sync." errors={yamlError ? [yamlError] : []}>
+              {(props) => (
+                <textarea
+                  {...props}
+                  className={`${inputClass} ${styles.code}`}
+                  rows={8}
+                  value={yamlText}
+                  placeholder={"rollout:\n  n: 8"}
+                  onFocus={() => setEditingYaml(true)}
+                  onChange={(e) => setYamlText(e.target.value)}
+                  onBlur={onYamlBlur}
+                />
+              )}
+            </Field>
+          </div>
+          <div className={styles.block}>
+            <h2 className={styles.blockTitle}>Overrides</h2>
+            <Field label="key=value, one per line" help="Ours (actor.optim.lr=1e-6) or verl's (actor_rollout_ref.rollout.n=8): applied to the form through the studio's translator." errors={overrideErrors}>
+              {(props) => (
+                <textarea {...props} className={`${inputClass} ${styles.code}`} rows={4} value={overrides} onChange={(e) => setOverrides(e.target.value)} placeholder="actor_rollout_ref.rollout.n=8" />
+              )}
+            </Field>
+            <Button onClick={() => translate.mutate()} disabled={!overrideLines.length || translate.isPending}>
+              Apply overrides to the form
+            </Button>
+          </div>
+        </aside>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,360 @@
+"""`SandboxPool`: run untrusted reward code in hardened, throwaway processes.
+
+Each worker is a warm zygote (see `zygote`) that forks a hardened template per chunk of
+requests (see `child`), which forks a fresh process per request (see `call`): the only
+place user code runs. A call has no network (its own network namespace, seccomp refusing
+every socket but a socketpair, Landlock refusing TCP), runs as a uid of its own per
+worker, can write only to its own scratch directory (Landlock, size-capped tmpfs) and
+read only system libraries and the Python install, has rlimits on CPU, address space,
+file size, processes and open files, and lives in a PID namespace so nothing it starts
+outlives it. Every failure becomes an error `RewardResult`; a dead zygote is restarted.
+Used by the trainer and the studio.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import selectors
+import tempfile
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
+from trainer.rewards.contract import RewardRequest, RewardResult, RewardScorer, error_result
+from trainer.rewards.errors import SandboxUnavailableError
+from trainer.rewards.inprocess import InProcessScorer
+from trainer.rewards.loader import (
+    RewardCodeError,
+    check_source,
+    load_reward,
+    read_reward_file,
+)
+from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox.worker import GRACE_S, Worker, shutdown
+
+if TYPE_CHECKING:
+    from trainer.config.schema import RewardConfig
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "SandboxLimits",
+    "SandboxPool",
+    "SandboxUnavailableError",
+    "isolation_report",
+    "make_scorer",
+]
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-call limits of the sandbox. Every field is enforced in each child process."""
+
+    timeout_s: float = 5.0  # wall clock per call (per request for the batch form)
+    memory_mb: int = 512  # RSS of the call's process tree; RLIMIT_AS is 1.25x on top
+    output_bytes: int = 64 * 1024  # stdout+stderr kept per call (the rest is dropped)
+    file_size_mb: int = 16  # RLIMIT_FSIZE: largest file the call may write
+    scratch_mb: int = 64  # size of the tmpfs holding scratch directories
+    max_processes: int = 32  # RLIMIT_NPROC of the worker's own uid (threads count too)
+    max_open_files: int = 64  # RLIMIT_NOFILE
+    cpu_s: int = 0  # RLIMIT_CPU; 0 means ceil(timeout_s) + 1
+    load_timeout_s: float = 30.0  # loading the code and checking it at pool start
+    chunk_size: int = 64  # requests per template process (one batch-form call per chunk)
+    # None: each worker runs its calls as a uid of its own, UID_BASE + the zygote's pid
+    # (unique while it lives), so the uid-wide RLIMIT_NPROC of one pool never starves
+    # another pool's (or the host's) forks. A fixed uid is for tests only.
+    uid: int | None = None
+    gid: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "timeout_s",
+            "memory_mb",
+            "output_bytes",
+            "file_size_mb",
+            "scratch_mb",
+            "max_processes",
+            "max_open_files",
+            "load_timeout_s",
+            "chunk_size",
+        ):
+            if getattr(self, name) <= 0:
+                raise ValueError(
+                    f"SandboxLimits.{name} must be positive, got {getattr(self, name)!r}"
+                )
+
+    def to_wire(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["cpu_s"] = self.cpu_s or math.ceil(self.timeout_s) + 1
+        return out
+
+
+class SandboxPool:
+    """A `RewardScorer` running ``code`` in ``workers`` sandboxed zygotes.
+
+    Raises `RewardCodeError` when the code is invalid (checked statically, then loaded
+    once in a sandboxed child), and `SandboxUnavailableError` when the sandbox cannot
+    start, or lacks any protection (see `child.PROTECTIONS`). A weaker sandbox runs only
+    when asked for: ``require_full_isolation=False``, or, when it is None (the default),
+    the environment variable ``RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL=1``; it is then
+    logged as a warning naming what is missing.
+    Thread-safe: concurrent `score_batch` calls are served one after the other.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        function_name: str = "compute_score",
+        workers: int = 1,
+        limits: SandboxLimits | None = None,
+        *,
+        require_full_isolation: bool | None = None,
+        filename: str = "<reward>",
+    ) -> None:
+        if require_full_isolation is None:
+            require_full_isolation = not partial_isolation_allowed()
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.limits = limits or SandboxLimits()
+        info = check_source(code, function_name, filename)
+        self._scratch = tempfile.mkdtemp(prefix="rlstudio-reward-")
+        os.chmod(self._scratch, 0o711)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._message_id = 0
+        self.restarts = 0
+        self._workers: list[Worker] = []
+        self._finalizer = weakref.finalize(self, shutdown, self._workers, self._scratch)
+        for i in range(workers):
+            scratch = os.path.join(self._scratch, f"w{i}")
+            os.mkdir(scratch, 0o711)
+            init = {
+                "code": code,
+                "function_name": function_name,
+                "imports": list(info.imports),
+                "limits": self.limits.to_wire(),
+                "scratch": scratch,
+                "require_full_isolation": require_full_isolation,
+            }
+            self._workers.append(Worker(init, i))
+        try:
+            for worker in self._workers:  # start them all, then wait: they load in parallel
+                worker.spawn()
+            for worker in self._workers:
+                worker.await_ready(self.limits.load_timeout_s + GRACE_S)
+        except BaseException:
+            self.close()
+            raise
+        self.isolation: dict[str, bool] = dict(self._workers[0].isolation)
+        self.batch = self._workers[0].batch
+        missing = [name for name, active in self.isolation.items() if not active]
+        if missing:
+            logger.warning(
+                "reward sandbox running with partial isolation (allowed explicitly); missing: %s",
+                ", ".join(missing),
+            )
+
+    @property
+    def worker_pids(self) -> list[int | None]:
+        return [w.pid for w in self._workers]
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._closed = True
+        self._finalizer()
+
+    def score_batch(self, requests: list[RewardRequest]) -> list[RewardResult]:
+        if self._closed:
+            raise RuntimeError("this SandboxPool is closed")
+        with self._lock:
+            return self._score(requests)
+
+    def _score(self, requests: list[RewardRequest]) -> list[RewardResult]:
+        results: list[RewardResult | None] = [None] * len(requests)
+        jobs: deque[tuple[list[int], list[list[Any]]]] = deque()
+        rows: list[tuple[int, list[Any]]] = []
+        for i, r in enumerate(requests):
+            row = [r.data_source, r.solution_str, r.ground_truth, r.extra_info]
+            try:
+                wire.encode(row)
+            except (TypeError, ValueError) as exc:
+                results[i] = error_result(f"request cannot be sent to the sandbox: {exc}")
+                continue
+            rows.append((i, row))
+        # Each chunk is one hardened template process (one load of the code); spread the
+        # chunks over the workers, several per worker so a slow chunk does not idle the rest.
+        chunk = max(1, min(self.limits.chunk_size, math.ceil(len(rows) / len(self._workers))))
+        for start in range(0, len(rows), chunk):
+            part = rows[start : start + chunk]
+            jobs.append(([i for i, _ in part], [row for _, row in part]))
+        self._dispatch(jobs, results)
+        return [r if r is not None else error_result("sandbox: no result") for r in results]
+
+    def _dispatch(
+        self, jobs: deque[tuple[list[int], list[list[Any]]]], results: list[RewardResult | None]
+    ) -> None:
+        in_flight: dict[int, tuple[Worker, list[int], float]] = {}
+        idle = deque(self._workers)
+        with selectors.DefaultSelector() as sel:
+            while jobs or in_flight:
+                while jobs and idle:
+                    worker = idle.popleft()
+                    indices, rows = jobs.popleft()
+                    self._message_id += 1
+                    try:
+                        self._ensure_running(worker)
+                        worker.send(
+                            {
+                                "op": "score",
+                                "id": self._message_id,
+                                "requests": rows,
+                                "batch": self.batch,
+                            }
+                        )
+                    except (OSError, SandboxUnavailableError, RewardCodeError) as exc:
+                        self._fail(indices, results, f"sandbox worker unavailable: {exc}")
+                        self._restart(worker, start=False)
+                        idle.append(worker)
+                        continue
+                    deadline = (
+                        time.monotonic()
+                        + self.limits.timeout_s * (len(rows) + 1)
+                        + self.limits.load_timeout_s
+                        + GRACE_S
+                    )
+                    assert worker.proc is not None and worker.proc.stdout is not None
+                    fd = worker.proc.stdout.fileno()
+                    sel.register(fd, selectors.EVENT_READ)
+                    in_flight[fd] = (worker, indices, deadline)
+                if not in_flight:
+                    continue
+                wait = max(0.0, min(d for _, _, d in in_flight.values()) - time.monotonic())
+                for key, _ in sel.select(wait):
+                    worker, indices, _ = in_flight.pop(int(key.fd))
+                    sel.unregister(key.fd)
+                    try:
+                        reply = worker.receive()
+                        for i, raw in zip(indices, reply["results"], strict=True):
+                            results[i] = _result_from_zygote(raw)
+                    except (wire.WireClosed, ValueError, KeyError, TypeError, OSError) as exc:
+                        code = worker.proc.poll() if worker.proc else None
+                        self._fail(
+                            indices,
+                            results,
+                            f"sandbox worker died (status {code}): {type(exc).__name__}",
+                        )
+                        self._restart(worker, start=False)
+                    idle.append(worker)
+                now = time.monotonic()
+                for fd, (worker, indices, deadline) in list(in_flight.items()):
+                    if now >= deadline:
+                        del in_flight[fd]
+                        sel.unregister(fd)
+                        self._fail(indices, results, "sandbox worker unresponsive (killed)")
+                        self._restart(worker, start=False)
+                        idle.append(worker)
+
+    @staticmethod
+    def _fail(indices: list[int], results: list[RewardResult | None], reason: str) -> None:
+        logger.warning("reward sandbox: %s", reason)
+        for i in indices:
+            results[i] = error_result(reason)
+
+    def _restart(self, worker: Worker, start: bool) -> None:
+        worker.kill()
+        worker.proc = None
+        self.restarts += 1
+        if start:
+            self._ensure_running(worker)
+
+    def _ensure_running(self, worker: Worker) -> None:
+        if worker.proc is not None and worker.proc.poll() is None:
+            return
+        if worker.proc is not None:
+            self._restart(worker, start=False)
+        worker.spawn()
+        worker.await_ready(self.limits.load_timeout_s + GRACE_S)
+
+
+def _result_from_zygote(raw: dict[str, Any]) -> RewardResult:
+    # The zygote already re-validated what the child sent; only types are checked here.
+    return RewardResult(
+        score=float(raw["score"]),
+        components={str(k): float(v) for k, v in dict(raw["components"]).items()},
+        error=str(raw["error"]),
+        elapsed_ms=float(raw["elapsed_ms"]),
+        output=str(raw["output"]),
+    )
+
+
+ALLOW_PARTIAL_ENV = "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL"
+
+
+def partial_isolation_allowed() -> bool:
+    """Whether this host's operator allowed a sandbox lacking protections (never implied)."""
+    return os.environ.get(ALLOW_PARTIAL_ENV, "") == "1"
+
+
+_ISOLATION_CACHE: dict[str, bool] = {}
+
+
+def isolation_report() -> dict[str, bool]:
+    """Which sandbox protections work on this host, measured by starting a tiny pool once
+    (each value True means the protection is active; see `child.PROTECTIONS`)."""
+    if not _ISOLATION_CACHE:
+        code = (
+            "def compute_score(data_source, solution_str, ground_truth, extra_info):\n"
+            "    return 0.0\n"
+        )
+        limits = SandboxLimits(load_timeout_s=10)
+        with SandboxPool(code, limits=limits, require_full_isolation=False) as pool:
+            _ISOLATION_CACHE.update(pool.isolation)
+    return dict(_ISOLATION_CACHE)
+
+
+def make_scorer(
+    cfg: RewardConfig,
+    *,
+    workers: int | None = None,
+    limits: SandboxLimits | None = None,
+    require_full_isolation: bool | None = None,
+) -> RewardScorer:
+    """The scorer ``reward`` config asks for: a built-in or custom function, run in a
+    `SandboxPool` (the default), or in-process for ``executor="inprocess"`` (trusted
+    code only: logged as a warning)."""
+    if cfg.function == "custom":
+        if not cfg.custom_path:
+            raise RewardCodeError("reward.function='custom' needs reward.custom_path")
+        code, name, filename = read_reward_file(cfg.custom_path), cfg.custom_name, cfg.custom_path
+    elif cfg.function in BUILTIN_REWARDS:
+        code, name, filename = builtin_source(cfg.function), "compute_score", "<reward>"
+    else:
+        raise RewardCodeError(
+            f"reward.function={cfg.function!r} is not a built-in; choose one of "
+            f"{', '.join(BUILTIN_REWARDS)} or 'custom' with reward.custom_path"
+        )
+    if cfg.executor == "inprocess":
+        logger.warning(
+            "reward.executor='inprocess': reward %r runs in this process, unsandboxed "
+            "(trusted code only)",
+            cfg.custom_path if cfg.function == "custom" else cfg.function,
+        )
+        if cfg.function != "custom":
+            return InProcessScorer(BUILTIN_REWARDS[cfg.function])
+        loaded = load_reward(code, name, filename=filename)
+        return InProcessScorer(loaded.fn, loaded.batch_fn)
+    count = workers if workers is not None else max(1, min(2, os.cpu_count() or 1))
+    return SandboxPool(
+        code, name, count, limits, require_full_isolation=require_full_isolation, filename=filename
+    )
