@@ -18,7 +18,6 @@ from rest_framework.response import Response
 
 from studio.api.metrics import StepRangeSerializer
 from studio.api.permissions import signed_in_user
-from studio.telemetry.serializers import RolloutSampleSerializer
 from studio.api.scoping import ProjectScopedViewSet
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, SampleLabel
@@ -30,6 +29,7 @@ from studio.telemetry.rollout_queries import (
     step_counts,
     step_groups,
 )
+from studio.telemetry.serializers import RolloutSampleSerializer
 from studio.telemetry.series import STEP_MAX
 
 MAX_PROMPTS, MAX_TIMELINE, MAX_GROUPS, MAX_BINS, MAX_POINTS = 500, 1000, 2000, 200, 5000
