@@ -6,8 +6,11 @@ projects (else 404, whether it exists or not), and only that run's rows are read
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Upper
 from django.http import StreamingHttpResponse
@@ -119,6 +122,27 @@ class TarRenderer(renderers.BaseRenderer):
         return renderers.JSONRenderer().render(data)  # only error bodies get here
 
 
+def served_chunks(
+    request: Request, chunks: Iterator[bytes]
+) -> Iterator[bytes] | AsyncIterator[bytes]:
+    """The chunks as the server needs them: Django's ASGI handler turns a plain iterator
+    into a list first (the whole body in memory), so under ASGI each chunk is read in a
+    worker thread and handed over one by one."""
+    if not isinstance(request._request, ASGIRequest):
+        return chunks
+
+    def next_chunk() -> bytes | None:
+        return next(chunks, None)
+
+    read = sync_to_async(next_chunk, thread_sensitive=False)
+
+    async def one_by_one() -> AsyncIterator[bytes]:
+        while (chunk := await read()) is not None:
+            yield chunk
+
+    return one_by_one()
+
+
 class Unreachable(exceptions.APIException):
     status_code = status.HTTP_409_CONFLICT
     default_code = "checkpoint_unreachable"
@@ -166,7 +190,9 @@ class RunCheckpointsViewSet(_RunChildViewSet):
             raise Unreachable(location.reason)
         name = f"run-{checkpoint.run_id}-step-{checkpoint.step}"
         archive = tar_stream(location.path, name)
-        response = StreamingHttpResponse(archive.chunks, content_type="application/x-tar")
+        response = StreamingHttpResponse(
+            served_chunks(request, archive.chunks), content_type="application/x-tar"
+        )
         response["Content-Length"] = str(archive.length)
         response["Content-Disposition"] = f'attachment; filename="{name}.tar"'
         return response

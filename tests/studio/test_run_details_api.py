@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import tarfile
+import warnings
 from pathlib import Path
 
 import pytest
-from django.test import override_settings
+from asgiref.sync import async_to_sync
+from django.test import AsyncClient, override_settings
 
-from studio.projects.models import Project
+from studio.projects.models import ApiToken, Project
 from studio.runs.models import Run
 from studio.telemetry.alert_store import raise_alerts
 from studio.telemetry.alerts import REWARD_ERROR_RATE, ZERO_SPREAD
@@ -210,3 +212,29 @@ def test_an_unreachable_checkpoint_download_is_a_409_that_says_why(world, run, c
     )
     wrong_run = f"/api/runs/{run.pk}/checkpoints/{theirs.pk}/download"
     assert world.client("viewer").get(wrong_run).status_code == 404
+
+
+def test_under_asgi_the_download_is_streamed_chunk_by_chunk_not_listed_first(
+    world, run, checkpoint_root
+):
+    """Django's ASGI handler reads a plain iterator into a list before sending (with a
+    warning); the download hands it an async iterator instead."""
+    folder = write_checkpoint(checkpoint_root, run, 3)
+    checkpoint = Checkpoint.objects.create(run=run, attempt=1, step=3, uri=str(folder))
+    _, raw = ApiToken.issue(world.viewer, "asgi")
+    client = AsyncClient()
+    url = f"/api/runs/{run.pk}/checkpoints/{checkpoint.pk}/download"
+
+    async def fetch() -> tuple[bool, bytes]:
+        response = await client.get(url, headers={"Authorization": f"Bearer {raw}"})
+        assert response.status_code == 200, response.content
+        body = b"".join([chunk async for chunk in response.streaming_content])
+        return response.is_async, body
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="StreamingHttpResponse must consume")
+        is_async, body = async_to_sync(fetch)()
+
+    assert is_async
+    with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+        assert f"run-{run.pk}-step-3/model/weights.bin" in tar.getnames()
