@@ -9,7 +9,8 @@ Django's test client with a personal API token:
   (a) GET /api/metrics/query for all 40 keys at 1000 points each (and, for the split,
       the SQL + assembly alone);
   (b) GET /api/samples/?run=&q= for 30 varied full-text queries (common, rare, phrases,
-      or, negation), a warm-up round then timed rounds.
+      or, negation), a warm-up round then timed rounds;
+  (c) GET /api/runs/{id}/report, the shareable HTML report (24 charts, samples).
 
 Prints median and p95 with the load average, then drops the database.
 
@@ -317,6 +318,14 @@ def main() -> None:
             metric_rows(run.pk, args.steps, rng),
         )
         print(f"[load] {n} metric points in {time.perf_counter() - started:.1f} s", flush=True)
+        with connection.cursor() as cursor:  # the ingest ledger: one metrics record a step
+            cursor.execute(
+                "INSERT INTO telemetry_ingestedrecord "
+                "(run_id, attempt, seq, kind, step, emitted_at, received_at, superseded) "
+                "SELECT %s, 1, s, 'metrics', s, 1.7e9 + s * 2.5, now(), false "
+                "FROM generate_series(0, %s - 1) AS s",
+                [run.pk, args.steps],
+            )
         started = time.perf_counter()
         n = copy_rows(
             "telemetry_rolloutsample",
@@ -370,15 +379,25 @@ def main() -> None:
         def sql_only() -> None:
             downsample([run.pk], METRIC_KEYS, 1000, StepRange())
 
+        def with_times() -> None:
+            response = client.get(
+                "/api/metrics/query", {"runs": run.pk, "keys": keys, "points": 1000, "times": 1}
+            )
+            assert response.status_code == 200, response.content[:300]
+            assert all(None not in s["times"] for s in json.loads(response.content)["series"])
+
         timed(metrics_query, 2)  # warm the cache and the connection
         print(f"[a] {load()}", flush=True)
         api: list[float] = []
         db: list[float] = []
-        for _ in range(3):  # alternate so background load hits both alike
+        timed_api: list[float] = []
+        for _ in range(3):  # alternate so background load hits all alike
             api += timed(metrics_query, max(1, args.repeats // 3))
             db += timed(sql_only, max(1, args.repeats // 3))
+            timed_api += timed(with_times, max(1, args.repeats // 3))
         print(f"[a] /api/metrics/query 40 keys x 1000 points: {summary(api)}")
-        print(f"[a]   SQL + assembly alone (no HTTP/JSON): {summary(db)}", flush=True)
+        print(f"[a]   SQL + assembly alone (no HTTP/JSON): {summary(db)}")
+        print(f"[a]   the same with times=true: {summary(timed_api)}", flush=True)
 
         full_pages = 0
 
@@ -406,6 +425,18 @@ def main() -> None:
         )
         page = timed(lambda: client.get("/api/samples/", {"run": run.pk}), 10)
         print(f"[b]   first page without a query: {summary(page)}")
+
+        report_bytes = 0
+
+        def report() -> None:
+            nonlocal report_bytes
+            response = client.get(f"/api/runs/{run.pk}/report", HTTP_ACCEPT="text/html")
+            assert response.status_code == 200, response.content[:300]
+            report_bytes = len(response.content)
+
+        print(f"[c] {load()}", flush=True)
+        reports = timed(report, 3)
+        print(f"[c] /api/runs/{{id}}/report ({report_bytes / 1e6:.1f} MB): {summary(reports)}")
         print(f"[end] {load()}", flush=True)
     finally:
         from django.db import connections

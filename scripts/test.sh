@@ -8,7 +8,7 @@ VENV=${VENV:-.venv}
 export PATH="$PWD/$VENV/bin:$PATH"
 started=$(date +%s)
 
-eval "$(python -m studio.cli.test_services)"
+eval "$(python -m studio.platform.suite_services)"
 
 echo "== ruff";          ruff check .
 echo "== ruff format";   ruff format --check .

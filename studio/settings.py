@@ -27,7 +27,7 @@ if ENV not in ("development", "production"):
 PRODUCTION = ENV == "production"
 
 # Ports of the embedded stack, also used by `rlstudio up`
-# (see studio/cli/services.py and docs/operations.md).
+# (see studio/platform/services.py and docs/operations.md).
 EMBEDDED_POSTGRES_PORT = int(os.environ.get("RLSTUDIO_POSTGRES_PORT", "54329"))
 EMBEDDED_REDIS_PORT = int(os.environ.get("RLSTUDIO_REDIS_PORT", "63799"))
 EMBEDDED_RAY_DASHBOARD_PORT = int(os.environ.get("RLSTUDIO_RAY_DASHBOARD_PORT", "8265"))
@@ -84,10 +84,19 @@ RLSTUDIO_RAY_JOB_PREFIX = os.environ.get("RLSTUDIO_RAY_JOB_PREFIX", "rls")
 # cluster's machines. The defaults suit the embedded local head: this venv and checkout.
 RLSTUDIO_TRAINER_PYTHON = os.environ.get("RLSTUDIO_TRAINER_PYTHON", sys.executable)
 RLSTUDIO_TRAINER_WORKDIR = os.environ.get("RLSTUDIO_TRAINER_WORKDIR", str(REPO_ROOT))
-# Each run checkpoints into <root>/run-<id>; a resumed attempt continues from there.
+# Each run checkpoints into <root>/run-<id>; a resumed attempt continues from there. The
+# trainers write it and the studio serves it, so on a cluster it is storage both mount at
+# this same absolute path (docs/deploy.md). Object-store URLs are refused: the trainer
+# would write a local folder named after the URL on whichever node it ran.
 RLSTUDIO_CHECKPOINT_ROOT = os.environ.get(
     "RLSTUDIO_CHECKPOINT_ROOT", str(var_dir() / "checkpoints")
 )
+if "://" in RLSTUDIO_CHECKPOINT_ROOT or not Path(RLSTUDIO_CHECKPOINT_ROOT).is_absolute():
+    raise ImproperlyConfigured(
+        f"RLSTUDIO_CHECKPOINT_ROOT={RLSTUDIO_CHECKPOINT_ROOT!r} must be an absolute "
+        "filesystem path that the Ray nodes and the studio share (e.g. /checkpoints on an "
+        "NFS volume or a mounted bucket); URLs and relative paths are not supported."
+    )
 # How often Celery beat runs reconcile_runs; the timeout of one request to Ray.
 RLSTUDIO_RECONCILE_INTERVAL_S = float(os.environ.get("RLSTUDIO_RECONCILE_INTERVAL_S", "3"))
 RLSTUDIO_RAY_TIMEOUT_S = float(os.environ.get("RLSTUDIO_RAY_TIMEOUT_S", "10"))

@@ -13,8 +13,8 @@ import yaml
 from trainer.config import ConfigError, RunConfig, load_config, preset_names
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
-from trainer.sampling import add_parser as add_sample_parser
-from trainer.sampling import run as run_sample
+from trainer.sample_command import add_parser as add_sample_parser
+from trainer.sample_command import run as run_sample
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
 
@@ -106,7 +106,7 @@ def _fit(cfg: RunConfig, reporter: Any) -> dict[str, float]:
     """Train in this process, or on Ray worker groups when the run asks for several
     workers or a GPU (trainer.distributed); the workers are stopped however it ends."""
     from trainer.loop import Trainer  # torch is imported only when training
-    from trainer.roles import open_runtime
+    from trainer.runtime import open_runtime
 
     with open_runtime(cfg, reporter) as runtime:
         return Trainer(cfg, reporter, runtime).fit()

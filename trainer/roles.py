@@ -9,8 +9,7 @@ same per-rank functions (`update_actor`, `update_critic`, `rank_logprobs`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +22,6 @@ from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig, RunConfig
 from trainer.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
 from trainer.logprobs import compute_logprobs, response_token_stats
-from trainer.reporting.base import Reporter
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
 from trainer.rollout.collect import PromptItem
@@ -249,22 +247,3 @@ def local_runtime(cfg: RunConfig) -> Runtime:
         state.engine, chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
     )
     return Runtime(state=state, roles=LocalRoles(state))
-
-
-@contextmanager
-def open_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]:
-    """The distributed runtime when the run asks for several workers or a GPU worker
-    (`trainer.distributed.uses_distributed`), else this process; closed on exit."""
-    from trainer.distributed import uses_distributed
-
-    if not uses_distributed(cfg):
-        runtime = local_runtime(cfg)
-        try:
-            yield runtime
-        finally:
-            runtime.state.scorer.close()  # the sandbox pool's zygotes
-        return
-    from trainer.distributed.runtime import distributed_runtime
-
-    with distributed_runtime(cfg, reporter) as runtime:
-        yield runtime

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
-from trainer.algorithms.aggregation import aggregate_loss
+from trainer.algorithms.aggregation import aggregate_loss, aggregation
 from trainer.algorithms.kl import kl_penalty
 from trainer.algorithms.policy_loss import POLICY_LOSSES, PolicyLossInputs
 from trainer.algorithms.value import value_loss
@@ -36,9 +36,11 @@ from trainer.logprobs import response_token_stats
 MetricSums = dict[str, list[float]]
 
 
-def micro_weight(mask: Tensor, mini_mask_total: Tensor, mini_rows: Tensor, mode: str) -> Tensor:
+def micro_weight(
+    mask: Tensor, mini_mask_total: Tensor, mini_rows: Tensor, mode: LossAggMode
+) -> Tensor:
     """Share of a micro-batch in its mini-batch's loss under the aggregation mode."""
-    if mode == "token-mean":
+    if aggregation(mode).weighs_by_tokens:
         return mask.sum() / mini_mask_total.clamp(min=1)
     return mask.new_tensor(float(mask.shape[0])) / mini_rows
 
@@ -192,8 +194,7 @@ def update_critic(
             group,
             micro_batch_size,
             max_tokens_per_micro_batch,
-            # seq-mean-token-sum-norm divides by the response width: keep it whole.
-            keep_response_width=mode == "seq-mean-token-sum-norm",
+            keep_response_width=aggregation(mode).needs_response_width,
         ):
             micro = part.batch
             assert micro.values is not None and micro.returns is not None

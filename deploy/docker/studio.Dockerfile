@@ -25,16 +25,19 @@ COPY pyproject.toml README.md ./
 COPY studio/ studio/
 COPY trainer/ trainer/
 COPY workers/ workers/
-# Dependencies only: the code runs from /app (PYTHONPATH), where studio.paths finds
-# frontend/dist beside it.
-RUN pip install . && pip uninstall -y rlstudio
+# Ray pinned to the cluster's version (the RayCluster's rayVersion). Dependencies
+# only: the code runs from /app (PYTHONPATH), where studio.paths finds frontend/dist
+# beside it.
+RUN pip install . "ray[default]==2.60.0" && pip uninstall -y rlstudio
 
 # --- 3. the runtime: no compilers, no node, a non-root user ------------------------------
+# /var/lib/rlstudio/media exists and is the user's, so an empty named volume mounted
+# there (compose) starts with that ownership.
 FROM python:3.11.11-slim-bookworm AS studio
 RUN groupadd --system --gid 10001 rlstudio \
     && useradd --system --uid 10001 --gid rlstudio --home-dir /app --shell /usr/sbin/nologin rlstudio \
-    && mkdir -p /var/lib/rlstudio /app \
-    && chown rlstudio:rlstudio /var/lib/rlstudio
+    && mkdir -p /var/lib/rlstudio/media /app \
+    && chown -R rlstudio:rlstudio /var/lib/rlstudio
 COPY --from=python-deps /opt/venv /opt/venv
 WORKDIR /app
 COPY manage.py ./

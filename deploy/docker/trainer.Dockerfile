@@ -20,11 +20,12 @@ COPY pyproject.toml README.md ./
 COPY studio/ studio/
 COPY trainer/ trainer/
 COPY workers/ workers/
-# vllm pins the CUDA build of torch it was compiled against; installing the extra first
-# lets pip pick that torch (inside the project's range) rather than a second one.
+# Ray pinned to the RayCluster's rayVersion. vllm pins the CUDA build of torch it was
+# compiled against; installing the extra first lets pip pick that torch (inside the
+# project's range) rather than a second one.
 # The trainer's studio reporter spools records to var/spool under the job's working
 # directory (/app) before uploading them: writable by the ray user.
-RUN pip install ".[vllm]" && pip uninstall -y rlstudio \
+RUN pip install ".[vllm]" "ray[default]==2.60.0" && pip uninstall -y rlstudio \
     && mkdir -p /app/var && chown 10001:10001 /app/var
 ENV PYTHONPATH=/app \
     PYTHONUNBUFFERED=1 \

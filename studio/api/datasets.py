@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import django_filters.rest_framework as filters
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import Count, Prefetch, ProtectedError, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -33,11 +34,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.permissions import signed_in_user
+from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets import imports
 from studio.datasets.files import json_safe, read_slice
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.serializers import (
     PREVIEW_MAX_LIMIT,
     DatasetCreateSerializer,
@@ -49,20 +51,10 @@ from studio.datasets.serializers import (
     PreviewQuerySerializer,
     PreviewSerializer,
 )
+from studio.datasets.services import create_dataset
 from studio.datasets.sniff import UploadError
 from studio.datasets.uploads import LimitedTemporaryFileUploadHandler, check_content_length
 from studio.datasets.versions import add_version, delete_files
-from studio.projects.models import Project, Role
-
-VERSION_NUMBER = OpenApiParameter(
-    "number", int, OpenApiParameter.PATH, description="The version number (1, 2, ...)."
-)
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-    default_detail = "This object is in use."
 
 
 class DatasetFilter(filters.FilterSet):
@@ -76,21 +68,14 @@ class DatasetFilter(filters.FilterSet):
         fields = ["project", "search"]
 
 
-def project_for_write(view: ProjectScopedViewSet, slug: str) -> Project:
-    """The project named by a request body; 404 alike for unknown and foreign slugs."""
-    project = Project.objects.filter(slug=slug).first()
-    if project is None:
-        raise exceptions.NotFound("No such project.")
-    view.require_role(project)
-    return project
-
-
-class DatasetViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    ProjectScopedViewSet,
-):
+@extend_schema_view(
+    partial_update=extend_schema(
+        request=DatasetUpdateSerializer,
+        responses=DatasetSerializer,
+        description="Rename or describe a dataset. Its versions never change.",
+    )
+)
+class DatasetViewSet(ProjectResourceViewSet):
     """Datasets of your projects. Viewers read; members create and upload versions;
     deleting a dataset (and its files) needs the owner role."""
 
@@ -107,65 +92,24 @@ class DatasetViewSet(
         .order_by("name", "id")
     )
     serializer_class = DatasetSerializer
+    update_serializer_class = DatasetUpdateSerializer
     filterset_class = DatasetFilter
-    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
-
-    def get_permissions(self) -> Any:
-        if self.action == "destroy":
-            self.write_role = Role.OWNER
-        return super().get_permissions()
-
-    def _detail(self, pk: int, code: int = status.HTTP_200_OK) -> Response:
-        dataset = self.get_queryset().get(pk=pk)
-        return Response(DatasetSerializer(dataset).data, status=code)
+    noun = "dataset"
+    audit_prefix = "dataset"
 
     @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
     def create(self, request: Request) -> Response:
         """Create an empty dataset in a project (member role); upload versions next."""
-        data = DatasetCreateSerializer(data=request.data)
+        data = DatasetCreateSerializer(data=request.data, context=self.get_serializer_context())
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        project = project_for_write(self, v["project"])
-        if Dataset.objects.filter(project=project, name=v["name"]).exists():
-            raise exceptions.ValidationError(
-                {"name": [f"A dataset named {v['name']!r} already exists in {project.slug!r}."]}
-            )
-        with transaction.atomic():
-            dataset = Dataset.objects.create(
-                project=project,
-                name=v["name"],
-                description=v["description"],
-                created_by=signed_in_user(request),
-            )
-            self.audit("dataset.create", dataset, project, name=dataset.name)
-        return self._detail(dataset.pk, status.HTTP_201_CREATED)
+        dataset = create_dataset(v["project"], v["name"], v["description"], signed_in_user(request))
+        return self.detail_response(dataset.pk, status.HTTP_201_CREATED)
 
-    @extend_schema(request=DatasetUpdateSerializer, responses=DatasetSerializer)
-    def partial_update(self, request: Request, pk: str | None = None) -> Response:
-        """Rename or describe a dataset. Its versions never change."""
-        dataset = self.get_object()
-        data = DatasetUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        self.update_named(dataset, dict(data.validated_data), "dataset", "dataset.update")
-        return self._detail(dataset.pk)
-
-    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        dataset = self.get_object()
-        files = list(dataset.versions.values_list("file", flat=True))
-        files += [n for n in dataset.imports.values_list("staged_name", flat=True) if n]
-        try:
-            with transaction.atomic():
-                self.audit("dataset.delete", dataset, dataset.project, name=dataset.name)
-                dataset.delete()
-                transaction.on_commit(lambda: delete_files(files))
-        except ProtectedError as exc:
-            runs = sorted({str(obj) for obj in exc.protected_objects})[:5]
-            raise Conflict(
-                f"Dataset {dataset.name!r} can't be deleted: runs use its versions "
-                f"({', '.join(runs)}). Delete those runs first."
-            ) from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def after_delete(self, resource: Any) -> Callable[[], None]:
+        files = list(resource.versions.values_list("file", flat=True))
+        files += [n for n in resource.imports.values_list("staged_name", flat=True) if n]
+        return lambda: delete_files(files)
 
 
 class BinaryRenderer(renderers.BaseRenderer):

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from studio.api.scoping import ProjectScopedViewSet
 from studio.runs.models import Run
 from studio.telemetry.series import STEP_MAX, StepRange, downsample, metric_keys, metric_rows
+from studio.telemetry.step_times import interpolate, time_anchors
 
 MAX_RUNS = 20
 MAX_KEYS = 100
@@ -108,6 +109,10 @@ class MetricsQuerySerializer(StepRangeSerializer):
         default=DEFAULT_POINTS,
         help_text="Most points returned per series.",
     )
+    times = serializers.BooleanField(
+        default=False,
+        help_text="Also return each point's wall-clock time (`times`), for a time axis.",
+    )
 
 
 class MetricsCsvQuerySerializer(StepRangeSerializer):
@@ -122,6 +127,12 @@ class MetricSeriesSerializer(serializers.Serializer):
     steps = serializers.ListField(child=serializers.IntegerField())
     values = serializers.ListField(
         child=serializers.FloatField(allow_null=True), help_text="null for NaN or infinity."
+    )
+    times = serializers.ListField(
+        child=serializers.FloatField(allow_null=True),
+        required=False,
+        help_text="With times=true: unix seconds when each step was emitted, interpolated "
+        "between at most 2000 anchor steps of the run (null: unknown).",
     )
 
 
@@ -162,22 +173,22 @@ class MetricsQueryView(APIView):
         runs = readable_runs(request, v["runs"])
         series = downsample([run.pk for run in runs], v["keys"], v["points"], v["steps"])
         # Built by hand: a serializer per point is too slow for 40 keys x 1000 points.
-        return Response(
+        rows = [
             {
-                "points": v["points"],
-                "series": [
-                    {
-                        "run": s.run_id,
-                        "key": s.key,
-                        "total": s.total,
-                        "downsampled": s.downsampled,
-                        "steps": s.steps,
-                        "values": s.values,
-                    }
-                    for s in series
-                ],
+                "run": s.run_id,
+                "key": s.key,
+                "total": s.total,
+                "downsampled": s.downsampled,
+                "steps": s.steps,
+                "values": s.values,
             }
-        )
+            for s in series
+        ]
+        if v["times"]:
+            anchors = {run.pk: time_anchors(run.pk) for run in runs}
+            for row, s in zip(rows, series, strict=True):
+                row["times"] = interpolate(anchors[s.run_id], s.steps)
+        return Response({"points": v["points"], "series": rows})
 
 
 class CsvRenderer(renderers.BaseRenderer):

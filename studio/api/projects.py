@@ -16,7 +16,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from studio.api.datasets import Conflict
+from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets.models import DatasetVersion

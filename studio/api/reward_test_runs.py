@@ -22,13 +22,13 @@ from studio.datasets.models import DatasetVersion
 from studio.projects.models import Project
 from studio.rewards import lifecycle
 from studio.rewards.models import RewardTestRun, RewardVersion
-from studio.rewards.sampler import SamplerSettings
 from studio.rewards.testrun_serializers import (
     RewardTestRunCreateSerializer,
     RewardTestRunSerializer,
     RewardTestRunSummarySerializer,
 )
 from studio.telemetry.models import Checkpoint
+from trainer.config.sampling import SamplingParams
 
 Source = RewardTestRun.Source
 
@@ -65,14 +65,16 @@ def test_run_inputs(
             raise exceptions.ValidationError(
                 {"checkpoint": [f"No checkpoint {v['checkpoint']} in this project's runs."]}
             )
-    sampling = SamplerSettings(
-        n=v.get("samples_per_prompt", 1),
-        temperature=v.get("temperature", 1.0),
-        top_p=v.get("top_p", 1.0),
-        top_k=v.get("top_k", 0),
-        max_new_tokens=v.get("max_new_tokens", 64),
-        seed=v.get("seed", 0),
-    )
+    sampling = SamplingParams(seed=0)  # the synchronous test samples nothing
+    if "samples_per_prompt" in v:  # a queued test-run: each field has a serializer default
+        sampling = SamplingParams(
+            n=v["samples_per_prompt"],
+            temperature=v["temperature"],
+            top_p=v["top_p"],
+            top_k=v["top_k"],
+            max_new_tokens=v["max_new_tokens"],
+            seed=v["seed"],
+        )
     params = lifecycle.Params(
         rows=v["rows"],
         offset=v["offset"],

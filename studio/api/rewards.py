@@ -5,12 +5,11 @@ test-runs with sampled completions are studio.api.reward_test_runs)."""
 from __future__ import annotations
 
 import difflib
-import hashlib
 from typing import Any
 
 import django_filters.rest_framework as filters
 from django.db import transaction
-from django.db.models import Count, Max, Prefetch, ProtectedError, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -24,13 +23,12 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from studio.api.datasets import VERSION_NUMBER, Conflict, project_for_write
 from studio.api.permissions import signed_in_user
+from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet
 from studio.api.reward_test_runs import test_run_inputs
 from studio.api.scoping import ProjectScopedViewSet
-from studio.projects.models import Project, Role
+from studio.projects.models import Project
 from studio.rewards import lifecycle
-from studio.rewards.checks import problems_in
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.rewards.serializers import (
     RewardDiffSerializer,
@@ -42,6 +40,7 @@ from studio.rewards.serializers import (
     RewardVersionSerializer,
     RewardVersionSummarySerializer,
 )
+from studio.rewards.services import create_function, push_version
 from studio.rewards.testrun_serializers import (
     RewardTestRequestSerializer,
     RewardTestResultSerializer,
@@ -58,18 +57,6 @@ class SandboxUnavailable(exceptions.APIException):
     default_detail = "The reward sandbox is not available on this server."
 
 
-def code_hash(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8", errors="surrogatepass")).hexdigest()
-
-
-def checked_code(code: str, entrypoint: str) -> None:
-    """The static checks of POST /api/reward-checks/ (size, syntax with line numbers, the
-    function and its verl signature); the editor shows the same problems on their lines."""
-    problems = problems_in(code, entrypoint)
-    if problems:
-        raise exceptions.ValidationError({"code": [p.message for p in problems]})
-
-
 class RewardFunctionFilter(filters.FilterSet):
     project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
     search = filters.CharFilter(
@@ -81,29 +68,14 @@ class RewardFunctionFilter(filters.FilterSet):
         fields = ["project", "search"]
 
 
-def _create_version(
-    function: RewardFunction, code: str, entrypoint: str, message: str, user: Any
-) -> RewardVersion:
-    """Inside a transaction: the next number, taken under a lock on the function."""
-    RewardFunction.objects.select_for_update().filter(pk=function.pk).get()
-    last = function.versions.aggregate(last=Max("number"))["last"] or 0
-    return RewardVersion.objects.create(
-        function=function,
-        number=last + 1,
-        code=code,
-        code_hash=code_hash(code),
-        entrypoint=entrypoint,
-        message=message,
-        author=user,
+@extend_schema_view(
+    partial_update=extend_schema(
+        request=RewardFunctionUpdateSerializer,
+        responses=RewardFunctionSerializer,
+        description="Rename or describe a reward function. Its versions never change.",
     )
-
-
-class RewardFunctionViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.DestroyModelMixin,
-    ProjectScopedViewSet,
-):
+)
+class RewardFunctionViewSet(ProjectResourceViewSet):
     """Reward functions of your projects. Viewers read; members create, push versions and
     test-run; deleting one needs the owner role."""
 
@@ -122,17 +94,10 @@ class RewardFunctionViewSet(
         .order_by("name", "id")
     )
     serializer_class = RewardFunctionSerializer
+    update_serializer_class = RewardFunctionUpdateSerializer
     filterset_class = RewardFunctionFilter
-    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
-
-    def get_permissions(self) -> Any:
-        if self.action == "destroy":
-            self.write_role = Role.OWNER
-        return super().get_permissions()
-
-    def _detail(self, pk: int, code: int = status.HTTP_200_OK) -> Response:
-        function = self.get_queryset().get(pk=pk)
-        return Response(RewardFunctionSerializer(function).data, status=code)
+    noun = "reward function"
+    audit_prefix = "reward"
 
     @extend_schema(
         request=RewardFunctionCreateSerializer, responses={201: RewardFunctionSerializer}
@@ -140,65 +105,22 @@ class RewardFunctionViewSet(
     def create(self, request: Request) -> Response:
         """Create a reward function, optionally with version 1 from `code` or a built-in
         template (`from_template`)."""
-        data = RewardFunctionCreateSerializer(data=request.data)
+        data = RewardFunctionCreateSerializer(
+            data=request.data, context=self.get_serializer_context()
+        )
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        project = project_for_write(self, v["project"])
-        if RewardFunction.objects.filter(project=project, name=v["name"]).exists():
-            raise exceptions.ValidationError(
-                {
-                    "name": [
-                        f"A reward function named {v['name']!r} already exists in {project.slug!r}."
-                    ]
-                }
-            )
-        code: str | None = v.get("code")
-        message = v["message"]
-        if "from_template" in v:
-            code = builtin_source(v["from_template"])
-            message = message or f"From the built-in template {v['from_template']!r}."
-        if code is not None:
-            checked_code(code, v["entrypoint"])
-        user = signed_in_user(request)
-        with transaction.atomic():
-            function = RewardFunction.objects.create(
-                project=project, name=v["name"], description=v["description"], created_by=user
-            )
-            self.audit(
-                "reward.create",
-                function,
-                project,
-                name=function.name,
-                template=v.get("from_template", ""),
-            )
-            if code is not None:
-                version = _create_version(function, code, v["entrypoint"], message, user)
-                self.audit("reward.push", version, project, number=1, code_hash=version.code_hash)
-        return self._detail(function.pk, status.HTTP_201_CREATED)
-
-    @extend_schema(request=RewardFunctionUpdateSerializer, responses=RewardFunctionSerializer)
-    def partial_update(self, request: Request, pk: str | None = None) -> Response:
-        """Rename or describe a reward function. Its versions never change."""
-        function = self.get_object()
-        data = RewardFunctionUpdateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        self.update_named(function, dict(data.validated_data), "reward function", "reward.update")
-        return self._detail(function.pk)
-
-    @extend_schema(responses={204: None, 409: OpenApiResponse(description="Runs use it.")})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        function = self.get_object()
-        try:
-            with transaction.atomic():
-                self.audit("reward.delete", function, function.project, name=function.name)
-                function.delete()
-        except ProtectedError as exc:
-            runs = sorted({str(obj) for obj in exc.protected_objects})[:5]
-            raise Conflict(
-                f"Reward function {function.name!r} can't be deleted: runs use its versions "
-                f"({', '.join(runs)}). Delete those runs first."
-            ) from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        function = create_function(
+            v["project"],
+            v["name"],
+            v["description"],
+            signed_in_user(request),
+            code=v.get("code"),
+            entrypoint=v["entrypoint"],
+            message=v["message"],
+            template=v.get("from_template", ""),
+        )
+        return self.detail_response(function.pk, status.HTTP_201_CREATED)
 
     @extend_schema(
         parameters=[
@@ -303,18 +225,9 @@ class RewardVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pro
         data = RewardVersionCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        checked_code(v["code"], v["entrypoint"])
-        with transaction.atomic():
-            version = _create_version(
-                function, v["code"], v["entrypoint"], v["message"], signed_in_user(request)
-            )
-            self.audit(
-                "reward.push",
-                version,
-                function.project,
-                number=version.number,
-                code_hash=version.code_hash,
-            )
+        version = push_version(
+            function, v["code"], v["entrypoint"], v["message"], signed_in_user(request)
+        )
         version = self.get_queryset().get(pk=version.pk)
         return Response(RewardVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 

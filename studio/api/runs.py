@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets.models import DatasetVersion
@@ -45,12 +46,6 @@ from studio.runs.serializers import (
 from trainer.config import PRESETS, RunConfig, preset_names
 
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-    default_detail = "The run's status does not allow this."
 
 
 class RunFilter(filters.FilterSet):

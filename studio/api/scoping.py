@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Model, QuerySet
 from rest_framework import exceptions, viewsets
 
@@ -41,28 +40,5 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
                 f"{project.slug!r}."
             )
 
-    def update_named(self, obj: Any, changes: dict[str, Any], noun: str, action: str) -> None:
-        """Apply name/description changes to a project-owned object, keeping its name
-        unique in the project (the database constraint would answer with a 500)."""
-        model = type(obj)
-        name = changes.get("name")
-        if (
-            name
-            and model.objects.filter(project=obj.project, name=name).exclude(pk=obj.pk).exists()
-        ):
-            raise exceptions.ValidationError(
-                {"name": [f"A {noun} named {name!r} already exists in this project."]}
-            )
-        with transaction.atomic():
-            model.objects.filter(pk=obj.pk).update(**changes)
-            self.audit(action, obj, obj.project, fields=sorted(changes))
-
     def audit(self, action: str, obj: Model, project: Project, **detail: Any) -> None:
-        AuditEvent.objects.create(
-            project=project,
-            actor=self.request.user if self.request.user.is_authenticated else None,
-            action=action,
-            object_type=obj._meta.model_name or "",
-            object_id=str(obj.pk),
-            detail=detail,
-        )
+        AuditEvent.record(action, obj, project, self.request.user, **detail)

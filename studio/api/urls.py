@@ -6,14 +6,15 @@ from rest_framework.routers import DefaultRouter
 
 from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
-from studio.api.events import ProjectEventsView, RunEventsView
-from studio.api.ingest import IngestDatasetView, IngestRecordsView
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.reports import HtmlRenderer, RunReportViewSet
 from studio.api.reward_checks import RewardCheckView
 from studio.api.reward_comparisons import RewardComparisonViewSet
 from studio.api.reward_test_runs import RewardTestRunViewSet
 from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
+from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts import RunRolloutsViewSet
 from studio.api.run_details import (
     RunAlertsViewSet,
     RunCheckpointsViewSet,
@@ -22,6 +23,8 @@ from studio.api.run_details import (
 )
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
+from studio.api.streams import ProjectEventsView, RunEventsView
+from studio.api.trainer_endpoints import IngestDatasetView, IngestRecordsView
 
 router = DefaultRouter(trailing_slash=True)
 router.register("projects", ProjectViewSet, basename="project")
@@ -75,6 +78,8 @@ urlpatterns += [
         name="reward-comparisons",
     ),
     path("dataset-columns/", DatasetColumnsView.as_view(), name="dataset-columns"),
+]
+urlpatterns += [
     # A run's alerts, log lines and checkpoints (studio/api/run_details.py).
     path("runs/<int:pk>/alerts/", RunAlertsViewSet.as_view({"get": "list"}), name="run-alerts"),
     path("runs/<int:pk>/logs/", RunLogsViewSet.as_view({"get": "list"}), name="run-logs"),
@@ -90,6 +95,32 @@ urlpatterns += [
         ),
         name="run-checkpoint-download",
     ),
+]
+urlpatterns += [
+    # Shareable HTML reports (studio/api/reports.py).
+    path(
+        "runs/<int:pk>/report",
+        RunReportViewSet.as_view(
+            {"get": "run_report"}, renderer_classes=[JSONRenderer, HtmlRenderer]
+        ),
+        name="run-report",
+    ),
+    path(
+        "runs/report",
+        RunReportViewSet.as_view(
+            {"get": "compare_report"}, renderer_classes=[JSONRenderer, HtmlRenderer]
+        ),
+        name="runs-report",
+    ),
+]
+urlpatterns += [
+    # Rollout review reads of one run (studio/api/rollouts.py).
+    path(
+        f"runs/<int:pk>/rollouts/{name}",
+        RunRolloutsViewSet.as_view({"get": name}),
+        name=f"run-rollouts-{name}",
+    )
+    for name in ROLLOUT_ROUTES
 ]
 urlpatterns += [
     # Live streams (Server-Sent Events) and the trainer's ingest (docs/telemetry.md).

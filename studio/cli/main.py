@@ -19,8 +19,9 @@ import importlib.util
 import os
 import sys
 
-from studio.cli import doctor, remote, up
+from studio.cli import remote
 from studio.paths import var_dir
+from studio.platform import doctor, up
 
 # rlstudio subcommand -> `python -m trainer` subcommand
 DELEGATED = {"train": "run", "make-demo-model": "make-demo-model"}

@@ -20,16 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from studio.cli.input_files import UsageError, read_jsonl, read_tree
 from studio.client import ApiError, Client, ServerUnreachable
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
 # Shown by `runs watch` when the run has them (else its first few keys).
 WATCH_KEYS = ("critic/score/mean", "actor/pg_loss", "actor/entropy", "perf/throughput")
-
-
-class UsageError(Exception):
-    """A problem with the command line or an input file (exit 2)."""
 
 
 Handler = Callable[[argparse.Namespace, Client, IO[str]], int]
@@ -131,12 +128,23 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(handler=rewards_test, func=run)
 
+    p = sub.add_parser(
+        "report",
+        parents=[server],
+        help="download one self-contained HTML report of runs (opens offline)",
+    )
+    p.add_argument("runs", nargs="+", type=int, metavar="RUN", help="run ids (at most 8)")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="default report.html"
+    )
+    p.set_defaults(handler=report, func=run, action="")
+
 
 def run(args: argparse.Namespace, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
     """Run one parsed remote command; returns the exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    command = f"rlstudio {args.command} {args.action}"
+    command = " ".join(part for part in ("rlstudio", args.command, args.action) if part)
     handler: Handler = args.handler
     try:
         return handler(args, Client(args.url, args.token), out)
@@ -192,7 +200,7 @@ def runs_create(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
         args.project,
         args.name,
         preset=args.preset,
-        config=_read_tree(args.config) if args.config else None,
+        config=read_tree(args.config) if args.config else None,
         overrides=args.overrides or None,
         dataset_version=args.dataset_version,
         reward_version=args.reward_version,
@@ -276,25 +284,6 @@ def _now() -> str:
     return datetime.now().strftime("%H:%M:%S")
 
 
-def _read_tree(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"can't read {path}: {exc.strerror}") from None
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            tree = yaml.safe_load(text)
-        else:
-            tree = json.loads(text)
-    except ValueError as exc:  # json.JSONDecodeError and yaml.YAMLError's parse errors
-        raise UsageError(f"{path} is not valid {path.suffix[1:] or 'JSON'}: {exc}") from None
-    if not isinstance(tree, dict):
-        raise UsageError(f"{path} must hold a mapping of config sections, not {type(tree)}")
-    return tree
-
-
 # --- datasets and rewards --------------------------------------------------------------
 
 
@@ -369,7 +358,7 @@ def rewards_test(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
         if latest is None:
             raise UsageError(f"reward function {args.function} has no versions yet")
         number = latest["number"]
-    completions = _read_jsonl(args.completions) if args.completions else None
+    completions = read_jsonl(args.completions) if args.completions else None
     report = client.test_reward_version(
         args.function,
         number,
@@ -389,22 +378,15 @@ def rewards_test(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
     return EXIT_OK
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+def report(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    """Write the studio's HTML report of the runs (the API builds it: one definition)."""
+    html = client.report(args.runs)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"can't read {path}: {exc}") from None
-    rows: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise UsageError(f"{path}:{number}: expected an object with solution_str")
-        rows.append(row)
-    if not rows:
-        raise UsageError(f"{path} has no completions")
-    return rows
+        args.output.write_bytes(html)
+    except OSError as exc:
+        raise UsageError(f"can't write {args.output}: {exc.strerror}") from None
+    print(
+        f"wrote {args.output} ({len(html) / 1e6:.1f} MB, runs {', '.join(map(str, args.runs))})",
+        file=out,
+    )
+    return EXIT_OK

@@ -8,6 +8,7 @@
 See docs/api.md for every common task.
 """
 
-from studio.client.client import DEFAULT_URL, ApiError, Client, ServerUnreachable
+from studio.client.client import Client
+from studio.client.transport import DEFAULT_URL, ApiError, ServerUnreachable
 
 __all__ = ["DEFAULT_URL", "ApiError", "Client", "ServerUnreachable"]

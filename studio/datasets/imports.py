@@ -28,8 +28,8 @@ from django.core.files.storage import default_storage
 from django.db.models import F, Q
 from django.utils import timezone
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetImport, DatasetVersion, ImportStatus
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.sniff import UploadError
 from studio.datasets.versions import add_version
 from studio.projects.models import AuditEvent

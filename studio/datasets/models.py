@@ -6,26 +6,16 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from studio.projects.models import Project
+from studio.projects.models import Project, ProjectResource
 
 
-class Dataset(models.Model):
+class Dataset(ProjectResource):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="datasets")
-    name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
-        ordering = ["name"]
+    class Meta(ProjectResource.Meta):
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="dataset_name_per_project")
         ]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class DataFormat(models.TextChoices):
@@ -85,7 +75,7 @@ class DatasetImport(models.Model):
     filename = models.CharField(max_length=300)  # as the user named it
     staged_name = models.CharField(max_length=300)  # in default storage, until it ends
     size_bytes = models.BigIntegerField()
-    mapping = models.JSONField(default=dict)  # studio.datasets.ingest.ColumnMapping fields
+    mapping = models.JSONField(default=dict)  # studio.datasets.normalise.ColumnMapping fields
     message = models.CharField(max_length=300, blank=True)
     error = models.TextField(blank=True)
     version = models.OneToOneField(

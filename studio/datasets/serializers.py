@@ -8,6 +8,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from studio.datasets.models import Dataset, DatasetImport, DatasetVersion
+from studio.projects.serializers import (
+    ProjectResourceCreateSerializer,
+    ProjectResourceUpdateSerializer,
+)
 
 PREVIEW_MAX_LIMIT = 100
 PREVIEW_DEFAULT_LIMIT = 20
@@ -161,15 +165,13 @@ class DatasetSerializer(serializers.ModelSerializer):
         return DatasetVersionSerializer(version).data if version else None
 
 
-class DatasetCreateSerializer(serializers.Serializer):
-    project = serializers.SlugField(max_length=100, help_text="The project's slug.")
-    name = serializers.CharField(max_length=100)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+class DatasetCreateSerializer(ProjectResourceCreateSerializer):
+    noun = "dataset"
+    model = Dataset
 
 
-class DatasetUpdateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+class DatasetUpdateSerializer(ProjectResourceUpdateSerializer):
+    noun = "dataset"
 
 
 class DatasetUploadSerializer(serializers.Serializer):

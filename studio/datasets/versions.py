@@ -1,9 +1,10 @@
 """Creating dataset versions from files: validate, stage, then store atomically.
 
-`add_version` is the one way a version is made (uploads, and exports of labelled
-samples): the file is validated and normalised in a private staging folder, moved into
-storage inside the transaction that creates the row, and deleted again if anything in
-that transaction fails, so a failure leaves neither a row nor a file behind.
+`store_version` is the one way a version is stored (uploads through `add_version`, and
+exports of labelled samples): a file validated and normalised in a private staging
+folder is moved into storage inside the transaction that creates the row, and deleted
+again if anything in that transaction fails, so a failure leaves neither a row nor a
+file behind.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Max
 
-from studio.datasets.ingest import ColumnMapping, IngestedFile, ingest
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping, IngestedFile, ingest
 
 
 class StagedFile(File):
@@ -48,21 +49,30 @@ def add_version(
     """Validate `source` (the user's file, named `filename`) and store it as the next
     version. Raises `UploadError` for bad data; `on_created` runs in the transaction
     (for the audit event)."""
-    staging = Path(tempfile.mkdtemp(prefix="rlstudio-dataset-", dir=settings.FILE_UPLOAD_TEMP_DIR))
+    staging = staging_folder()
     try:
         ingested = ingest(source, filename, mapping, staging)
-        return _store(dataset, ingested, message, user, on_created)
+        return store_version(dataset, ingested, message=message, user=user, on_created=on_created)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _store(
+def staging_folder() -> Path:
+    """A private folder for a file on its way into storage; the caller removes it."""
+    return Path(tempfile.mkdtemp(prefix="rlstudio-dataset-", dir=settings.FILE_UPLOAD_TEMP_DIR))
+
+
+def store_version(
     dataset: Dataset,
     ingested: IngestedFile,
+    *,
     message: str,
     user: Any,
-    on_created: Callable[[DatasetVersion], None] | None,
+    on_created: Callable[[DatasetVersion], None] | None = None,
 ) -> DatasetVersion:
+    """Store the staged, validated `ingested` file as the next version of `dataset`.
+    `on_created` runs in the transaction (the caller's audit event): either both are
+    written or neither, and the stored file is removed."""
     saved: str | None = None
     try:
         with transaction.atomic():

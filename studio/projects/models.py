@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -127,3 +128,42 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.object_type}:{self.object_id}"
+
+    @classmethod
+    def record(
+        cls, action: str, obj: models.Model, project: Project | None, actor: Any, **detail: Any
+    ) -> AuditEvent:
+        """`actor` did `action` to `obj` (an anonymous actor is recorded as None)."""
+        return cls.objects.create(
+            project=project,
+            actor=actor if getattr(actor, "is_authenticated", False) else None,
+            action=action,
+            object_type=obj._meta.model_name or "",
+            object_id=str(obj.pk),
+            detail=detail,
+        )
+
+
+class ProjectResource(models.Model):
+    """A named resource a project owns, with immutable numbered versions (datasets,
+    reward functions). Each subclass declares its `project` foreign key (for its
+    reverse name) and its name-per-project constraint."""
+
+    project: models.ForeignKey[Project, Project]
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def change(self, changes: dict[str, str]) -> None:
+        """Rename or describe it (its versions never change)."""
+        type(self)._default_manager.filter(pk=self.pk).update(**changes)

@@ -29,7 +29,6 @@ from studio.paths import REPO_ROOT
 from studio.rewards import limits
 from studio.rewards.errors import TestRunError
 from studio.rewards.models import RewardTestRun, RewardVersion
-from studio.rewards.sampler import SamplerSettings
 from studio.rewards.sources import (
     SampledSource,
     rows_from_completions,
@@ -38,6 +37,7 @@ from studio.rewards.sources import (
 )
 from studio.rewards.testrun import TrialRow, run_trial
 from studio.telemetry.models import Checkpoint
+from trainer.config.sampling import SamplingParams
 from trainer.rewards import SandboxUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -59,14 +59,14 @@ class Params:
     solution_template: str = "{ground_truth}"  # references only
     timeout_s: float = 2.0  # per reward call
     budget_s: float = 30.0  # for scoring every row
-    sampling: SamplerSettings = field(default_factory=SamplerSettings)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Params:
-        return cls(**{**data, "sampling": SamplerSettings(**data["sampling"])})
+        return cls(**{**data, "sampling": SamplingParams.from_json(data["sampling"])})
 
 
 def create(

@@ -6,26 +6,16 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from studio.projects.models import Project
+from studio.projects.models import Project, ProjectResource
 
 
-class RewardFunction(models.Model):
+class RewardFunction(ProjectResource):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reward_functions")
-    name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
-    class Meta:
-        ordering = ["name"]
+    class Meta(ProjectResource.Meta):
         constraints = [
             models.UniqueConstraint(fields=["project", "name"], name="reward_name_per_project")
         ]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class RewardVersion(models.Model):

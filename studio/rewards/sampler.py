@@ -24,22 +24,14 @@ from pathlib import Path
 
 from studio.paths import REPO_ROOT
 from studio.rewards.errors import TestRunError
+from trainer.config.sampling import SamplingParams
 
 KILL_GRACE_S = 10.0
 POLL_S = 0.5  # how often progress is read from the child's output
 STDERR_TAIL_BYTES = 8000
-EXIT_BAD_INPUT = 2  # trainer.sampling's exit statuses
+# The `trainer sample` command's exit statuses (not imported: that module loads torch).
+EXIT_BAD_INPUT = 2
 EXIT_TIME_LIMIT = 3
-
-
-@dataclass(frozen=True)
-class SamplerSettings:
-    n: int = 1  # completions per prompt
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    max_new_tokens: int = 64
-    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,7 +60,7 @@ def child_env(home: str) -> dict[str, str]:
 def sample_completions(
     model_dir: str,
     prompts: Sequence[list[dict[str, str]]],
-    settings: SamplerSettings,
+    settings: SamplingParams,
     *,
     time_limit_s: float,
     on_progress: Callable[[int, int], None],
@@ -86,7 +78,9 @@ def sample_completions(
         argv += ["--prompts", str(prompts_path), "--out", str(out_path)]
         argv += ["--n", str(settings.n), "--temperature", str(settings.temperature)]
         argv += ["--top-p", str(settings.top_p), "--top-k", str(settings.top_k)]
-        argv += ["--max-new-tokens", str(settings.max_new_tokens), "--seed", str(settings.seed)]
+        argv += ["--max-new-tokens", str(settings.max_new_tokens)]
+        if settings.seed is not None:
+            argv += ["--seed", str(settings.seed)]
         argv += ["--time-limit-s", str(time_limit_s)]
         with log_path.open("wb") as log:
             child = subprocess.Popen(

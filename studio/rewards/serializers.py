@@ -7,7 +7,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from studio.projects.serializers import (
+    ProjectResourceCreateSerializer,
+    ProjectResourceUpdateSerializer,
+)
+from studio.rewards.checks import problems_in
 from studio.rewards.models import RewardFunction, RewardVersion
+from trainer.rewards import builtin_source
 from trainer.rewards.builtins import BUILTIN_NAMES
 
 
@@ -78,11 +84,22 @@ class RewardVersionCreateSerializer(serializers.Serializer):
     )
     message = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        checked_code(attrs["code"], attrs["entrypoint"])
+        return attrs
 
-class RewardFunctionCreateSerializer(serializers.Serializer):
-    project = serializers.SlugField(max_length=100, help_text="The project's slug.")
-    name = serializers.CharField(max_length=100)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+
+def checked_code(code: str, entrypoint: str) -> None:
+    """The static checks of POST /api/reward-checks/ (size, syntax with line numbers, the
+    function and its verl signature); the editor shows the same problems on their lines."""
+    problems = problems_in(code, entrypoint)
+    if problems:
+        raise serializers.ValidationError({"code": [p.message for p in problems]})
+
+
+class RewardFunctionCreateSerializer(ProjectResourceCreateSerializer):
+    noun = "reward function"
+    model = RewardFunction
     from_template = serializers.ChoiceField(
         choices=list(BUILTIN_NAMES),
         required=False,
@@ -101,12 +118,19 @@ class RewardFunctionCreateSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"code": ["Give either `code` or `from_template`, not both."]}
             )
+        attrs = super().validate(attrs)
+        if "from_template" in attrs:
+            attrs["code"] = builtin_source(attrs["from_template"])
+            attrs["message"] = (
+                attrs["message"] or f"From the built-in template {attrs['from_template']!r}."
+            )
+        if "code" in attrs:
+            checked_code(attrs["code"], attrs["entrypoint"])
         return attrs
 
 
-class RewardFunctionUpdateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+class RewardFunctionUpdateSerializer(ProjectResourceUpdateSerializer):
+    noun = "reward function"
 
 
 class RewardTemplateSerializer(serializers.Serializer):

@@ -14,8 +14,9 @@ from typing import Any
 from studio.datasets.files import json_safe, read_slice
 from studio.datasets.models import DatasetVersion
 from studio.rewards.errors import TestRunError
-from studio.rewards.sampler import SamplerSettings, sample_completions
+from studio.rewards.sampler import sample_completions
 from studio.rewards.testrun import TrialRow
+from trainer.config.sampling import SamplingParams
 from trainer.config.schema import DataConfig
 from trainer.data.formats import DataFormatError, PromptRecord, records_from_rows
 
@@ -81,7 +82,7 @@ def rows_from_completions(completions: Sequence[dict[str, Any]]) -> list[TrialRo
 @dataclass(frozen=True)
 class SampledSource:
     model_dir: str  # HF folder or trainer checkpoint folder, as the worker sees it
-    settings: SamplerSettings
+    settings: SamplingParams
     time_limit_s: float
 
 

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from studio.datasets.serializers import BinSerializer
 from studio.rewards.models import RewardTestRun
 from studio.rewards.testrun import MAX_ROWS
+from trainer.config.sampling import DEFAULT_SAMPLING
 
 MAX_TIMEOUT_S = 10.0
 MAX_SAMPLES_PER_PROMPT = 16
@@ -105,13 +106,17 @@ class RewardTestRunCreateSerializer(TestInputSerializer):
     samples_per_prompt = serializers.IntegerField(
         min_value=1,
         max_value=MAX_SAMPLES_PER_PROMPT,
-        default=1,
+        default=DEFAULT_SAMPLING.n,
         help_text=f"Sampled sources: completions per prompt (rows x this <= {MAX_ROWS}).",
     )
-    temperature = serializers.FloatField(min_value=0.0, max_value=2.0, default=1.0)
-    top_p = serializers.FloatField(min_value=0.01, max_value=1.0, default=1.0)
-    top_k = serializers.IntegerField(min_value=0, max_value=1000, default=0)
-    max_new_tokens = serializers.IntegerField(min_value=1, max_value=MAX_NEW_TOKENS, default=64)
+    temperature = serializers.FloatField(
+        min_value=0.0, max_value=2.0, default=DEFAULT_SAMPLING.temperature
+    )
+    top_p = serializers.FloatField(min_value=0.01, max_value=1.0, default=DEFAULT_SAMPLING.top_p)
+    top_k = serializers.IntegerField(min_value=0, max_value=1000, default=DEFAULT_SAMPLING.top_k)
+    max_new_tokens = serializers.IntegerField(
+        min_value=1, max_value=MAX_NEW_TOKENS, default=DEFAULT_SAMPLING.max_new_tokens
+    )
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

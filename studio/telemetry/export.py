@@ -9,21 +9,19 @@ one a run can train on.
 
 from __future__ import annotations
 
-import hashlib
-import io
+import shutil
 from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from django.contrib.auth.models import User
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
-from django.db import transaction
-from django.db.models import Exists, Max, OuterRef, Prefetch
+from django.db.models import Exists, OuterRef, Prefetch
 
-from studio.datasets.models import DataFormat, Dataset, DatasetVersion
+from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import IngestedFile, sha256_of
 from studio.datasets.stats import dataset_stats
+from studio.datasets.versions import staging_folder, store_version
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, SampleLabel
 from trainer.config.schema import DataConfig
@@ -91,54 +89,42 @@ def export_labelled(
         wanted = f"the label {label!r}" if label else "a label"
         raise NothingToExport(f"run {run.pk} has no live samples with {wanted}")
     filename = f"run-{run.pk}-labelled.parquet"
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows), buffer)
-    data = buffer.getvalue()
-    checksum = hashlib.sha256(data).hexdigest()
-    table = pq.read_table(io.BytesIO(data))
-    cfg = DataConfig(format="verl")
+    staging = staging_folder()
     try:
-        records = records_from_rows(table.to_pylist(), cfg, filename)
-    except DataFormatError as exc:  # e.g. a sample with an empty prompt
-        raise NothingToExport(f"the labelled samples do not make a valid dataset: {exc}") from None
-    stats = {
-        **dataset_stats(records),
-        "source": {"filename": filename, "size_bytes": len(data), "sha256": checksum},
-    }
-    saved: str | None = None
-    try:
-        with transaction.atomic():
-            # Lock the dataset row so concurrent versions get consecutive numbers.
-            Dataset.objects.select_for_update().filter(pk=dataset.pk).get()
-            number = (dataset.versions.aggregate(last=Max("number"))["last"] or 0) + 1
-            name = f"datasets/p{dataset.project_id}/d{dataset.pk}/v{number}-{checksum[:12]}.parquet"
-            saved = default_storage.save(name, ContentFile(data))
-            version = DatasetVersion.objects.create(
-                dataset=dataset,
-                number=number,
-                file=saved,
-                source_format="parquet",
-                data_format=DataFormat.VERL,
-                column_mapping={
-                    "prompt_key": cfg.prompt_key,
-                    "answer_key": cfg.answer_key,
-                    "data_source": cfg.data_source,
-                },
-                size_bytes=len(data),
-                checksum=checksum,
-                row_count=len(rows),
-                columns=[{"name": f.name, "type": str(f.type)} for f in table.schema],
-                stats=stats,
-                message=(
-                    f"{len(rows)} prompts labelled {label!r} in run {run.name!r}"
-                    if label
-                    else f"{len(rows)} labelled prompts from run {run.name!r}"
-                )[:300],
-                created_by=author,
-            )
-            on_created(version)
-    except BaseException:
-        if saved is not None:
-            default_storage.delete(saved)
-        raise
-    return version
+        path = staging / filename
+        pq.write_table(pa.Table.from_pylist(rows), path)
+        table = pq.read_table(path)
+        cfg = DataConfig(format="verl")
+        try:
+            records = records_from_rows(table.to_pylist(), cfg, filename)
+        except DataFormatError as exc:  # e.g. a sample with an empty prompt
+            raise NothingToExport(
+                f"the labelled samples do not make a valid dataset: {exc}"
+            ) from None
+        checksum, size = sha256_of(path), path.stat().st_size
+        ingested = IngestedFile(
+            path=path,
+            source_format="parquet",
+            data_format="verl",
+            mapping={
+                "prompt_key": cfg.prompt_key,
+                "answer_key": cfg.answer_key,
+                "data_source": cfg.data_source,
+            },
+            row_count=len(rows),
+            columns=[{"name": f.name, "type": str(f.type)} for f in table.schema],
+            stats={
+                **dataset_stats(records),
+                "source": {"filename": filename, "size_bytes": size, "sha256": checksum},
+            },
+            checksum=checksum,
+            size_bytes=size,
+        )
+        message = (
+            f"{len(rows)} prompts labelled {label!r} in run {run.name!r}"
+            if label
+            else f"{len(rows)} labelled prompts from run {run.name!r}"
+        )[:300]
+        return store_version(dataset, ingested, message=message, user=author, on_created=on_created)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -10,10 +10,12 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
+from rest_framework.exceptions import ValidationError
 
 from studio.telemetry.models import RolloutSample, SampleLabel
 from studio.telemetry.series import STEP_MAX
 
+MAX_GROUP_IDS = 100
 SEARCH_CONFIG = "english"  # the configuration the search trigger (migration 0002) uses
 
 
@@ -58,6 +60,17 @@ class SampleFilter(filters.FilterSet):
     data_source = filters.CharFilter(max_length=100)
     split = filters.CharFilter(max_length=8, help_text="train or val.")
     group_id = filters.CharFilter(max_length=100)
+    groups = filters.CharFilter(
+        method="filter_groups",
+        max_length=2000,
+        help_text="Comma-separated group ids (at most 100), e.g. an alert's zero-spread groups.",
+    )
+    signal = filters.ChoiceFilter(
+        method="filter_signal",
+        choices=[("learning", "learning"), ("zero", "zero")],
+        help_text="learning: only groups whose scores differ (a GRPO signal); zero: only "
+        "groups whose scores are all equal (at their step).",
+    )
     reward_version = IntegerFilter(field_name="reward_version_id", min_value=1)
     label = filters.CharFilter(method="filter_label", max_length=64, help_text="Has this label.")
     has_error = StrictBooleanFilter(method="filter_has_error", help_text="Reward errored.")
@@ -75,6 +88,26 @@ class SampleFilter(filters.FilterSet):
     def filter_label(self, queryset: QuerySet[RolloutSample], name: str, value: str) -> Any:
         labelled = SampleLabel.objects.filter(sample=OuterRef("pk"), label=value)
         return queryset.filter(Exists(labelled))
+
+    def filter_groups(self, queryset: QuerySet[RolloutSample], name: str, value: str) -> Any:
+        wanted = list(dict.fromkeys(g.strip() for g in value.split(",") if g.strip()))
+        if len(wanted) > MAX_GROUP_IDS:
+            raise ValidationError(
+                {"groups": [f"{len(wanted)} group ids given; at most {MAX_GROUP_IDS}."]}
+            )
+        return queryset.filter(group_id__in=wanted)
+
+    def filter_signal(self, queryset: QuerySet[RolloutSample], name: str, value: str) -> Any:
+        # A group's spread is max - min of its step's live scores; the (run, group_id,
+        # step) index finds a sample's group mates.
+        mates = RolloutSample.objects.filter(
+            run_id=OuterRef("run_id"),
+            group_id=OuterRef("group_id"),
+            step=OuterRef("step"),
+            superseded=False,
+        )
+        differs = Exists(mates.exclude(score=OuterRef("score")))
+        return queryset.filter(differs) if value == "learning" else queryset.exclude(differs)
 
     def filter_has_error(self, queryset: QuerySet[RolloutSample], name: str, value: bool) -> Any:
         return queryset.exclude(error="") if value else queryset.filter(error="")

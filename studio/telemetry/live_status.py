@@ -16,7 +16,7 @@ from django.db import transaction
 
 from studio.runs.models import Run, RunStatusChange
 from studio.telemetry import pubsub
-from studio.telemetry.events import frame
+from studio.telemetry.sse_frames import frame
 
 RUN_STATUS = "run-status"
 

@@ -1,6 +1,6 @@
 """Fan-out of live telemetry over Redis pub/sub: ingest publishes, SSE streams subscribe.
 
-Messages are SSE frames rendered once by the publisher (studio.telemetry.events), each
+Messages are SSE frames rendered once by the publisher (studio.telemetry.sse_frames), each
 prefixed by its ordering key, so a stream forwards them without decoding JSON:
 
     b"<key>\\n<frame>"     key: "attempt:seq:rank" of a record or alert; "-" for events

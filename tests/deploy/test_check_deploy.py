@@ -44,3 +44,43 @@ def test_check_deploy_fails_on_a_weak_setting() -> None:
 
     assert done.returncode != 0
     assert "security.W004" in done.stderr + done.stdout
+
+
+def test_a_checkpoint_root_that_is_a_url_is_refused_naming_the_setting() -> None:
+    env = production_env()
+    env["RLSTUDIO_CHECKPOINT_ROOT"] = "s3://bucket/checkpoints"
+
+    done = check_deploy(env)
+
+    assert done.returncode != 0
+    assert "RLSTUDIO_CHECKPOINT_ROOT='s3://bucket/checkpoints' must be an absolute" in (done.stderr)
+
+
+PROBE = """
+import django
+django.setup()
+from django.test import Client
+client = Client()
+for path in ("/api/ingest/runs/1/dataset?split=train", "/api/projects/"):
+    print(path, client.get(path, HTTP_HOST="web").status_code)
+"""
+
+
+def test_in_production_plain_http_is_redirected_except_for_probes_and_trainers() -> None:
+    env = production_env()
+    env["DJANGO_SETTINGS_MODULE"] = "studio.settings"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    codes = dict(line.rsplit(" ", 1) for line in done.stdout.splitlines())
+    assert codes["/api/projects/"] == "301"  # a browser or script: to HTTPS
+    # A trainer fetching its dataset over the cluster's plain HTTP is not redirected (it
+    # is refused here only for want of a run token).
+    assert codes["/api/ingest/runs/1/dataset?split=train"] in ("401", "403")

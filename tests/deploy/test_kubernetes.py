@@ -142,3 +142,10 @@ def test_apps_have_probes_requests_non_root_users_and_what_they_mount_exists(
     web = deployments["rlstudio-web"]["spec"]["template"]["spec"]["containers"][0]
     assert web["readinessProbe"]["httpGet"]["path"] == "/api/health"
     assert deployments["rlstudio-beat"]["spec"]["replicas"] == 1
+
+
+def test_the_images_pin_the_ray_version_the_raycluster_declares() -> None:
+    [cluster] = by_kind("gpu", "RayCluster").values()
+    pin = f'"ray[default]=={cluster["spec"]["rayVersion"]}"'
+    for dockerfile in ("studio.Dockerfile", "trainer.Dockerfile"):
+        assert pin in (DEPLOY / "docker" / dockerfile).read_text(), dockerfile

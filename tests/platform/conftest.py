@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from studio.cli.ports import port_free
+from studio.platform.ports import port_free
 
 RLSTUDIO = Path(sys.executable).parent / "rlstudio"
 

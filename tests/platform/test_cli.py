@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from studio.cli import main as cli_main
-from studio.cli.ports import PortNeed, busy_port_message, free_port, port_free
-from studio.cli.services import RAY_TEMP_DIR_MAX_CHARS, ray_temp_dir
-from studio.cli.supervisor import ChildSpec, Supervisor, UpError
+from studio.platform.ports import PortNeed, busy_port_message, free_port, port_free
+from studio.platform.services import RAY_TEMP_DIR_MAX_CHARS, ray_temp_dir
+from studio.platform.supervisor import ChildSpec, Supervisor, UpError
 from tests.platform.conftest import RLSTUDIO, studio_env
 
 
@@ -87,7 +87,7 @@ SWEEP_SCRIPT = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from studio.cli.supervisor import ChildSpec, Supervisor, become_subreaper
+    from studio.platform.supervisor import ChildSpec, Supervisor, become_subreaper
 
     out = Path(sys.argv[1])
     # The child double-forks a daemon in its own session, then exits: the daemon

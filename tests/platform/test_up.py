@@ -14,7 +14,7 @@ import psycopg
 import pytest
 import requests
 
-from studio.cli.services import ray_temp_dir
+from studio.platform.services import ray_temp_dir
 from tests.platform.conftest import (
     RLSTUDIO,
     free_ports,

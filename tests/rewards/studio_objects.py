@@ -3,45 +3,23 @@ checkpoint. Plain functions (no fixtures), for the API tests and the live-worker
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.projects.models import Project
 from studio.rewards.models import RewardFunction, RewardVersion
 from studio.runs.configs import resolve, resources_of
 from studio.runs.models import Run
 from studio.telemetry.models import Checkpoint
+from tests.verl_data import verl_parquet
 
 EXACT = (
     "def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n"
     "    return float(solution_str.strip() == str(ground_truth).strip())\n"
 )
-
-
-def verl_parquet(
-    answers: list[str], data_source: str = "arith", question: str = "What is {i} + 1?"
-) -> bytes:
-    """Rows in verl's format: prompt i (`question` formatted with i) asks for answer i."""
-    rows = [
-        {
-            "data_source": data_source,
-            "prompt": [{"role": "user", "content": question.format(i=i)}],
-            "ability": "math",
-            "reward_model": {"style": "rule", "ground_truth": answer},
-            "extra_info": {"split": "train", "index": i},
-        }
-        for i, answer in enumerate(answers)
-    ]
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows), buffer)
-    return buffer.getvalue()
 
 
 def make_dataset_version(

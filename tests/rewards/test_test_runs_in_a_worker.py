@@ -20,13 +20,13 @@ from studio.datasets.models import DatasetVersion
 from studio.projects.models import ApiToken, Membership, Project, Role
 from studio.rewards import lifecycle
 from studio.rewards.models import RewardTestRun
-from studio.rewards.sampler import SamplerSettings
 from tests.live import LiveProcess, start_celery_worker
 from tests.rewards.studio_objects import (
     make_checkpoint,
     make_dataset_version,
     make_reward_version,
 )
+from trainer.config.sampling import SamplingParams
 
 pytestmark = [
     pytest.mark.slow,
@@ -257,7 +257,7 @@ def test_a_test_run_running_elsewhere_is_not_run_again_and_fails_once_stale(alph
     test_run = lifecycle.create(
         version,
         RewardTestRun.Source.COMPLETIONS,
-        lifecycle.Params(sampling=SamplerSettings()),
+        lifecycle.Params(sampling=SamplingParams()),
         alpha["user"],
         completions=[
             {"solution_str": "3", "ground_truth": "3", "data_source": "d", "extra_info": {}}
@@ -283,7 +283,7 @@ def test_the_hard_time_limit_handler_fails_the_test_run(alpha):
 
     version = make_reward_version(alpha["project"], alpha["user"], PARITY, name="killed")
     test_run = lifecycle.create(
-        version, "references", lifecycle.Params(sampling=SamplerSettings()), alpha["user"]
+        version, "references", lifecycle.Params(sampling=SamplingParams()), alpha["user"]
     )
     RewardTestRun.objects.filter(pk=test_run.pk).update(status="running")
     test_reward.on_failure(TimeLimitExceeded(HARD_LIMIT_S), "task-id", [test_run.pk], {}, None)

@@ -30,8 +30,11 @@ class World:
         return client
 
 
+PASSWORD = "a-long-password-123"  # every test user's
+
+
 def make_user(name: str) -> User:
-    return User.objects.create_user(name, f"{name}@example.org", "a-long-password-123")
+    return User.objects.create_user(name, f"{name}@example.org", PASSWORD)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import io
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -20,6 +19,7 @@ from studio.projects.models import ApiToken, AuditEvent, Project
 from studio.rewards.models import RewardFunction
 from studio.runs.models import Run, RunStatus
 from studio.telemetry.models import MetricPoint, RolloutSample
+from tests.verl_data import counting_answers, verl_parquet
 
 EXACT = (
     "def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n"
@@ -53,18 +53,8 @@ def make_run(project: Project, name: str, status: str = RunStatus.QUEUED) -> Run
     )
 
 
-def verl_parquet(path: Path, rows: int = 3) -> Path:
-    table = pa.Table.from_pylist(
-        [
-            {
-                "data_source": "arith",
-                "prompt": [{"role": "user", "content": f"What is {i} + 1?"}],
-                "reward_model": {"style": "rule", "ground_truth": str(i + 1)},
-            }
-            for i in range(rows)
-        ]
-    )
-    pq.write_table(table, path)
+def verl_file(path: Path) -> Path:
+    path.write_bytes(verl_parquet(counting_answers(3)))
     return path
 
 
@@ -157,7 +147,7 @@ def test_an_unreachable_server_is_exit_3(world, capsys, monkeypatch):
 
 
 def test_datasets_upload_creates_the_dataset_then_adds_versions(server, world, capsys, tmp_path):
-    source = verl_parquet(tmp_path / "train.parquet")
+    source = verl_file(tmp_path / "train.parquet")
     key = token(world, "member")
     argv = cli(server, key, "datasets", "upload", str(source), "--project", "alpha")
     assert main([*argv, "--name", "arith", "--message", "first"]) == 0
@@ -272,7 +262,7 @@ def test_the_documented_python_workflow_end_to_end(server, world, tmp_path):
 
     dataset = studio.create_dataset("alpha", "arith")
     version = studio.upload_dataset_version(
-        dataset["id"], verl_parquet(tmp_path / "a.parquet"), message="v1"
+        dataset["id"], verl_file(tmp_path / "a.parquet"), message="v1"
     )
     assert version["row_count"] == 3
     saved = studio.download_dataset_version(dataset["id"], 1, tmp_path / "copy.parquet")

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import io
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -22,6 +20,7 @@ from studio.datasets.uploads import (
     UploadTooLarge,
 )
 from studio.projects.models import AuditEvent
+from tests.verl_data import parquet_bytes
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +36,7 @@ def files_under(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
 
 
-def verl_rows(n: int = 6) -> list[dict]:
+def mixed_rows(n: int = 6) -> list[dict]:
     return [
         {
             "data_source": "openai/gsm8k" if i % 3 else "arith",
@@ -51,9 +50,7 @@ def verl_rows(n: int = 6) -> list[dict]:
 
 
 def verl_parquet(rows: list[dict] | None = None) -> bytes:
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows or verl_rows()), buffer)
-    return buffer.getvalue()
+    return parquet_bytes(rows or mixed_rows())
 
 
 def make_dataset(world, name: str = "gsm8k") -> int:
@@ -132,7 +129,7 @@ def test_uploading_verl_parquet_creates_a_version_with_its_stats(world, storage)
 
 def test_uploading_jsonl_normalises_it_to_parquet(world, storage):
     dataset_id = make_dataset(world)
-    lines = [json.dumps(row) for row in verl_rows(4)]
+    lines = [json.dumps(row) for row in mixed_rows(4)]
     content = ("\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:]) + "\n").encode()
     response = upload(world, dataset_id, "train.jsonl", content)
     assert response.status_code == 201, response.json()
@@ -187,7 +184,7 @@ def test_uploading_csv_with_a_column_mapping(world):
 def test_each_upload_is_a_new_immutable_version(world):
     dataset_id = make_dataset(world)
     assert upload(world, dataset_id, "a.parquet", verl_parquet()).status_code == 201
-    second = upload(world, dataset_id, "b.parquet", verl_parquet(verl_rows(3)))
+    second = upload(world, dataset_id, "b.parquet", verl_parquet(mixed_rows(3)))
     assert second.json()["number"] == 2
     url = f"/api/datasets/{dataset_id}/versions/1/"
     client = world.client("owner")
@@ -341,7 +338,7 @@ def test_bad_files_are_400_with_a_clear_message_and_nothing_is_written(
 
 
 def test_verl_rows_with_a_bad_reward_model_name_row_and_column(world):
-    rows = verl_rows(3)
+    rows = mixed_rows(3)
     rows[2]["reward_model"] = None
     response = upload(world, make_dataset(world), "bad.parquet", verl_parquet(rows))
     assert response.status_code == 400

@@ -17,15 +17,12 @@ project, cancel a run) never affect the next case.
 
 from __future__ import annotations
 
-import io
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
@@ -35,8 +32,8 @@ from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role, hash_token
 from studio.rewards.lifecycle import Params
@@ -52,32 +49,15 @@ from studio.telemetry.models import (
     RunAlert,
     SampleLabel,
 )
+from tests.studio.conftest import PASSWORD, make_user
+from tests.verl_data import counting_answers, verl_parquet
 
 PRINCIPALS = ("owner", "member", "viewer", "outsider", "anonymous", "ingest")
-PASSWORD = "a-long-password-123"
 PRESET = "grpo-tiny-arith"
 EXACT = (
     "def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n"
     "    return float(solution_str.strip() == str(ground_truth).strip())\n"
 )
-
-
-def verl_parquet(rows: int = 4) -> bytes:
-    table = pa.Table.from_pylist(
-        [
-            {
-                "data_source": "arith",
-                "prompt": [{"role": "user", "content": f"What is {i} + 1?"}],
-                "ability": "math",
-                "reward_model": {"style": "rule", "ground_truth": str(i + 1)},
-                "extra_info": {"split": "train", "index": i},
-            }
-            for i in range(rows)
-        ]
-    )
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer)
-    return buffer.getvalue()
 
 
 # --- the seeded world ------------------------------------------------------------------
@@ -121,10 +101,6 @@ class Seed:
         if principal in ("owner", "member", "viewer"):
             return self.alpha
         return self.other if principal == "outsider" else None
-
-
-def make_user(name: str) -> User:
-    return User.objects.create_user(name, f"{name}@example.org", PASSWORD)
 
 
 def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> ProjectObjects:
@@ -256,7 +232,7 @@ def build_seed(media: Path) -> Seed:
         Membership.objects.create(project=alpha, user=users[name], role=role)
     other = Project.objects.create(name="Other", slug="other", created_by=users["outsider"])
     Membership.objects.create(project=other, user=users["outsider"], role=Role.OWNER)
-    parquet = verl_parquet()
+    parquet = verl_parquet(counting_answers(4))
     objects = {
         "alpha": seed_project(alpha, users["owner"], media, parquet),
         "other": seed_project(other, users["outsider"], media, parquet),
@@ -371,7 +347,10 @@ class Op:
 
 
 def upload(o: ProjectObjects) -> dict[str, Any]:
-    return {"file": SimpleUploadedFile("more.parquet", verl_parquet(2)), "message": "more"}
+    return {
+        "file": SimpleUploadedFile("more.parquet", verl_parquet(counting_answers(2))),
+        "message": "more",
+    }
 
 
 def new_run(o: ProjectObjects) -> dict[str, Any]:
@@ -564,6 +543,11 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("GET", "/api/runs/{id}/checkpoints/{checkpoint_id}/download"): Op(
         expect(409, 409, 409, 404), "/api/runs/{o.run}/checkpoints/{o.checkpoint}/download"
     ),
+    # shareable reports
+    ("GET", "/api/runs/{id}/report"): Op(read(), "/api/runs/{o.run}/report"),
+    ("GET", "/api/runs/report"): Op(
+        read(), "/api/runs/report", query=lambda o: {"ids": f"{o.run},{o.cancelled_run}"}
+    ),
     # metrics
     ("GET", "/api/runs/{id}/metrics/keys"): Op(read(), "/api/runs/{o.run}/metrics/keys"),
     ("GET", "/api/runs/{id}/metrics.csv"): Op(read(), "/api/runs/{o.run}/metrics.csv"),
@@ -587,6 +571,19 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("DELETE", "/api/samples/{id}/labels/"): Op(
         write(204), "/api/samples/{o.sample}/labels/", query=lambda o: {"label": "flag"}
     ),
+    # rollout review reads of one run
+    ("GET", "/api/runs/{id}/rollouts/steps"): Op(read(), "/api/runs/{o.run}/rollouts/steps"),
+    ("GET", "/api/runs/{id}/rollouts/prompts"): Op(read(), "/api/runs/{o.run}/rollouts/prompts"),
+    ("GET", "/api/runs/{id}/rollouts/timeline"): Op(
+        read(), "/api/runs/{o.run}/rollouts/timeline", query=lambda o: {"sample": o.sample}
+    ),
+    ("GET", "/api/runs/{id}/rollouts/groups"): Op(
+        read(), "/api/runs/{o.run}/rollouts/groups", query=lambda o: {"step": 1}
+    ),
+    ("GET", "/api/runs/{id}/rollouts/histogram"): Op(
+        read(), "/api/runs/{o.run}/rollouts/histogram"
+    ),
+    ("GET", "/api/runs/{id}/rollouts/lengths"): Op(read(), "/api/runs/{o.run}/rollouts/lengths"),
     # live streams (served whole under the test client: WSGI can't hold a stream open)
     ("GET", "/api/runs/{id}/events"): Op(read(), "/api/runs/{o.run}/events"),
     ("GET", "/api/projects/{slug}/events"): Op(read(), "/api/projects/{o.slug}/events"),
@@ -752,7 +749,7 @@ def test_the_ingest_token_writes_and_reads_only_its_own_run(seed: Seed, db: None
         format="json",
     )
     assert refused.status_code == 403
-    assert not LogLine.objects.filter(run_id=seed.alpha.run).exists()
+    assert not LogLine.objects.filter(run_id=seed.alpha.run, message="hi").exists()
 
 
 def test_deleting_a_project_takes_its_runs_and_versions_but_not_while_runs_are_live(

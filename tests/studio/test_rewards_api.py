@@ -12,53 +12,10 @@ from django.test import override_settings
 
 from studio.projects.models import AuditEvent
 from studio.rewards.models import RewardVersion
-from tests.rewards.studio_objects import verl_parquet
+from tests.verl_data import VERL_GSM8K, verl_parquet
 from trainer.rewards import builtin_source
 
 needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
-
-# verl's gsm8k reward module (verl/utils/reward_score/gsm8k.py) with the custom-reward
-# entry point verl calls: pasted into the studio as is.
-VERL_GSM8K = r"""
-import re
-
-_SOLUTION_CLIP_CHARS = 300
-
-
-def extract_solution(solution_str, method="strict"):
-    assert method in ["strict", "flexible"]
-    if len(solution_str) > _SOLUTION_CLIP_CHARS:
-        solution_str = solution_str[-_SOLUTION_CLIP_CHARS:]
-    if method == "strict":
-        solutions = re.findall("#### (\\-?[0-9\\.\\,]+)", solution_str)
-        if len(solutions) == 0:
-            final_answer = None
-        else:
-            final_answer = solutions[-1].replace(",", "").replace("$", "")
-    elif method == "flexible":
-        answer = re.findall("(\\-?[0-9\\.\\,]+)", solution_str)
-        final_answer = None
-        if len(answer) == 0:
-            pass
-        else:
-            invalid_str = ["", "."]
-            for final_answer in reversed(answer):
-                if final_answer not in invalid_str:
-                    break
-    return final_answer
-
-
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, method="strict",
-                  format_score=0.0, score=1.0):
-    answer = extract_solution(solution_str=solution_str, method=method)
-    if answer is None:
-        return 0
-    else:
-        if answer == ground_truth:
-            return score
-        else:
-            return format_score
-"""
 
 EXACT = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):

@@ -131,7 +131,7 @@ def write_checkpoint(root: Path, run: Run, step: int) -> Path:
     folder = root / f"run-{run.pk}" / f"step-{step}"
     (folder / "model").mkdir(parents=True)
     (folder / "model" / "weights.bin").write_bytes(bytes(range(256)) * 40)  # 10,240 bytes
-    (folder / "state.json").write_text('{"step": %d}' % step)
+    (folder / "state.json").write_text(f'{{"step": {step}}}')
     return folder
 
 

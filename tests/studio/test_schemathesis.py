@@ -106,13 +106,17 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any] | None
 
 @schema.hook
 def flatmap_query(context: Any, query: dict[str, Any] | None) -> Any:
-    if not isinstance(query, dict) or not ({"run", "runs"} & set(query)):
+    if not isinstance(query, dict) or not ({"run", "runs", "ids", "sample"} & set(query)):
         return st.just(query)
     known = dict(query)
+    if "ids" in known:
+        known["ids"] = str(CURRENT["run"])
     if "run" in known:
         known["run"] = CURRENT["run"]
     if "runs" in known:
         known["runs"] = str(CURRENT["run"])
+    if "sample" in known:  # a rollout timeline follows a seeded sample's prompt
+        known["sample"] = CURRENT["sample"]
     return st.sampled_from([known, query])
 
 

@@ -23,13 +23,13 @@ from studio.paths import REPO_ROOT
 from studio.projects.models import AuditEvent
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample
+from tests.studio.conftest import PASSWORD
 
 POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self'; "
     "frame-ancestors 'none'; form-action 'self'; object-src 'none'; base-uri 'self'"
 )
-PASSWORD = "a-long-password-123"  # tests/studio/conftest.py's make_user
 
 
 @pytest.fixture(autouse=True)

@@ -7,12 +7,11 @@ import json
 import math
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.runs import lifecycle
 from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
@@ -34,6 +33,7 @@ from tests.telemetry.conftest import (
     samples,
     status,
 )
+from tests.verl_data import counting_answers, parquet_bytes, verl_rows
 
 
 def stored_counts(run: Run) -> tuple[int, int, int, int]:
@@ -284,24 +284,6 @@ def test_the_dataset_endpoint_needs_the_runs_token(lab: Lab, trainer: Trainer) -
     assert refused.status_code == 403
 
 
-def verl_rows(splits: list[str | None]) -> bytes:
-    table = pa.Table.from_pylist(
-        [
-            {
-                "data_source": "arith",
-                "prompt": [{"role": "user", "content": f"What is {i} + 1?"}],
-                "ability": "math",
-                "reward_model": {"style": "rule", "ground_truth": str(i + 1)},
-                "extra_info": {"index": i, **({"split": split} if split else {})},
-            }
-            for i, split in enumerate(splits)
-        ]
-    )
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer)
-    return buffer.getvalue()
-
-
 def rows_of(response) -> list[int]:
     body = b"".join(response.streaming_content) if response.streaming else response.content
     return [
@@ -321,7 +303,8 @@ def test_the_dataset_is_served_by_split(
 ) -> None:
     settings.MEDIA_ROOT = str(tmp_path / "media")
     source = tmp_path / "data.parquet"
-    source.write_bytes(verl_rows(splits))
+    answers = counting_answers(len(splits))
+    source.write_bytes(parquet_bytes(verl_rows(answers, splits=splits)))
     dataset = Dataset.objects.create(project=lab.project, name="arith", created_by=lab.owner)
     version = add_version(
         dataset, source, "data.parquet", ColumnMapping(), message="", user=lab.owner

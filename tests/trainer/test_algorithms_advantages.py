@@ -15,7 +15,8 @@ from trainer.algorithms import (
     compute_advantages,
     scores_to_token_rewards,
 )
-from trainer.config.schema import AdvantageEstimator
+from trainer.config.estimators import ESTIMATOR_TRAITS
+from trainer.config.schema import AdvantageEstimator, RunConfig
 
 EPS = 1e-6  # GRPO's std epsilon
 
@@ -63,6 +64,18 @@ def broadcast(per_response: list[float], mask: torch.Tensor) -> torch.Tensor:
 
 def test_registry_holds_exactly_the_configurable_estimators():
     assert set(ADVANTAGE_ESTIMATORS) == set(get_args(AdvantageEstimator))
+
+
+def test_every_estimator_declares_its_traits():
+    assert set(ESTIMATOR_TRAITS) == set(get_args(AdvantageEstimator))
+
+
+def test_the_critic_and_the_group_size_check_follow_the_traits():
+    assert RunConfig.model_validate({"algorithm": {"adv_estimator": "gae"}}).needs_critic
+    with pytest.raises(ValueError, match="rollout.n >= 2"):
+        RunConfig.model_validate({"algorithm": {"adv_estimator": "rloo"}, "rollout": {"n": 1}})
+    lone = {"algorithm": {"adv_estimator": "reinforce_plus_plus"}, "rollout": {"n": 1}}
+    assert not RunConfig.model_validate(lone).needs_critic
 
 
 def test_scores_land_on_the_last_valid_token_and_empty_responses_get_none():

@@ -16,6 +16,7 @@ from trainer.algorithms import (
     entropy_from_logits,
     value_loss,
 )
+from trainer.algorithms.aggregation import LOSS_AGGREGATIONS
 from trainer.config.schema import LossAggMode, PolicyLoss
 
 
@@ -64,6 +65,15 @@ def test_nan_in_padding_does_not_reach_the_aggregate(mode: LossAggMode):
 
 def test_registry_holds_exactly_the_configurable_policy_losses():
     assert set(POLICY_LOSSES) == set(get_args(PolicyLoss))
+
+
+def test_registry_holds_exactly_the_configurable_aggregation_modes():
+    assert set(LOSS_AGGREGATIONS) == set(get_args(LossAggMode))
+
+
+def test_an_unknown_aggregation_mode_names_the_allowed_ones():
+    with pytest.raises(ValueError, match="allowed: token-mean"):
+        aggregate_loss(t([[1.0]]), t([[1.0]]), "sum")  # type: ignore[arg-type]
 
 
 def policy_inputs(

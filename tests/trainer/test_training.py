@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from trainer.config import preset_names
-from trainer.loop import Trainer
+from trainer.loop import INPROCESS_WARNING, Trainer
 from trainer.reporting.base import MultiReporter, SampleRecord
 from trainer.reporting.jsonl import JsonlReporter, read_records
 
@@ -171,3 +171,32 @@ def test_jsonl_log_is_appended_across_restarts(demo_assets, tmp_path):
     second.close()
     steps = [r["step"] for r in read_records(log_path) if r["type"] == "metrics"]
     assert steps[:2] == [1, 2] and 3 in steps and 4 in steps
+
+
+class LogRecordingReporter(RecordingReporter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.logs: list[tuple[str, str]] = []
+
+    def log(self, level: str, message: str) -> None:
+        self.logs.append((level, message))
+
+
+def test_a_run_scores_in_the_sandbox_unless_inprocess_is_asked_for_and_then_warns(
+    demo_assets, tmp_path
+):
+    from trainer.rewards import InProcessScorer, SandboxPool
+
+    quiet = LogRecordingReporter()
+    sandboxed = Trainer(demo_config(demo_assets, tmp_path), quiet)
+    try:
+        assert isinstance(sandboxed.state.scorer, SandboxPool)
+        assert not [m for _, m in quiet.logs if "inprocess" in m]
+    finally:
+        sandboxed.state.scorer.close()
+
+    warned = LogRecordingReporter()
+    trusted = Trainer(demo_config(demo_assets, tmp_path, "reward.executor=inprocess"), warned)
+    assert isinstance(trusted.state.scorer, InProcessScorer)
+    assert ("warning", INPROCESS_WARNING) in warned.logs
+    assert trusted.cfg.model_dump()["reward"]["executor"] == "inprocess"  # in meta.json too

@@ -17,10 +17,76 @@ additive: a mini-batch's loss is the row-weighted sum of its micro-batches' loss
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
 from torch import Tensor
 
 from trainer.algorithms.stats import masked_mean, masked_sum
 from trainer.config.schema import LossAggMode
+
+# (loss_mat (B, T), mask (B, T), norm_constant) -> 0-dim loss
+ReduceFn = Callable[[Tensor, Tensor, float | None], Tensor]
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """One aggregation mode and the traits the update loop reads instead of its name."""
+
+    reduce: ReduceFn
+    # A micro-batch's share of its mini-batch's loss: its valid tokens (True) or its rows.
+    weighs_by_tokens: bool
+    # Divides by the response width: micro-batches keep the padded width whole.
+    needs_response_width: bool
+
+
+def token_mean(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
+    return masked_mean(loss_mat, mask)
+
+
+def seq_mean_token_sum(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
+    return masked_sum(loss_mat, mask, dim=-1).mean()  # (B,) -> ()
+
+
+def seq_mean_token_mean(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
+    counts = mask.to(loss_mat.dtype).sum(dim=-1).clamp(min=1)  # (B,)
+    return (masked_sum(loss_mat, mask, dim=-1) / counts).mean()
+
+
+def seq_mean_token_sum_norm(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
+    constant = float(mask.shape[-1]) if norm_constant is None else norm_constant
+    if constant <= 0:
+        raise ValueError(
+            f"norm_constant must be > 0 for seq-mean-token-sum-norm, got {constant}; "
+            "pass the max response length."
+        )
+    return (masked_sum(loss_mat, mask, dim=-1) / constant).mean()
+
+
+LOSS_AGGREGATIONS: Mapping[LossAggMode, Aggregation] = MappingProxyType(
+    {
+        "token-mean": Aggregation(token_mean, weighs_by_tokens=True, needs_response_width=False),
+        "seq-mean-token-sum": Aggregation(
+            seq_mean_token_sum, weighs_by_tokens=False, needs_response_width=False
+        ),
+        "seq-mean-token-mean": Aggregation(
+            seq_mean_token_mean, weighs_by_tokens=False, needs_response_width=False
+        ),
+        "seq-mean-token-sum-norm": Aggregation(
+            seq_mean_token_sum_norm, weighs_by_tokens=False, needs_response_width=True
+        ),
+    }
+)
+
+
+def aggregation(mode: LossAggMode) -> Aggregation:
+    """The registry entry of `mode`; an unknown mode is a ValueError naming the allowed."""
+    if mode not in LOSS_AGGREGATIONS:
+        raise ValueError(
+            f"Unknown loss_agg_mode {mode!r}; allowed: {', '.join(LOSS_AGGREGATIONS)}."
+        )
+    return LOSS_AGGREGATIONS[mode]
 
 
 def aggregate_loss(
@@ -31,23 +97,4 @@ def aggregate_loss(
     `norm_constant` is read only by seq-mean-token-sum-norm; keep it constant over
     training (the configured max response length) to reproduce Dr.GRPO.
     """
-    if mode == "token-mean":
-        return masked_mean(loss_mat, mask)
-    seq_sums = masked_sum(loss_mat, mask, dim=-1)  # (B,)
-    if mode == "seq-mean-token-sum":
-        return seq_sums.mean()
-    if mode == "seq-mean-token-mean":
-        counts = mask.to(loss_mat.dtype).sum(dim=-1).clamp(min=1)  # (B,)
-        return (seq_sums / counts).mean()
-    if mode == "seq-mean-token-sum-norm":
-        constant = float(mask.shape[-1]) if norm_constant is None else norm_constant
-        if constant <= 0:
-            raise ValueError(
-                f"norm_constant must be > 0 for seq-mean-token-sum-norm, got {constant}; "
-                "pass the max response length."
-            )
-        return (seq_sums / constant).mean()
-    raise ValueError(
-        f"Unknown loss_agg_mode {mode!r}; allowed: token-mean, seq-mean-token-sum, "
-        "seq-mean-token-mean, seq-mean-token-sum-norm."
-    )
+    return aggregation(mode).reduce(loss_mat, mask, norm_constant)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from trainer.config.estimators import ESTIMATOR_TRAITS
+from trainer.config.logging_section import LoggingConfig as LoggingConfig
+from trainer.config.sampling import DEFAULT_SAMPLING
+from trainer.config.section import Section
 
 AdvantageEstimator = Literal[
     "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
@@ -20,12 +25,6 @@ LossAggMode = Literal[
 ]
 KLEstimator = Literal["k1", "k2", "k3", "low_var_kl", "abs"]
 Dtype = Literal["float32", "bfloat16", "float16"]
-
-
-class Section(BaseModel):
-    """Base of every config section: unknown keys are errors, not silently ignored."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class ModelConfig(Section):
@@ -81,10 +80,17 @@ class RolloutConfig(Section):
         "hf", description="Generation engine: `hf` (transformers) or `vllm` (optional extra)."
     )
     n: int = Field(8, ge=1, description="Responses sampled per prompt (the GRPO group size).")
-    temperature: float = Field(1.0, ge=0.0, description="Sampling temperature; 0 is greedy.")
-    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
-    top_k: int = Field(0, ge=0, description="Top-k sampling; 0 disables it.")
-    max_new_tokens: int = Field(32, ge=1, description="Maximum response length in tokens.")
+    # Sampling defaults are `SamplingParams`' (one definition); `n` is the group size.
+    temperature: float = Field(
+        DEFAULT_SAMPLING.temperature, ge=0.0, description="Sampling temperature; 0 is greedy."
+    )
+    top_p: float = Field(
+        DEFAULT_SAMPLING.top_p, gt=0.0, le=1.0, description="Nucleus sampling mass."
+    )
+    top_k: int = Field(DEFAULT_SAMPLING.top_k, ge=0, description="Top-k sampling; 0 disables it.")
+    max_new_tokens: int = Field(
+        DEFAULT_SAMPLING.max_new_tokens, ge=1, description="Maximum response length in tokens."
+    )
     stop: list[str] = Field(
         default_factory=list, description="Strings that end a response (kept in the text)."
     )
@@ -262,80 +268,6 @@ class CheckpointConfig(Section):
     save_hf: bool = Field(True, description="Also export the final model as a HF folder.")
 
 
-class LoggingConfig(Section):
-    console: bool = Field(True, description="Progress bar and a line of key metrics.")
-    jsonl_path: str | None = Field(
-        None, description="Append-only JSONL of every record; empty disables it."
-    )
-    samples_per_step: int = Field(
-        16,
-        ge=0,
-        le=4096,
-        description="Training rollout samples stored per step, as whole GRPO groups: the "
-        "best and worst groups (by mean score) always, then groups with reward errors, then "
-        "random groups (seeded) until this many samples. 0 stores none.",
-    )
-    token_data_fraction: float = Field(
-        0.25,
-        ge=0.0,
-        le=1.0,
-        description="Fraction of stored samples (train and validation) that carry per-token "
-        "data: token texts and ids, sampling log-probs, and advantages (training). Chosen "
-        "with a seeded generator, so a rerun picks the same ones.",
-    )
-    val_samples_cap: int = Field(
-        4096,
-        ge=0,
-        description="At most this many validation samples are stored per validation (all of "
-        "them when fewer; `data.max_val_samples` * `rollout.val_n` is the total).",
-    )
-    spool_dir: str = Field(
-        "var/spool",
-        description="Studio reporter: where every record is written (one file per run "
-        "attempt, fsync'd) before it is uploaded; what could not be sent stays here.",
-    )
-    spool_fsync: Literal["group", "record"] = Field(
-        "group",
-        description="`group`: a background thread fsyncs the spool right behind the writes "
-        "(emits during one fsync share the next), so a step never waits on the disk; "
-        "`record`: every emit waits for its own fsync.",
-    )
-    upload_batch_records: int = Field(
-        500, ge=1, le=2000, description="Studio reporter: records per upload request, at most."
-    )
-    upload_batch_bytes: int = Field(
-        1 << 20,
-        ge=1024,
-        le=7 << 20,
-        description="Studio reporter: bytes of records per upload request, at most (a single "
-        "larger record goes alone; the studio accepts 8 MiB).",
-    )
-    upload_timeout_s: float = Field(
-        10.0, gt=0.0, le=300.0, description="Studio reporter: timeout of one upload request."
-    )
-    upload_max_backoff_s: float = Field(
-        30.0,
-        gt=0.0,
-        le=3600.0,
-        description="Studio reporter: longest wait between retries while the studio is "
-        "unreachable (exponential back-off with jitter, from 0.5 s).",
-    )
-    flush_timeout_s: float = Field(
-        10.0,
-        ge=0.0,
-        le=3600.0,
-        description="Studio reporter: at the end of a run, how long to keep sending; "
-        "the rest stays in the spool for `python -m trainer spool-send`.",
-    )
-    cancel_flush_timeout_s: float = Field(
-        2.0,
-        ge=0.0,
-        le=3600.0,
-        description="Like `flush_timeout_s`, after SIGTERM (a cancelled run). Ray sends "
-        "SIGKILL 3 s after SIGTERM (RAY_JOB_STOP_WAIT_TIME_S), so keep it below that.",
-    )
-
-
 class TrainerConfig(Section):
     total_epochs: int = Field(1, ge=1, description="Passes over the training data.")
     total_steps: int | None = Field(
@@ -375,8 +307,8 @@ class RunConfig(Section):
                 f"data.train_batch_size={self.data.train_batch_size} must be a multiple of "
                 f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
             )
-        group_based = ("grpo", "rloo", "reinforce_plus_plus_baseline")
-        if self.algorithm.adv_estimator in group_based and self.rollout.n < 2:
+        traits = ESTIMATOR_TRAITS[self.algorithm.adv_estimator]
+        if traits.compares_within_group and self.rollout.n < 2:
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
                 f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
@@ -399,4 +331,4 @@ class RunConfig(Section):
 
     @property
     def needs_critic(self) -> bool:
-        return self.algorithm.adv_estimator == "gae"
+        return ESTIMATOR_TRAITS[self.algorithm.adv_estimator].needs_critic

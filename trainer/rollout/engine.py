@@ -14,16 +14,9 @@ from typing import Protocol
 
 import torch
 
+from trainer.config.sampling import SamplingParams
 
-@dataclass(frozen=True)
-class SamplingParams:
-    n: int = 1  # completions per prompt; outputs are grouped prompt-major
-    temperature: float = 1.0  # 0 means greedy
-    top_p: float = 1.0
-    top_k: int = 0  # 0 disables top-k
-    max_new_tokens: int = 32
-    stop: tuple[str, ...] = ()  # strings that end a completion (kept in it)
-    seed: int | None = None  # makes a call reproducible when set
+__all__ = ["Completion", "RolloutEngine", "SamplingParams"]
 
 
 @dataclass

@@ -906,6 +906,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The run's report: summary, metric charts, config, alerts, and its highest- and
+         *     lowest-reward samples, as an HTML attachment.
+         */
+        get: operations["runs_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/resume/": {
         parameters: {
             query?: never;
@@ -917,6 +937,128 @@ export interface paths {
         put?: never;
         /** @description Queue a failed or cancelled run again; it continues from its latest checkpoint. */
         post: operations["runs_resume_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The groups (one prompt's samples) of one step with their score spread. */
+        get: operations["runs_rollouts_groups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/histogram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Scores of the step range in equal-width bins (non-finite scores left out). */
+        get: operations["runs_rollouts_histogram"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/lengths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Response length vs score of the newest samples of the step range. */
+        get: operations["runs_rollouts_lengths"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/prompts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run's distinct prompts with their sample counts, most sampled first. */
+        get: operations["runs_rollouts_prompts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The steps that recorded samples, oldest first, with their sample counts. */
+        get: operations["runs_rollouts_steps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/rollouts/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every live sample of this run with the same prompt as `sample`, by step: the
+         *     sample may be another run's, to compare two runs on one prompt.
+         */
+        get: operations["runs_rollouts_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One report of several runs: overlaid charts and the config keys that differ. */
+        get: operations["runs_report_compare"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1413,6 +1555,23 @@ export interface components {
          * @enum {string}
          */
         FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty";
+        GroupSummary: {
+            group_id: string;
+            samples: number;
+            /** Format: double */
+            score_mean: number | null;
+            /**
+             * Format: double
+             * @description Population std.
+             */
+            score_std: number | null;
+            /** Format: double */
+            score_min: number | null;
+            /** Format: double */
+            score_max: number | null;
+            /** @description All scores equal: no GRPO signal. */
+            zero_spread: boolean;
+        };
         Health: {
             /**
              * @description ok when every configured component answers; degraded otherwise (HTTP 503).
@@ -1432,6 +1591,13 @@ export interface components {
          * @enum {string}
          */
         HealthStatusEnum: "ok" | "degraded";
+        HistogramBin: {
+            /** Format: double */
+            low: number;
+            /** Format: double */
+            high: number;
+            count: number;
+        };
         /**
          * IngestBatch
          * @description `POST /api/ingest/runs/{run_id}/records`: one upload of a trainer's spool.
@@ -1647,6 +1813,19 @@ export interface components {
             /** @description Only samples with this label (default: any). */
             label?: string;
         };
+        LengthPoint: {
+            sample: number;
+            step: number;
+            response_length: number;
+            /** Format: double */
+            score: number;
+            /** @description Stopped at the length limit. */
+            truncated: boolean;
+        };
+        LengthPoints: {
+            run: number;
+            points: components["schemas"]["LengthPoint"][];
+        };
         LengthStats: {
             min: number;
             max: number;
@@ -1697,6 +1876,8 @@ export interface components {
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];
+            /** @description With times=true: unix seconds when each step was emitted, interpolated between at most 2000 anchor steps of the run (null: unknown). */
+            times?: (number | null)[];
         };
         MetricsQueryResult: {
             /** @description The per-series limit that was applied. */
@@ -1996,6 +2177,22 @@ export interface components {
         ProjectRequest: {
             name: string;
             description?: string;
+        };
+        PromptSummary: {
+            prompt: string;
+            data_source: string;
+            samples: number;
+            /** @description Distinct steps that sampled the prompt. */
+            steps: number;
+            first_step: number;
+            last_step: number;
+            /** @description Its first sample: open its timeline. */
+            example_sample: number;
+        };
+        PromptTimeline: {
+            run: number;
+            prompt: string;
+            samples: components["schemas"]["RolloutSample"][];
         };
         ReasonRequest: {
             /** @description Shown in the run's history. */
@@ -2556,6 +2753,10 @@ export interface components {
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
         };
+        RunPrompts: {
+            run: number;
+            prompts: components["schemas"]["PromptSummary"][];
+        };
         /**
          * @description * `queued` - Queued
          *     * `starting` - Starting
@@ -2567,6 +2768,10 @@ export interface components {
          * @enum {string}
          */
         RunStatusEnum: "queued" | "starting" | "running" | "cancelling" | "succeeded" | "failed" | "cancelled";
+        RunSteps: {
+            run: number;
+            steps: components["schemas"]["StepCount"][];
+        };
         SampleGroup: {
             run: number;
             step: number;
@@ -2606,6 +2811,11 @@ export interface components {
             max_new_tokens: number;
             seed: number;
         };
+        ScoreHistogram: {
+            run: number;
+            /** @description Equal width; the last one is closed. */
+            bins: components["schemas"]["HistogramBin"][];
+        };
         /**
          * @description * `references` - dataset rows answered by their reference answers
          *     * `completions` - pasted completions
@@ -2638,6 +2848,15 @@ export interface components {
             readonly actor: string;
             /** Format: date-time */
             at?: string;
+        };
+        StepCount: {
+            step: number;
+            samples: number;
+        };
+        StepGroups: {
+            run: number;
+            step: number;
+            groups: components["schemas"]["GroupSummary"][];
         };
         TestRunParams: {
             rows: number;
@@ -3244,6 +3463,8 @@ export interface operations {
                 step_max?: number;
                 /** @description First step (inclusive). */
                 step_min?: number;
+                /** @description Also return each point's wall-clock time (`times`), for a time axis. */
+                times?: boolean;
             };
             header?: never;
             path?: never;
@@ -4487,6 +4708,35 @@ export interface operations {
             };
         };
     };
+    runs_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_resume_create: {
         parameters: {
             query?: never;
@@ -4522,6 +4772,279 @@ export interface operations {
             };
         };
     };
+    runs_rollouts_groups: {
+        parameters: {
+            query: {
+                /**
+                 * @description learning: only groups whose scores differ (they carry a GRPO signal); zero: only groups whose scores are all equal.
+                 *
+                 *     * `any` - any
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "any" | "learning" | "zero";
+                step: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StepGroups"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_histogram: {
+        parameters: {
+            query?: {
+                bins?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreHistogram"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_lengths: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Last step (inclusive). */
+                step_max?: number;
+                /** @description First step (inclusive). */
+                step_min?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LengthPoints"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_prompts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description Only prompts containing this text. */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunPrompts"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_steps: {
+        parameters: {
+            query?: {
+                /** @description train or val. */
+                split?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSteps"];
+                };
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_rollouts_timeline: {
+        parameters: {
+            query: {
+                limit?: number;
+                /** @description A sample (of any run you can read) whose prompt to follow in this run. */
+                sample: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PromptTimeline"];
+                };
+            };
+            /** @description A parameter is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such run in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_report_compare: {
+        parameters: {
+            query: {
+                /** @description Comma-separated run ids, at most 8; each must be readable. */
+                ids: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `ids` is missing or invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A run is not in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     samples_list: {
         parameters: {
             query: {
@@ -4529,6 +5052,8 @@ export interface operations {
                 cursor?: string;
                 data_source?: string;
                 group_id?: string;
+                /** @description Comma-separated group ids (at most 100), e.g. an alert's zero-spread groups. */
+                groups?: string;
                 has_error?: boolean;
                 /** @description Has this label. */
                 label?: string;
@@ -4542,6 +5067,13 @@ export interface operations {
                 run: number;
                 score_max?: number;
                 score_min?: number;
+                /**
+                 * @description learning: only groups whose scores differ (a GRPO signal); zero: only groups whose scores are all equal (at their step).
+                 *
+                 *     * `learning` - learning
+                 *     * `zero` - zero
+                 */
+                signal?: "learning" | "zero";
                 /** @description train or val. */
                 split?: string;
                 step_max?: number;

@@ -11,6 +11,7 @@ import { HomeRedirect } from "../features/projects/pages/HomeRedirect";
 import { MembersPage } from "../features/projects/pages/MembersPage";
 import { NewProjectPage } from "../features/projects/pages/NewProjectPage";
 import { rewardRoutes } from "../features/rewards/routes";
+import { rolloutRoutes } from "../features/rollouts/routes";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { TokensPage } from "../features/tokens/pages/TokensPage";
 import { AppShell } from "./AppShell";
@@ -55,10 +56,7 @@ export const routes: RouteObject[] = [
           { path: "runs", element: <RunsPage /> },
           { path: "runs/new", element: lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage", "the run form") },
           { path: "runs/:runId", element: lazyPage(() => import("../features/runs/pages/RunPage"), "RunPage", "the run") },
-          {
-            path: "runs/:runId/rollouts",
-            element: lazyPage(() => import("../features/rollouts/pages/RolloutsPage"), "RolloutsPage", "the rollouts"),
-          },
+          ...rolloutRoutes,
           { path: "compare", element: lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage", "the comparison") },
           ...datasetRoutes,
           ...rewardRoutes,

@@ -2,7 +2,6 @@
  * Every request the runs pages make. Query keys live in `runKeys`, in one place.
  */
 import { api, unwrap, type Schemas } from "../../api/client";
-import { toApiError } from "../../api/errors";
 
 export type Run = Schemas["Run"];
 export type RunDetail = Schemas["RunDetail"];
@@ -171,45 +170,36 @@ export function getRewardVersion(functionId: number, number: number, signal?: Ab
   );
 }
 
-// --- Endpoints of issue #15's backend half (api1). Until they are in openapi.json these
-// types follow the shared contract; after `npm run gen:api` they become Schemas[...]. ---
+export type Checkpoint = Schemas["Checkpoint"];
+export type LogLine = Schemas["LogLine"];
+export type Alert = Schemas["RunAlert"];
 
-export type Checkpoint = {
-  id: number;
-  attempt: number;
-  step: number;
-  uri: string;
-  size_bytes: number | null;
-  created_at: string;
-  reachable: boolean;
-  unreachable_reason: string;
-  download_url: string | null;
-};
-export type LogLine = { id?: number; seq: number; attempt: number; level: string; message: string; time?: number; emitted_at?: string };
-export type Alert = { id: number; rule?: string; kind?: string; message: string; step: number | null; created_at?: string; severity?: string };
+const LOG_TAIL = 500;
+const MAX_ROWS = 200;
 
-async function getPage<T>(url: string, signal?: AbortSignal): Promise<T[]> {
-  const response = await fetch(url, { credentials: "same-origin", signal, headers: { Accept: "application/json" } });
-  const body: unknown = await response.json().catch(() => null);
-  if (!response.ok) throw toApiError(body, response);
-  if (Array.isArray(body)) return body as T[];
-  return ((body as { results?: T[] } | null)?.results ?? []) as T[];
+export async function fetchCheckpoints(run: number, signal?: AbortSignal): Promise<Checkpoint[]> {
+  const page = await unwrap(api.GET("/api/runs/{id}/checkpoints/", { params: { path: { id: run }, query: { page_size: MAX_ROWS } }, signal }));
+  return page.results;
 }
 
-export function fetchCheckpoints(run: number, signal?: AbortSignal): Promise<Checkpoint[]> {
-  return getPage<Checkpoint>(`/api/runs/${run}/checkpoints/?page_size=200`, signal);
+/** The last lines of the run's log (oldest first), at one level or all. */
+export async function fetchLogs(run: number, level: string, signal?: AbortSignal): Promise<LogLine[]> {
+  const query = { page_size: LOG_TAIL, ...(level ? { level } : {}) };
+  const first = await unwrap(api.GET("/api/runs/{id}/logs/", { params: { path: { id: run }, query }, signal }));
+  const pages = Math.ceil(first.count / LOG_TAIL);
+  if (pages <= 1) return first.results;
+  // A tail: the last page, plus the one before it so the tail is never a few lines only.
+  const last = await unwrap(api.GET("/api/runs/{id}/logs/", { params: { path: { id: run }, query: { ...query, page: pages } }, signal }));
+  const before = await unwrap(api.GET("/api/runs/{id}/logs/", { params: { path: { id: run }, query: { ...query, page: pages - 1 } }, signal }));
+  return [...before.results, ...last.results];
 }
 
-export function fetchLogs(run: number, level: string, signal?: AbortSignal): Promise<LogLine[]> {
-  const query = new URLSearchParams({ page_size: "500" });
-  if (level) query.set("level", level);
-  return getPage<LogLine>(`/api/runs/${run}/logs/?${query.toString()}`, signal);
+export async function fetchAlerts(run: number, signal?: AbortSignal): Promise<Alert[]> {
+  const page = await unwrap(api.GET("/api/runs/{id}/alerts/", { params: { path: { id: run }, query: { page_size: MAX_ROWS } }, signal }));
+  return page.results;
 }
 
-export function fetchAlerts(run: number, signal?: AbortSignal): Promise<Alert[]> {
-  return getPage<Alert>(`/api/runs/${run}/alerts/?page_size=200`, signal);
-}
-
+/** The HTML report of one run or several (api1's report endpoints). */
 export function reportUrl(runs: number[]): string {
   return runs.length === 1 ? `/api/runs/${runs[0]}/report` : `/api/runs/report?ids=${runs.join(",")}`;
 }

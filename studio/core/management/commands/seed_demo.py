@@ -28,8 +28,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import IntegrityError, transaction
 
-from studio.datasets.ingest import ColumnMapping
 from studio.datasets.models import Dataset
+from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.paths import REPO_ROOT, var_dir
 from studio.projects.models import Membership, Project, Role

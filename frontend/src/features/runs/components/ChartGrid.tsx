@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useCallback, useMemo, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
 
@@ -55,6 +55,8 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
     queryFn: ({ signal }) => queryMetrics(runs, chosen, range, signal),
     enabled: chosen.length > 0,
     staleTime: Infinity,
+    // A new key or range refetches; the charts stay (and are updated) meanwhile.
+    placeholderData: keepPreviousData,
   });
 
   // Live points go into this store and straight to the charts (extendTraces); React
@@ -163,7 +165,7 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
               <h3 className={styles.groupTitle}>{group}</h3>
               <div className={styles.grid}>
                 {groupKeysList.map((key) => (
-                  <div key={key} className={styles.cell}>
+                  <div key={key} className={styles.cell} data-chart-slot={key}>
                     <LazyMount height={CHART_HEIGHT}>
                       <MetricChart
                         metric={key}

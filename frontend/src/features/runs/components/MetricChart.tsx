@@ -69,6 +69,7 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         const built = traces(s, label, st);
         rawIndex.current = built.rawIndex;
         await P.newPlot(element, built.data as never, layout(metric, st), { displaylogo: false, responsive: true });
+        countPoints(element, s);
         const events = element as unknown as { on: (name: string, fn: (e: { points?: { x: number; curveNumber: number }[]; xvals?: number[] }) => void) => void };
         events.on("plotly_click", (e) => {
           const point = e.points?.[0];
@@ -97,6 +98,7 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
     const built = traces(series, runLabel, settings);
     rawIndex.current = built.rawIndex;
     void P.react(div.current, built.data as never, layout(metric, settings));
+    countPoints(div.current, series);
   }, [ready, series, settings, metric, runLabel]);
 
   useEffect(() => {
@@ -109,6 +111,8 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         const x = points.map((p) => p.step);
         const smooth = emaTail(allValues, points.length, latest.current.settings.smoothing);
         void P.extendTraces(div.current, { x: [x, x], y: [points.map((p) => p.value), smooth] } as never, [index, index + 1]);
+        div.current.dataset.points = String(Number(div.current.dataset.points ?? 0) + points.length);
+        div.current.dataset.livePoints = String(Number(div.current.dataset.livePoints ?? 0) + points.length);
       },
       hover: (step) => {
         const P = plotly.current as unknown as { Fx?: { hover: (el: HTMLElement, data: unknown) => void; unhover: (el: HTMLElement) => void } };
@@ -127,6 +131,11 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
       <div ref={div} style={{ height: ready ? CHART_HEIGHT : 0 }} />
     </figure>
   );
+}
+
+/** How many points the chart shows, as a data attribute (for tests and the bench). */
+function countPoints(element: HTMLElement, series: ChartSeries[]) {
+  element.dataset.points = String(series.reduce((sum, s) => sum + s.points.length, 0));
 }
 
 function layout(metric: string, settings: ChartSettings) {

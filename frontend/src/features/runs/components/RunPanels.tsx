@@ -13,11 +13,12 @@ import type { LogLine, RunDetail } from "../api";
 import { differingPaths, formatValue } from "../configDiff";
 import { useAlerts, useCheckpoints, useLogs, usePresets, useRun } from "../hooks";
 import { formatBytes, RunStatusPill } from "./RunStatus";
+import { evidenceSearch } from "../../rollouts/lib/alertLink";
 
 const LEVELS = ["", "debug", "info", "warning", "error"];
 
 /** The logs tail: stored lines, then live ones from the run's stream (`live`). */
-export function LogsPanel({ run, live }: { run: number; live: LogLine[] }) {
+export function LogsPanel({ run, live, active }: { run: number; live: LogLine[]; active: boolean }) {
   const [level, setLevel] = useState("");
   const logs = useLogs(run, level);
   const seen = new Set((logs.data ?? []).map((l) => `${l.attempt}:${l.seq}`));
@@ -37,8 +38,10 @@ export function LogsPanel({ run, live }: { run: number; live: LogLine[] }) {
       {logs.isPending ? <Loading what="logs" /> : null}
       {logs.isError ? <ErrorState title="Could not load the logs" error={logs.error} onRetry={() => void logs.refetch()} /> : null}
       {logs.data && lines.length === 0 ? (
-        <EmptyState icon={<StatusIcon size={26} />} title="No log lines yet">
-          The trainer&apos;s log lines appear here as it writes them.
+        <EmptyState icon={<StatusIcon size={26} />} title={active ? "No log lines yet" : "No log lines"}>
+          {active
+            ? "The trainer's log lines (warnings, resumes, checkpoints) appear here, live, as it writes them."
+            : `This run wrote no log lines${level ? ` at level ${level}` : ""}: the trainer logs warnings, resumes and checkpoints, not every step (those are the charts).`}
         </EmptyState>
       ) : null}
       {lines.length ? (
@@ -107,9 +110,25 @@ export function AlertsPanel({ run, slug }: { run: number; slug: string }) {
       rows={alerts.data}
       rowKey={(a) => a.id}
       columns={[
-        { key: "step", header: "Step", cell: (a) => (a.step !== null ? <Link to={`/p/${slug}/runs/${run}/rollouts?step=${a.step}`}>{a.step}</Link> : "—") },
-        { key: "rule", header: "Rule", cell: (a) => a.rule ?? a.kind ?? "" },
+        { key: "step", header: "Step", cell: (a) => <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>{a.step}</Link> },
+        { key: "kind", header: "Rule", cell: (a) => <span className={`${ui.pill} ${a.severity === "critical" ? ui.error : ui.warn}`}>{a.kind}</span> },
         { key: "message", header: "What happened", cell: (a) => a.message },
+        {
+          key: "evidence",
+          header: "Evidence",
+          cell: (a) => (
+            <span className={ui.row}>
+              <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>samples</Link>
+              {a.evidence.metric_keys.length ? (
+                <Link
+                  to={`/p/${slug}/runs/${run}?charts=${encodeURIComponent(a.evidence.metric_keys.join(","))}&from=${a.evidence.step_min}&to=${a.evidence.step_max}`}
+                >
+                  charts
+                </Link>
+              ) : null}
+            </span>
+          ),
+        },
       ]}
     />
   );

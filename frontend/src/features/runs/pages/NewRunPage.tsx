@@ -21,6 +21,8 @@ import { useConfigSchema, usePresets } from "../hooks";
 import styles from "./NewRunPage.module.css";
 
 const DEFAULT_PRESET = "grpo-tiny-arith";
+/** Request fields this form shows errors at (config.* paths are shown in the config form). */
+const FORM_FIELDS = new Set(["name", "preset", "tags", "priority", "overrides", "resources.cpus", "resources.gpus", "dataset_version", "reward_version"]);
 
 /** `/p/:slug/runs/new` (a new run from a preset) and `?clone=ID` (clone with edits);
  * `?reward_version=ID&dataset_version=ID` preselect versions ("Train on this"). */
@@ -108,8 +110,9 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
       void navigate(`/p/${slug}/runs/${run.id}`);
     },
     onError: (error) => {
-      if (!(error instanceof FieldErrors)) toast.error(error);
-      else toast.show(`Fix the marked fields: ${error.message}`, "error");
+      // Errors shown at a field need no toast; anything else (or a field the form lacks) does.
+      const shown = error instanceof FieldErrors && Object.keys(error.fields).every((k) => k.startsWith("config.") || FORM_FIELDS.has(k));
+      if (!shown) toast.error(error);
     },
   });
   const translate = useMutation({
@@ -228,7 +231,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
                   className={`${inputClass} ${styles.code}`}
                   rows={8}
                   value={yamlText}
-                  placeholder="rollout:\n  n: 8"
+                  placeholder={"rollout:\n  n: 8"}
                   onFocus={() => setEditingYaml(true)}
                   onChange={(e) => setYamlText(e.target.value)}
                   onBlur={onYamlBlur}

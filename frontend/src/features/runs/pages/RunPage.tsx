@@ -124,7 +124,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
             />
           )
         ) : null}
-        {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} /> : null}
+        {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} /> : null}
         {tab === "checkpoints" ? <CheckpointsPanel run={run.id} /> : null}
         {tab === "alerts" ? <AlertsPanel run={run.id} slug={slug} /> : null}
         {tab === "config" ? <ConfigPanel run={run} /> : null}

@@ -131,7 +131,7 @@ export function RunsPage() {
                 </span>
               ),
             },
-            { key: "reward", header: "Reward", cell: (r) => <Sparkline values={(r as Run & { reward_sparkline?: (number | null)[] }).reward_sparkline ?? []} label={`Reward of ${r.name}`} /> },
+            { key: "reward", header: "Reward", cell: (r) => <Sparkline values={r.reward_sparkline} label={`Reward of ${r.name}`} /> },
             { key: "age", header: "Created", sortKey: "created_at", cell: (r) => formatAge(r.created_at) },
             { key: "duration", header: "Duration", sortKey: "started_at", cell: (r) => formatDuration(r.started_at, r.finished_at) },
             { key: "tags", header: "Tags", cell: (r) => <span className={ui.row}>{r.tags.map((t) => <span key={t} className={ui.pill}>{t}</span>)}</span> },

@@ -23,8 +23,8 @@ from studio.datasets.models import DatasetVersion
 from studio.datasets.splits import VALIDATION_SPLITS, is_validation
 from studio.runs.models import IngestToken
 from studio.runs.tokens import IngestTokenAuthentication
-from studio.telemetry.ingest import store_batch
 from studio.telemetry.openapi import IngestModelExtension  # noqa: F401  (registers the schema)
+from studio.telemetry.record_store import store_batch
 from studio.telemetry.records import (
     MAX_BODY_BYTES,
     IngestBatch,

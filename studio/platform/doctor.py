@@ -16,11 +16,11 @@ import psycopg
 import redis
 import requests
 
-from studio.cli import postgres as pg
-from studio.cli import services as svc
-from studio.cli.ports import PortNeed, busy_port_message
-from studio.cli.supervisor import UpError
 from studio.paths import REPO_ROOT, var_dir
+from studio.platform import embedded_postgres as pg
+from studio.platform import services as svc
+from studio.platform.ports import PortNeed, busy_port_message
+from studio.platform.supervisor import UpError
 
 Level = Literal["ok", "warn", "FAIL"]
 MIN_FREE_GB = 1.0

@@ -35,8 +35,8 @@ from studio.api.authentication import ApiTokenAuthentication
 from studio.api.permissions import has_role
 from studio.projects.models import Project, Role
 from studio.runs.models import Run
-from studio.telemetry import events, live_status, pubsub
-from studio.telemetry.events import BadEventId, EventKey
+from studio.telemetry import live_status, pubsub, sse_frames
+from studio.telemetry.sse_frames import BadEventId, EventKey
 
 logger = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class _Stream:
                 return  # streams are recycled; the client reconnects from its last id
             wait = min(heartbeat_s() - (now - last_write), deadline - now)
             if wait <= 0:
-                yield events.comment("heartbeat")
+                yield sse_frames.comment("heartbeat")
                 last_write = now
                 continue
             message = await subscription.next(wait)
@@ -207,18 +207,18 @@ class _RunStream(_Stream):
         self.channel = pubsub.run_channel(run.pk)
 
     def parse_live_key(self, raw: bytes) -> EventKey:
-        return events.parse_key_bytes(raw)
+        return sse_frames.parse_key_bytes(raw)
 
     async def start(self) -> list[bytes]:
         return [await _db(live_status.snapshot_of, self.run_id)]
 
     async def ready(self) -> tuple[EventKey, bytes]:
-        mark = await _db(events.last_key, self.run_id)
-        data = {"last_event_id": events.event_id(mark)}
-        return mark, events.frame("ready", data, events.event_id(mark))
+        mark = await _db(sse_frames.last_key, self.run_id)
+        data = {"last_event_id": sse_frames.event_id(mark)}
+        return mark, sse_frames.frame("ready", data, sse_frames.event_id(mark))
 
     async def replay(self, after: EventKey) -> list[tuple[EventKey, bytes]]:
-        return await _db(events.replay, self.run_id, after, REPLAY_PAGE)
+        return await _db(sse_frames.replay, self.run_id, after, REPLAY_PAGE)
 
 
 class _ProjectStream(_Stream):
@@ -231,7 +231,7 @@ class _ProjectStream(_Stream):
 
     async def ready(self) -> tuple[int, bytes]:
         mark = await _db(live_status.last_change_id, self.project_id)
-        return mark, events.frame("ready", {"last_event_id": str(mark)}, str(mark))
+        return mark, sse_frames.frame("ready", {"last_event_id": str(mark)}, str(mark))
 
     async def replay(self, after: int) -> list[tuple[int, bytes]]:
         return await _db(live_status.replay_project, self.project_id, after, REPLAY_PAGE)
@@ -351,7 +351,7 @@ class RunEventsView(_AsyncStreamView):
                 return None  # another project's run does not exist for this caller
             return _RunStream(run)
 
-        return await _serve(request, lookup, events.parse_event_id)
+        return await _serve(request, lookup, sse_frames.parse_event_id)
 
 
 class ProjectEventsView(_AsyncStreamView):

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import psycopg
 
-from studio.cli.services import Plan, package_dir
-from studio.cli.supervisor import ChildSpec, Supervisor, UpError
+from studio.platform.services import Plan, package_dir
+from studio.platform.supervisor import ChildSpec, Supervisor, UpError
 
 DATABASE_NAME = "rlstudio"
 

@@ -28,10 +28,10 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from studio.runs.models import Run, RunAttempt
-from studio.telemetry import events, pubsub
+from studio.telemetry import pubsub
+from studio.telemetry import sse_frames as frames
 from studio.telemetry.alert_store import raise_alerts
 from studio.telemetry.alerts import COMPONENT_PREFIX, WATCHED
-from studio.telemetry.events import EventKey
 from studio.telemetry.models import Checkpoint, IngestedRecord, LogLine
 from studio.telemetry.records import (
     CheckpointRecord,
@@ -42,6 +42,7 @@ from studio.telemetry.records import (
     SamplesRecord,
     StatusRecord,
 )
+from studio.telemetry.sse_frames import EventKey
 from studio.telemetry.status_records import apply_status
 from studio.telemetry.superseding import resume_step_of, supersede_earlier_attempts
 
@@ -78,7 +79,7 @@ def store_batch(run: Run, attempt: RunAttempt, batch: IngestBatch) -> Outcome:
             writer.add(record)
         published = writer.write()
         messages = [
-            (pubsub.run_channel(run.pk), pubsub.message(events.key_bytes(key), frame))
+            (pubsub.run_channel(run.pk), pubsub.message(frames.key_bytes(key), frame))
             for key, frame in sorted(published, key=lambda event: event[0])
         ]
         transaction.on_commit(partial(pubsub.publish, messages), robust=True)
@@ -198,7 +199,7 @@ class _Writer:
             )
         for r in self.others:
             data = r.data.model_dump()
-            published.append(events.stored_record_event(self.attempt, r.seq, r.time, r.kind, data))
+            published.append(frames.stored_record_event(self.attempt, r.seq, r.time, r.kind, data))
         return published
 
     def _write_metrics(self) -> list[Event]:
@@ -216,7 +217,7 @@ class _Writer:
                 values.append(value)
             if any(_watched_for_alerts(key) for key in finite):
                 alert_steps[r.data.step] = max(r.seq, alert_steps.get(r.data.step, -1))
-            published.append(events.metrics_event(self.attempt, r.seq, r.time, r.data.step, finite))
+            published.append(frames.metrics_event(self.attempt, r.seq, r.time, r.data.step, finite))
         if keys:
             _insert_fresh(
                 "INSERT INTO telemetry_metricpoint "
@@ -229,13 +230,13 @@ class _Writer:
         by_seq: dict[int, list[dict[str, Any]]] = {}
         for seq, alert in raise_alerts(self.run.pk, self.attempt, alert_steps):
             by_seq.setdefault(seq, []).append(
-                events.alert_payload(
+                frames.alert_payload(
                     alert.kind, alert.step, alert.severity, alert.message, alert.values
                 )
             )
         for seq, payloads in by_seq.items():
             payloads.sort(key=lambda p: (p["step"], p["kind"]))  # the order replay uses
-            published.append(events.alerts_event(self.attempt, seq, payloads))
+            published.append(frames.alerts_event(self.attempt, seq, payloads))
         return published
 
     def _write_samples(self) -> list[Event]:
@@ -255,7 +256,7 @@ class _Writer:
                     "response": s.response,
                     "ground_truth": s.ground_truth,
                     "score": _number(s.score),
-                    "components": Jsonb({k: events.finite(v) for k, v in s.components.items()}),
+                    "components": Jsonb({k: frames.finite(v) for k, v in s.components.items()}),
                     "advantage": _number(s.advantage),
                     "prompt_length": s.prompt_length,
                     "response_length": s.response_length,
@@ -286,7 +287,7 @@ class _Writer:
         published: list[Event] = []
         for r in self.samples:
             summaries = [
-                events.sample_summary(
+                frames.sample_summary(
                     ids[(r.seq, position)],
                     s.group_id,
                     s.split,
@@ -295,15 +296,15 @@ class _Writer:
                     s.prompt_length,
                     s.response_length,
                     s.finish_reason,
-                    {k: events.finite(v) for k, v in s.components.items()},
-                    s.response[: events.PREVIEW_CHARS],
-                    s.error[: events.PREVIEW_CHARS],
+                    {k: frames.finite(v) for k, v in s.components.items()},
+                    s.response[: frames.PREVIEW_CHARS],
+                    s.error[: frames.PREVIEW_CHARS],
                 )
                 for position, s in enumerate(r.data.samples)
                 if (r.seq, position) in ids
             ]
             published.append(
-                events.samples_event(self.attempt, r.seq, r.time, r.data.step, summaries)
+                frames.samples_event(self.attempt, r.seq, r.time, r.data.step, summaries)
             )
         return published
 
@@ -325,7 +326,7 @@ class _Writer:
             ignore_conflicts=True,
         )
         return [
-            events.log_event(self.attempt, r.seq, r.time, r.data.level, r.data.message)
+            frames.log_event(self.attempt, r.seq, r.time, r.data.level, r.data.message)
             for r in self.logs
         ]
 
@@ -362,7 +363,7 @@ def _number(value: float | None) -> float:
 def _json_safe_series(sample: Any) -> dict[str, list[Any]]:
     """jsonb has no NaN or infinity: those become null."""
     return {
-        k: [events.finite(v) if isinstance(v, float) else v for v in series]
+        k: [frames.finite(v) if isinstance(v, float) else v for v in series]
         for k, series in sample.token_data.items()
     }
 

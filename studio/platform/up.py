@@ -20,11 +20,11 @@ from typing import IO
 import requests
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.cli import postgres as pg
-from studio.cli import services as svc
-from studio.cli.ports import busy_port_message
-from studio.cli.supervisor import StopRequested, Supervisor, UpError, become_subreaper
 from studio.paths import var_dir
+from studio.platform import embedded_postgres as pg
+from studio.platform import services as svc
+from studio.platform.ports import busy_port_message
+from studio.platform.supervisor import StopRequested, Supervisor, UpError, become_subreaper
 
 HEALTH_TIMEOUT_S = 180.0
 

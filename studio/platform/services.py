@@ -18,9 +18,9 @@ from pathlib import Path
 import redis
 import requests
 
-from studio.cli.ports import PortNeed
-from studio.cli.supervisor import ChildSpec, UpError
 from studio.paths import REPO_ROOT
+from studio.platform.ports import PortNeed
+from studio.platform.supervisor import ChildSpec, UpError
 
 # Ray's head servers besides GCS, on the ports after --ray-port, in this order.
 RAY_EXTRA_PORT_FLAGS = (

@@ -30,10 +30,12 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
+
+from trainer.config.sampling import DEFAULT_SAMPLING, SamplingParams
 
 EXIT_BAD_INPUT = 2
 EXIT_TIME_LIMIT = 3
@@ -60,24 +62,22 @@ class ModelSource:
 
 @dataclass(frozen=True)
 class SampleSettings:
-    n: int = 1
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = 0
-    max_new_tokens: int = 64
-    seed: int = 0
+    """The command's settings: how to sample (`SamplingParams`) and how to run."""
+
+    sampling: SamplingParams
     max_prompt_length: int = 1024
     batch_size: int = 64  # sequences (prompts x n) generated together
     device: str = "auto"
     apply_chat_template: bool = True
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise SamplingError(f"--temperature must be >= 0, got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise SamplingError(f"--top-p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise SamplingError(f"--top-k must be >= 0 (0 disables it), got {self.top_k}")
+        s = self.sampling
+        if s.temperature < 0:
+            raise SamplingError(f"--temperature must be >= 0, got {s.temperature}")
+        if not 0 < s.top_p <= 1:
+            raise SamplingError(f"--top-p must be in (0, 1], got {s.top_p}")
+        if s.top_k < 0:
+            raise SamplingError(f"--top-k must be >= 0 (0 disables it), got {s.top_k}")
 
 
 def resolve_model(path: str | Path) -> ModelSource:
@@ -160,7 +160,6 @@ def sample(
     from trainer.data.formats import PromptRecord
     from trainer.data.prompts import encode_prompts
     from trainer.models.loading import load_policy, load_tokenizer, resolve_device
-    from trainer.rollout.engine import SamplingParams
     from trainer.rollout.hf import HFEngine
 
     try:
@@ -187,27 +186,22 @@ def sample(
     encoded, _ = encode_prompts(records, tokenizer, cfg)
     kept = {e.record.index: e for e in encoded}
     engine = HFEngine(model, tokenizer, device, max_batch_size=settings.batch_size)
-    per_batch = max(1, settings.batch_size // settings.n)
+    n = settings.sampling.n
+    per_batch = max(1, settings.batch_size // n)
     written = 0
     for start in range(0, len(prompts), per_batch):
         if time.monotonic() > deadline:
             raise SamplingTimeLimit("sampling ran past its time limit")
         indices = list(range(start, min(len(prompts), start + per_batch)))
         ready = [i for i in indices if i in kept]
-        params = SamplingParams(
-            n=settings.n,
-            temperature=settings.temperature,
-            top_p=settings.top_p,
-            top_k=settings.top_k,
-            max_new_tokens=settings.max_new_tokens,
-            seed=settings.seed + start,  # each batch its own stream, reproducible
-        )
+        seed = (settings.sampling.seed or 0) + start  # each batch its own stream, reproducible
+        params = replace(settings.sampling, seed=seed)
         completions = engine.generate([kept[i].prompt_ids for i in ready], params) if ready else []
         by_prompt: dict[int, list[Any]] = {}
         for completion in completions:
             by_prompt.setdefault(ready[completion.prompt_index], []).append(completion)
         for i in indices:
-            for k in range(settings.n):
+            for k in range(n):
                 if i in kept:
                     c = by_prompt[i][k]
                     line = {
@@ -286,12 +280,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--model", required=True, help="HF model folder or trainer checkpoint folder")
     p.add_argument("--prompts", required=True, help='JSONL, one {"messages": [...]} per line')
     p.add_argument("--out", required=True, help="JSONL written here, one line per completion")
-    p.add_argument("--n", type=_positive_int, default=1, help="completions per prompt")
-    p.add_argument("--temperature", type=float, default=1.0, help="0 is greedy")
-    p.add_argument("--top-p", type=float, default=1.0)
-    p.add_argument("--top-k", type=int, default=0, help="0 disables top-k")
-    p.add_argument("--max-new-tokens", type=_positive_int, default=64)
-    p.add_argument("--seed", type=int, default=0)
+    d = DEFAULT_SAMPLING
+    p.add_argument("--n", type=_positive_int, default=d.n, help="completions per prompt")
+    p.add_argument("--temperature", type=float, default=d.temperature, help="0 is greedy")
+    p.add_argument("--top-p", type=float, default=d.top_p)
+    p.add_argument("--top-k", type=int, default=d.top_k, help="0 disables top-k")
+    p.add_argument("--max-new-tokens", type=_positive_int, default=d.max_new_tokens)
+    p.add_argument("--seed", type=int, default=0, help="fixed, so a repeated call repeats")
     p.add_argument("--max-prompt-length", type=_positive_int, default=1024, help="in tokens")
     p.add_argument("--batch-size", type=_positive_int, default=64, help="sequences per batch")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -319,12 +314,14 @@ def run(args: argparse.Namespace) -> int:
     out_path = Path(args.out)
     try:
         settings = SampleSettings(
-            n=args.n,
-            temperature=args.temperature,
-            top_p=args.top_p,
-            top_k=args.top_k,
-            max_new_tokens=args.max_new_tokens,
-            seed=args.seed,
+            sampling=SamplingParams(
+                n=args.n,
+                temperature=args.temperature,
+                top_p=args.top_p,
+                top_k=args.top_k,
+                max_new_tokens=args.max_new_tokens,
+                seed=args.seed,
+            ),
             max_prompt_length=args.max_prompt_length,
             batch_size=args.batch_size,
             device=args.device,

@@ -1,6 +1,7 @@
 """Make sure the test suite has a real Postgres and Redis, and say where they are.
 
-Prints `export NAME=value` lines for the shell (`eval "$(python -m studio.cli.test_services)"`).
+Prints `export NAME=value` lines for the shell
+(`eval "$(python -m studio.platform.suite_services)"`).
 Order of preference: DATABASE_URL / REDIS_URL already set; the machine's local
 services on their standard ports (started with the distribution's tools if
 they are installed but stopped).

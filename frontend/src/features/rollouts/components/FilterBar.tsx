@@ -1,0 +1,200 @@
+import { type ReactNode, useEffect, useState } from "react";
+
+import { Button } from "../../../components/Button";
+import { type ExplorerFilters, NO_FILTERS, type Signal } from "../lib/explorerQuery";
+import styles from "../rollouts.module.css";
+
+type Props = {
+  filters: ExplorerFilters;
+  steps: number[];
+  live: boolean;
+  onChange: (filters: ExplorerFilters) => void;
+};
+
+/** A text box that applies its value on Enter or when it loses focus (not per keystroke). */
+function DraftInput(props: {
+  label: string;
+  value: string;
+  onCommit: (value: string) => void;
+  type?: "text" | "number" | "search";
+  narrow?: boolean;
+  placeholder?: string;
+}) {
+  const [draft, setDraft] = useState(props.value);
+  useEffect(() => setDraft(props.value), [props.value]);
+  const commit = () => {
+    if (draft !== props.value) props.onCommit(draft);
+  };
+  return (
+    <label className={styles.field}>
+      {props.label}
+      <input
+        type={props.type ?? "text"}
+        step="any"
+        className={props.narrow ? styles.narrowInput : undefined}
+        value={draft}
+        placeholder={props.placeholder}
+        onChange={(e) => setDraft(e.target.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === "Enter") commit();
+        }}
+      />
+    </label>
+  );
+}
+
+const num = (text: string): number | null => (text.trim() === "" || !Number.isFinite(Number(text)) ? null : Number(text));
+const show = (value: number | null): string => (value === null ? "" : String(value));
+
+function nearestIndex(steps: number[], step: number | null, fallback: number): number {
+  if (step === null || steps.length === 0) return fallback;
+  let best = 0;
+  steps.forEach((s, i) => {
+    if (Math.abs(s - step) < Math.abs(steps[best]! - step)) best = i;
+  });
+  return best;
+}
+
+/** The step range as two sliders over the recorded steps, plus "follow latest". */
+function StepSlider({ filters, steps, live, onChange }: Props) {
+  if (steps.length === 0) return <span className={styles.muted}>No samples recorded yet.</span>;
+  const lastIndex = steps.length - 1;
+  const lo = nearestIndex(steps, filters.stepMin, 0);
+  const hi = nearestIndex(steps, filters.stepMax, lastIndex);
+  const set = (from: number, to: number) =>
+    onChange({ ...filters, stepMin: steps[from]!, stepMax: steps[to]!, follow: false });
+  return (
+    <div className={styles.slider}>
+      <label htmlFor="step-from" className={styles.muted}>
+        from step <strong>{steps[lo]}</strong>
+      </label>
+      <input
+        id="step-from"
+        type="range"
+        min={0}
+        max={lastIndex}
+        value={lo}
+        aria-label="First step"
+        aria-valuetext={`step ${steps[lo]}`}
+        onChange={(e) => {
+          const from = Number(e.target.value);
+          set(from, Math.max(from, hi));
+        }}
+      />
+      <label htmlFor="step-to" className={styles.muted}>
+        to step <strong>{steps[hi]}</strong>
+      </label>
+      <input
+        id="step-to"
+        type="range"
+        min={0}
+        max={lastIndex}
+        value={hi}
+        aria-label="Last step"
+        aria-valuetext={`step ${steps[hi]}`}
+        onChange={(e) => {
+          const to = Number(e.target.value);
+          set(Math.min(lo, to), to);
+        }}
+      />
+      {live ? (
+        <label className={styles.check} style={{ gridColumn: "1 / span 2" }}>
+          <input
+            type="checkbox"
+            checked={filters.follow}
+            onChange={(e) => onChange({ ...filters, follow: e.target.checked })}
+          />
+          Follow the latest step
+        </label>
+      ) : null}
+    </div>
+  );
+}
+
+function Select(props: { label: string; value: string; onChange: (v: string) => void; children: ReactNode }) {
+  return (
+    <label className={styles.field}>
+      {props.label}
+      <select value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+        {props.children}
+      </select>
+    </label>
+  );
+}
+
+/** Every filter of the explorer; each change is written to the URL by the page. */
+export function FilterBar(props: Props) {
+  const { filters, onChange } = props;
+  return (
+    <section className={`${styles.card} ${styles.filters}`} aria-label="Filters">
+      <StepSlider {...props} />
+      <Select label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
+        <option value="">any</option>
+        <option value="train">train</option>
+        <option value="val">val</option>
+      </Select>
+      <DraftInput
+        label="Score from"
+        type="number"
+        narrow
+        value={show(filters.scoreMin)}
+        onCommit={(v) => onChange({ ...filters, scoreMin: num(v) })}
+      />
+      <DraftInput
+        label="Score to"
+        type="number"
+        narrow
+        value={show(filters.scoreMax)}
+        onCommit={(v) => onChange({ ...filters, scoreMax: num(v) })}
+      />
+      <DraftInput
+        label="Data source"
+        value={filters.dataSource}
+        onCommit={(dataSource) => onChange({ ...filters, dataSource: dataSource.trim() })}
+      />
+      <DraftInput
+        label="Reward version"
+        type="number"
+        narrow
+        value={show(filters.rewardVersion)}
+        onCommit={(v) => onChange({ ...filters, rewardVersion: num(v) })}
+      />
+      <DraftInput
+        label="Label"
+        value={filters.label}
+        onCommit={(label) => onChange({ ...filters, label: label.trim() })}
+      />
+      <Select
+        label="Groups"
+        value={filters.signal ?? ""}
+        onChange={(v) => onChange({ ...filters, signal: (v || null) as Signal | null })}
+      >
+        <option value="">all groups</option>
+        <option value="learning">only with a learning signal</option>
+        <option value="zero">only zero-spread</option>
+      </Select>
+      <label className={styles.check}>
+        <input
+          type="checkbox"
+          checked={filters.errorsOnly}
+          onChange={(e) => onChange({ ...filters, errorsOnly: e.target.checked })}
+        />
+        Reward errors only
+      </label>
+      <DraftInput
+        label="Search prompt and response"
+        type="search"
+        value={filters.q}
+        placeholder='words, "a phrase", -word'
+        onCommit={(q) => onChange({ ...filters, q })}
+      />
+      {filters.groups.length ? (
+        <span className={styles.pill}>
+          {filters.groups.length} named group{filters.groups.length > 1 ? "s" : ""}
+        </span>
+      ) : null}
+      <Button onClick={() => onChange(NO_FILTERS)}>Clear filters</Button>
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+import { Button } from "../../../components/Button";
+import type { SampleLabel } from "../api";
+import { useLabelToggle } from "../hooks";
+import styles from "../rollouts.module.css";
+
+/** The labels number keys 1-4 toggle, in order. */
+export const QUICK_LABELS = ["good", "bad", "reward-hacking", "flag"] as const;
+
+type Props = {
+  sample: number;
+  labels: readonly SampleLabel[];
+  me: string | null;
+  onChanged?: () => void;
+};
+
+/** Your labels on a sample (toggle with the buttons or keys 1-4) and everyone's, with when. */
+export function LabelButtons({ sample, labels, me, onChanged }: Props) {
+  const toggle = useLabelToggle();
+  const mine = new Set(labels.filter((l) => me === null || l.author === me).map((l) => l.label));
+  return (
+    <div className={styles.section}>
+      <div className={styles.buttons} role="group" aria-label="Labels">
+        {QUICK_LABELS.map((label, i) => {
+          const on = mine.has(label);
+          return (
+            <Button
+              key={label}
+              aria-pressed={on}
+              className={on ? styles.labelOn : undefined}
+              disabled={toggle.isPending}
+              onClick={() =>
+                toggle.mutate({ sample, label, on: !on }, { onSuccess: () => onChanged?.() })
+              }
+            >
+              <span className={styles.kbd}>{i + 1}</span> {label}
+            </Button>
+          );
+        })}
+      </div>
+      {toggle.error ? <div className={styles.errorBox}>{toggle.error.message}</div> : null}
+      {labels.length ? (
+        <ul className={styles.muted} aria-label="Who labelled this">
+          {labels.map((l) => (
+            <li key={l.id}>
+              <strong>{l.label}</strong> by {l.author}, {new Date(l.created_at).toLocaleString()}
+              {l.note ? `: ${l.note}` : ""}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <span className={styles.muted}>No labels yet.</span>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,153 @@
+import type { Data, Layout } from "plotly.js-basic-dist-min";
+import { type MouseEvent, useMemo, useState } from "react";
+
+import { Button } from "../../../components/Button";
+import type { TokenSeries } from "../lib/tokenData";
+import { colorOf, legendStops, scaleFor, textColorOf, visibleToken } from "../lib/tokenColors";
+import styles from "../rollouts.module.css";
+import { PlotlyChart } from "./PlotlyChart";
+
+/** Tokens shown at once; longer responses get a window and a chart to move it. */
+export const WINDOW = 512;
+
+function formatValue(value: unknown): string {
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toFixed(4);
+  return JSON.stringify(value);
+}
+
+/** The response's tokens coloured by one metric, masked tokens dimmed, values on hover. */
+export function TokenStrip({ series }: { series: TokenSeries }) {
+  const names = Object.keys(series.metrics);
+  const [metric, setMetric] = useState(names.find((n) => /logprob/i.test(n)) ?? names[0] ?? "");
+  const [start, setStart] = useState(0);
+  const [hovered, setHovered] = useState<number | null>(null);
+  const values = useMemo(() => series.metrics[metric] ?? [], [series, metric]);
+  const scale = useMemo(() => scaleFor(metric, values), [metric, values]);
+  const total = series.tokens.length;
+  const windowed = total > WINDOW;
+  const end = Math.min(total, start + WINDOW);
+
+  const chartData = useMemo<Data[]>(
+    () => [
+      {
+        type: "scatter",
+        mode: "lines",
+        x: values.map((_, i) => i),
+        y: values,
+        line: { color: "#4f46e5", width: 1 },
+        hovertemplate: "token %{x}: %{y}<extra></extra>",
+      },
+    ],
+    [values],
+  );
+  const chartLayout = useMemo<Partial<Layout>>(
+    () => ({
+      height: 140,
+      margin: { t: 8, r: 8, b: 28, l: 44 },
+      xaxis: { title: { text: "position" } },
+      shapes: windowed
+        ? [
+            {
+              type: "rect",
+              xref: "x",
+              yref: "paper",
+              x0: start,
+              x1: end,
+              y0: 0,
+              y1: 1,
+              fillcolor: "rgba(79, 70, 229, 0.12)",
+              line: { width: 0 },
+            },
+          ]
+        : [],
+    }),
+    [windowed, start, end],
+  );
+
+  const onHover = (event: MouseEvent<HTMLDivElement>) => {
+    const index = (event.target as HTMLElement).dataset.index;
+    setHovered(index === undefined ? null : Number(index));
+  };
+
+  return (
+    <section className={`${styles.card} ${styles.section}`} aria-label="Tokens">
+      <div className={styles.filters}>
+        <label className={styles.field}>
+          Colour by
+          <select value={metric} onChange={(e) => setMetric(e.target.value)} aria-label="Colour by">
+            {names.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <div className={styles.legend} aria-label="Legend" data-testid="token-legend">
+          <span>{scale.kind === "diverging" ? "diverging around 0" : "sequential"}:</span>
+          {scale.min === scale.max ? (
+            <span>every token has {metric} {scale.min.toFixed(3)}</span>
+          ) : (
+            legendStops(scale).map((stop, i) => (
+              <span key={i} className={styles.legend}>
+                <span className={styles.swatch} style={{ background: stop.color }} />
+                {stop.value.toFixed(2)}
+              </span>
+            ))
+          )}
+          {series.lossMask ? <span className={styles.masked}>masked tokens dimmed</span> : null}
+        </div>
+      </div>
+      {windowed ? (
+        <>
+          <PlotlyChart
+            data={chartData}
+            layout={chartLayout}
+            label={`${metric} by token position`}
+            onClick={(event) => {
+              const x = event.points[0]?.x;
+              if (typeof x === "number") setStart(Math.max(0, Math.min(total - WINDOW, x - WINDOW / 2)));
+            }}
+          />
+          <div className={styles.buttons}>
+            <Button disabled={start === 0} onClick={() => setStart(Math.max(0, start - WINDOW))}>
+              Previous tokens
+            </Button>
+            <span className={styles.muted}>
+              tokens {start}–{end - 1} of {total}
+            </span>
+            <Button disabled={end >= total} onClick={() => setStart(Math.min(total - WINDOW, start + WINDOW))}>
+              Next tokens
+            </Button>
+          </div>
+        </>
+      ) : null}
+      <div className={styles.tooltip} aria-live="polite" data-testid="token-details">
+        {hovered !== null
+          ? `#${hovered} ${JSON.stringify(series.tokens[hovered])} · ` +
+            Object.entries(series.all)
+              .filter(([key]) => key !== "tokens")
+              .map(([key, list]) => `${key} ${formatValue(list[hovered])}`)
+              .join(" · ")
+          : "Point at a token to see every recorded value."}
+      </div>
+      <div className={styles.tokens} onMouseOver={onHover} data-testid="token-strip">
+        {series.tokens.slice(start, end).map((token, offset) => {
+          const i = start + offset;
+          const value = values[i];
+          const masked = series.lossMask ? !series.lossMask[i] : false;
+          return (
+            <span
+              key={i}
+              data-index={i}
+              className={`${styles.token} ${masked ? styles.masked : ""}`}
+              style={{ background: colorOf(scale, value), color: textColorOf(scale, value) }}
+              title={`${metric} ${value ?? "–"}`}
+            >
+              {visibleToken(token)}
+            </span>
+          );
+        })}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,29 @@
+import { Link, useParams } from "react-router";
+
+import type { Run } from "../api";
+import styles from "../rollouts.module.css";
+
+/** The project slug, run id and this run's rollouts URL from the route. */
+export function useRunIds() {
+  const { slug = "", runId = "0" } = useParams();
+  const id = Number(runId);
+  return { slug, runId: id, base: `/p/${slug}/runs/${id}/rollouts` };
+}
+
+type Props = { run: Run | undefined; runId: number; slug: string; title: string; back?: string };
+
+/** The page title with the run's name and status, and the way back. */
+export function RunHeader({ run, runId, slug, title, back }: Props) {
+  return (
+    <header className={styles.header}>
+      <h1 className={styles.title}>{title}</h1>
+      <span className={styles.muted}>
+        run {run ? `“${run.name}”` : runId} {run ? `· ${run.status}` : ""}
+      </span>
+      <nav className={styles.crumbs} aria-label="Back">
+        <Link to={`/p/${slug}/runs/${runId}`}>Run page</Link>
+        {back ? <Link to={back}>Back to the explorer</Link> : null}
+      </nav>
+    </header>
+  );
+}

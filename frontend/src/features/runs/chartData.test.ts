@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+
+import { appendPoints, ema, emaTail, fromApi, groupKeys, mergeWindow, minMaxBand, type ChartSeries } from "./chartData";
+
+function series(steps: number[], values: (number | null)[], downsampled = false): ChartSeries {
+  return fromApi({ run: 1, key: "critic/score/mean", steps, values, downsampled });
+}
+
+describe("chart data", () => {
+  it("appends live points after the last step and reports only those as new", () => {
+    const { series: next, appended, rewritten } = appendPoints(series([1, 2], [0.1, 0.2]), [
+      { step: 4, value: 0.4 },
+      { step: 3, value: 0.3 },
+    ]);
+    expect(next.points.map((p) => p.step)).toEqual([1, 2, 3, 4]);
+    expect(appended.map((p) => p.step)).toEqual([3, 4]);
+    expect(rewritten).toBe(false);
+  });
+
+  it("replaces a re-reported step instead of duplicating it", () => {
+    const { series: next, appended, rewritten } = appendPoints(series([1, 2, 3], [0.1, 0.2, 0.3]), [{ step: 2, value: 0.25 }]);
+    expect(next.points.map((p) => [p.step, p.value])).toEqual([
+      [1, 0.1],
+      [2, 0.25],
+      [3, 0.3],
+    ]);
+    expect(appended).toEqual([]);
+    expect(rewritten).toBe(true);
+  });
+
+  it("backfills a finer window into a downsampled series, keeping what lies outside it", () => {
+    const coarse = series([0, 50, 100, 150, 200], [0, 5, 10, 15, 20], true);
+    const window = series([98, 99, 100, 101, 102], [9.8, 9.9, 10, 10.1, 10.2]);
+    const merged = mergeWindow(coarse, window);
+    expect(merged.points.map((p) => p.step)).toEqual([0, 50, 98, 99, 100, 101, 102, 150, 200]);
+    expect(merged.downsampled).toBe(true);
+  });
+
+  it("keeps each downsampled bucket's extremes as a min/max band", () => {
+    // The server sends each bucket's lowest and highest point (at their real steps).
+    const s = series([0, 3, 10, 14, 20, 27], [1, 9, -4, 2, 5, 6], true);
+    const band = minMaxBand(s, 3);
+    expect(band.lo).toEqual([1, -4, 5]);
+    expect(band.hi).toEqual([9, 2, 6]);
+    expect(band.steps).toHaveLength(3);
+  });
+
+  it("draws no band for a series that was not downsampled", () => {
+    expect(minMaxBand(series([1, 2, 3], [1, 2, 3]), 10).steps).toEqual([]);
+  });
+
+  it("smooths with a debiased EMA: the first value is kept, a constant stays constant", () => {
+    expect(ema([2, 2, 2], 0.9)).toEqual([2, 2, 2].map(() => expect.closeTo(2, 10)));
+    const smoothed = ema([0, 10], 0.5);
+    expect(smoothed[0]).toBeCloseTo(0);
+    expect(smoothed[1]).toBeCloseTo(20 / 3); // (0.5*0 + 0.5*10 weighted) / (1 - 0.25)
+    expect(ema([1, null, 3], 0)).toEqual([1, null, 3]);
+  });
+
+  it("continues the EMA over live points as if the whole series was smoothed at once", () => {
+    const all = [1, 4, 2, 8, 5];
+    expect(emaTail(all, 2, 0.6)).toEqual(ema(all, 0.6).slice(3));
+  });
+
+  it("groups keys by prefix, familiar groups first", () => {
+    const groups = groupKeys(["timing_s/gen", "actor/pg_loss", "critic/score/mean", "custom", "perf/throughput"]);
+    expect(groups.map(([g]) => g)).toEqual(["critic", "actor", "perf", "timing_s", "other"]);
+  });
+});

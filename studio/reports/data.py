@@ -1,0 +1,84 @@
+"""The report's plain data (studio/reports/html.py) read from the database."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.utils import timezone
+
+from studio.reports.html import ReportRun, ReportSample, pick_keys, render_report
+from studio.runs.models import Run
+from studio.telemetry.models import RolloutSample, RunAlert
+from studio.telemetry.series import StepRange, downsample, metric_keys
+
+CHART_POINTS = 500  # per series: min/max downsampled, so spikes stay visible
+MAX_ALERTS = 50  # per run, newest first
+SAMPLES_EACH_WAY = 3  # best and worst samples per run
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat(timespec="seconds") if moment else None
+
+
+def _samples(run: Run, order: str) -> list[ReportSample]:
+    # Finite scores only: Postgres sorts NaN above every number, and NaN fails both bounds.
+    rows = (
+        RolloutSample.objects.filter(
+            run=run, superseded=False, score__gt=-math.inf, score__lt=math.inf
+        )
+        .order_by(order, "-step", "id")
+        .values("step", "score", "prompt", "response", "ground_truth")[:SAMPLES_EACH_WAY]
+    )
+    return [
+        ReportSample(
+            step=r["step"],
+            score=r["score"],
+            prompt=r["prompt"],
+            response=r["response"],
+            ground_truth=r["ground_truth"],
+        )
+        for r in rows
+    ]
+
+
+def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
+    """Each run's summary, config, downsampled charts, newest alerts and extreme samples."""
+    keys = pick_keys(key for run in runs for key in metric_keys(run.pk))
+    series = downsample([run.pk for run in runs], keys, CHART_POINTS, StepRange()) if keys else []
+    found: list[ReportRun] = []
+    for run in runs:
+        alerts = RunAlert.objects.filter(run=run).order_by("-step", "kind")[:MAX_ALERTS]
+        found.append(
+            ReportRun(
+                id=run.pk,
+                name=run.name,
+                project=run.project.slug,
+                status=run.status,
+                created_at=_iso(run.created_at) or "",
+                started_at=_iso(run.started_at),
+                finished_at=_iso(run.finished_at),
+                config=run.config,
+                metrics=[
+                    {"key": s.key, "steps": s.steps, "values": s.values}
+                    for s in series
+                    if s.run_id == run.pk
+                ],
+                alerts=[
+                    {"kind": a.kind, "severity": a.severity, "step": a.step, "message": a.message}
+                    for a in alerts
+                ],
+                best_samples=_samples(run, "-score"),
+                worst_samples=_samples(run, "score"),
+            )
+        )
+    return found
+
+
+def report_html(runs: Sequence[Run]) -> str:
+    return render_report(report_runs(runs), _iso(timezone.now()) or "")
+
+
+def report_filename(runs: Sequence[Run]) -> str:
+    return "report-runs-" + "-".join(str(run.pk) for run in runs) + ".html"
