@@ -107,6 +107,14 @@ def test_a_user_uploads_data_writes_tests_and_compares_a_reward_then_trains_on_i
     user = studio.new_user("rw")
     sign_in(page, studio, user)
 
+    # What a new project shows before anything is made.
+    page.goto(f"{studio.url}/p/{user.project_slug}/datasets")
+    page.get_by_role("region", name="No datasets yet").wait_for()
+    page.shot("datasets-empty")
+    page.goto(f"{studio.url}/p/{user.project_slug}/reward-functions")
+    page.get_by_role("region", name="No reward functions yet").wait_for()
+    page.shot("reward-functions-empty", narrow=True)
+
     # A CSV whose columns are mapped in the browser, then its stats.
     new_dataset(page, studio, user, "sums")
     upload(page, "sums.csv", QA_CSV)

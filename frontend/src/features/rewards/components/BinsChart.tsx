@@ -27,12 +27,16 @@ export function BinsChart({ bins, xTitle, label, digits = 2 }: BinsChartProps) {
     loadPlotly()
       .then((Plotly) => {
         if (cancelled || !element) return;
+        const span = Math.max(...bins.map((b) => b.end)) - Math.min(...bins.map((b) => b.start));
+        const fallbackWidth = span > 0 ? span / Math.max(bins.length, 1) : 1;
         const data = [
           {
             type: "bar" as const,
             x: bins.map((b) => (b.start + b.end) / 2),
             y: bins.map((b) => b.count),
-            width: bins.map((b) => (b.end - b.start) * 0.92),
+            // A bin of equal values (start == end, e.g. prompts all 14 characters long)
+            // still needs a visible width.
+            width: bins.map((b) => (b.end - b.start || fallbackWidth) * 0.92),
             text: bins.map((b) => `${b.start.toFixed(digits)}–${b.end.toFixed(digits)}: ${b.count}`),
             hoverinfo: "text" as const,
             textposition: "none" as const,
