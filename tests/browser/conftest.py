@@ -76,7 +76,23 @@ def browser_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
         yield
     finally:
         with django_db_blocker.unblock():
+            _disconnect_everyone(connection.settings_dict["NAME"])
             teardown_databases(created, verbosity=0)
+
+
+def _disconnect_everyone(database: str) -> None:
+    """Postgres refuses to drop a database someone is connected to: this process's other
+    connections (Playwright's greenlet has a context of its own, so the ORM may have opened
+    one there) and any server that died without closing its own."""
+    from django.db import connection, connections
+
+    connections.close_all()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            [database],
+        )
 
 
 @pytest.fixture(scope="package")
