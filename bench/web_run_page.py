@@ -201,47 +201,44 @@ def main() -> None:
 
 
 def tti(browser: Any, s: requests.Session, args: Any, page_url: str, keys: int) -> None:
-    if True:
-        time_to_interactive(browser, s, args.url, page_url)  # warm: plotly chunk cached
-        times, mounted = [], 0
-        for _ in range(args.repeats):
-            elapsed, mounted = time_to_interactive(browser, s, args.url, page_url)
-            times.append(elapsed)
-        print(
-            f"[tti] {args.steps} steps x {keys} keys: "
-            f"median {statistics.median(times):.2f} s, "
-            f"max {max(times):.2f} s (n={len(times)}; {mounted} of {keys} charts mounted "
-            f"at first screen), {load()}"
-        )
+    time_to_interactive(browser, s, args.url, page_url)  # warm: plotly chunk cached
+    times, mounted = [], 0
+    for _ in range(args.repeats):
+        elapsed, mounted = time_to_interactive(browser, s, args.url, page_url)
+        times.append(elapsed)
+    print(
+        f"[tti] {args.steps} steps x {keys} keys: "
+        f"median {statistics.median(times):.2f} s, "
+        f"max {max(times):.2f} s (n={len(times)}; {mounted} of {keys} charts mounted "
+        f"at first screen), {load()}"
+    )
 
 
 def scroll(browser: Any, s: requests.Session, args: Any, page_url: str) -> None:
-    if True:
-        context = browser_context(browser, s, args.url)
-        page = context.new_page()
-        page.goto(page_url)
-        page.locator('figure[data-ready="true"]').first.wait_for(timeout=60_000)
-        frames = page.evaluate(SCROLL_JS)
-        page.wait_for_timeout(3000)
-        frames += page.evaluate(SCROLL_JS)  # second pass: charts mounted on the way down
-        drawn = page.locator('figure[data-ready="true"]').count()
-        context.close()
-        print(
-            f"[scroll] {len(frames)} frames: median {statistics.median(frames):.1f} ms, "
-            f"p95 {p95(frames):.1f} ms, longest {max(frames):.0f} ms; "
-            f"{drawn} charts drawn, {load()}"
-        )
+    context = browser_context(browser, s, args.url)
+    page = context.new_page()
+    page.goto(page_url)
+    page.locator('figure[data-ready="true"]').first.wait_for(timeout=60_000)
+    frames = page.evaluate(SCROLL_JS)
+    page.wait_for_timeout(3000)
+    frames += page.evaluate(SCROLL_JS)  # second pass: charts mounted on the way down
+    drawn = page.locator('figure[data-ready="true"]').count()
+    context.close()
+    print(
+        f"[scroll] {len(frames)} frames: median {statistics.median(frames):.1f} ms, "
+        f"p95 {p95(frames):.1f} ms, longest {max(frames):.0f} ms; "
+        f"{drawn} charts drawn, {load()}"
+    )
 
 
 def live(browser: Any, s: requests.Session, args: Any) -> None:
-    if True:
-        latencies = live_latency(browser, s, args.url, args.project, args.live_steps)
-        print(
-            f"[live] emit -> visible over {len(latencies)} steps appended live: "
-            f"median {statistics.median(latencies) * 1000:.0f} ms, "
-            f"p95 {p95(latencies) * 1000:.0f} ms, "
-            f"max {max(latencies) * 1000:.0f} ms, {load()}"
-        )
+    latencies = live_latency(browser, s, args.url, args.project, args.live_steps)
+    print(
+        f"[live] emit -> visible over {len(latencies)} steps appended live: "
+        f"median {statistics.median(latencies) * 1000:.0f} ms, "
+        f"p95 {p95(latencies) * 1000:.0f} ms, "
+        f"max {max(latencies) * 1000:.0f} ms, {load()}"
+    )
 
 
 if __name__ == "__main__":
