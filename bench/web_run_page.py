@@ -179,6 +179,9 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls here are
+    # plain blocking ones in the same thread (as in tests/browser/conftest.py).
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     import django
 
     django.setup()
