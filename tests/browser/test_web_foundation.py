@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 import pytest
+from django.db import connections
 from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -42,6 +43,9 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
 ) -> None:
     user = studio.new_user("web")
     slug = user.project_slug
+    # The ORM call ran beside Playwright's event loop, whose context keeps its own database
+    # connection: close it now, or it outlives the test and blocks dropping the test database.
+    connections.close_all()
 
     # Signing in: the app sends a visitor to the sign-in form and back where they were.
     page.goto(f"{studio.url}/p/{slug}/runs")

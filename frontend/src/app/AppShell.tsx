@@ -7,6 +7,7 @@ import { useToast } from "../components/Toast";
 import { useMe, useSignOut } from "../features/auth/hooks";
 import { HealthIndicator } from "../features/health/components/HealthIndicator";
 import { ProjectSwitcher } from "../features/projects/components/ProjectSwitcher";
+import { lastProject } from "../features/projects/pages/HomeRedirect";
 import styles from "./AppShell.module.css";
 
 type NavItem = { to: string; label: string; icon: ReactNode };
@@ -26,7 +27,8 @@ const ACCOUNT_NAV: NavItem[] = [
 ];
 
 export function AppShell() {
-  const { slug } = useParams();
+  // Account pages (tokens, status) keep the last project's sections in the nav.
+  const slug = useParams().slug ?? lastProject();
   return (
     <div className={styles.shell}>
       <a className={styles.skip} href="#main">

@@ -17,7 +17,7 @@ export function rememberProject(slug: string) {
   }
 }
 
-function lastProject(): string | null {
+export function lastProject(): string | null {
   try {
     return localStorage.getItem(LAST_PROJECT_KEY);
   } catch {

@@ -52,7 +52,11 @@ export function TokensPage() {
 
   return (
     <>
-      <PageHeader title="API tokens" description="Tokens let scripts and the rlstudio CLI act as you: send one as `Authorization: Bearer …`." />
+      <PageHeader title="API tokens" description={
+          <>
+            Tokens let scripts and the <code>rlstudio</code> CLI act as you: send one as <code>Authorization: Bearer …</code>.
+          </>
+        } />
       <form onSubmit={onSubmit} aria-label="New token" className={ui.row} style={{ alignItems: "flex-end", marginBottom: 16 }}>
         <Field label="Token name" errors={fieldErrorsAt(create.error, "name")}>
           {(props) => <input {...props} className={inputClass} placeholder="e.g. laptop CLI" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />}
@@ -79,7 +83,7 @@ export function TokensPage() {
       {tokens.isError ? <ErrorState title="Could not load your tokens" error={tokens.error} onRetry={() => void tokens.refetch()} /> : null}
       {tokens.data && tokens.data.length === 0 ? (
         <EmptyState icon={<StatusIcon size={26} />} title="No tokens yet">
-          Create one above to use the API from a script: <code>rlstudio runs list --token …</code>
+          Create one above to use the REST API from a script or CI; the studio shows its secret only once.
         </EmptyState>
       ) : null}
       {tokens.data && tokens.data.length > 0 ? (
