@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import redis
+import requests
 
 from tests.browser.harness import (
     CHROMIUM,
@@ -29,7 +30,14 @@ from tests.browser.harness import (
     Shots,
     TrainedRun,
 )
-from tests.live import free_port, start_beat, start_celery_worker, start_ray_head, start_web_server
+from tests.live import (
+    free_port,
+    start_beat,
+    start_celery_worker,
+    start_ray_head,
+    start_web_server,
+    wait_for,
+)
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
 DEMO_RUN_OVERRIDES = [
@@ -138,6 +146,13 @@ def studio(
             processes.append(start_beat(log_dir, **env))
             processes.append(start_celery_worker(log_dir, concurrency=2, **env))
             live = LiveStudio(f"http://127.0.0.1:{port}", processes, env)
+            # Every component healthy (Ray's Jobs API answers late on a loaded machine),
+            # so no test sees a 503 from a stack that is still starting.
+            wait_for(
+                lambda: requests.get(f"{live.url}/api/health", timeout=5).status_code == 200,
+                120,
+                "studio health (database, redis, celery, ray)",
+            )
             with django_db_blocker.unblock():
                 _start_demo_run(live)
                 yield live
