@@ -9,6 +9,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from studio.datasets.models import DatasetVersion
 from tests.browser.harness import LiveStudio, TrainedRun, sign_in
 
 
@@ -32,7 +33,7 @@ def wait_for_rows(page: Any) -> None:
 
 
 def test_a_user_reviews_the_rollouts_of_a_trained_run(
-    page: Any, studio: LiveStudio, trained_run: TrainedRun
+    page: Any, studio: LiveStudio, trained_run: TrainedRun, studio_orm: None
 ) -> None:
     api = studio.api(trained_run.owner)
     run_api = f"{studio.url}/api/runs/{trained_run.id}/rollouts"
@@ -136,8 +137,7 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     wait_for_rows(page)
     page.get_by_label("Dataset").select_option(str(dataset["id"]))
     page.get_by_role("button", name="Export as a new version").click()
-    page.get_by_role("status").filter(has_text="Version 1").wait_for()
+    page.get_by_role("status").filter(has_text="Version 1 of the dataset: 1 row.").wait_for()
     page.shot("exported")
-    versions = api.get(f"{studio.url}/api/datasets/{dataset['id']}/versions/", timeout=30).json()
-    rows = versions["results"] if isinstance(versions, dict) else versions
-    assert [(v["number"], v["row_count"]) for v in rows] == [(1, 1)]
+    versions = DatasetVersion.objects.filter(dataset_id=dataset["id"])
+    assert list(versions.values_list("number", "row_count")) == [(1, 1)]
