@@ -9,7 +9,6 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from studio.datasets.models import DatasetVersion
 from tests.browser.harness import LiveStudio, TrainedRun, sign_in
 
 
@@ -33,7 +32,7 @@ def wait_for_rows(page: Any) -> None:
 
 
 def test_a_user_reviews_the_rollouts_of_a_trained_run(
-    page: Any, studio: LiveStudio, trained_run: TrainedRun, studio_orm: None
+    page: Any, studio: LiveStudio, trained_run: TrainedRun
 ) -> None:
     api = studio.api(trained_run.owner)
     run_api = f"{studio.url}/api/runs/{trained_run.id}/rollouts"
@@ -139,5 +138,6 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     page.get_by_role("button", name="Export as a new version").click()
     page.get_by_role("status").filter(has_text="Version 1 of the dataset: 1 row.").wait_for()
     page.shot("exported")
-    versions = DatasetVersion.objects.filter(dataset_id=dataset["id"])
-    assert list(versions.values_list("number", "row_count")) == [(1, 1)]
+    found = api.get(f"{studio.url}/api/datasets/{dataset['id']}/", timeout=30).json()
+    assert found["version_count"] == 1
+    assert (found["latest_version"]["number"], found["latest_version"]["row_count"]) == (1, 1)
