@@ -103,7 +103,7 @@ def export_labelled(
         raise NothingToExport(f"the labelled samples do not make a valid dataset: {exc}") from None
     stats = {
         **dataset_stats(records),
-        "source": {"filename": filename, "size_bytes": len(data), "sha256": checksum},
+        "upload": {"filename": filename, "size_bytes": len(data), "sha256": checksum},
     }
     saved: str | None = None
     try:
