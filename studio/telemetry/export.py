@@ -115,7 +115,7 @@ def export_labelled(
             columns=[{"name": f.name, "type": str(f.type)} for f in table.schema],
             stats={
                 **dataset_stats(records),
-                "source": {"filename": filename, "size_bytes": size, "sha256": checksum},
+                "upload": {"filename": filename, "size_bytes": size, "sha256": checksum},
             },
             checksum=checksum,
             size_bytes=size,

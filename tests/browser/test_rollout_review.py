@@ -136,8 +136,8 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     wait_for_rows(page)
     page.get_by_label("Dataset").select_option(str(dataset["id"]))
     page.get_by_role("button", name="Export as a new version").click()
-    page.get_by_role("status").filter(has_text="Version 1").wait_for()
+    page.get_by_role("status").filter(has_text="Version 1 of the dataset: 1 row.").wait_for()
     page.shot("exported")
-    versions = api.get(f"{studio.url}/api/datasets/{dataset['id']}/versions/", timeout=30).json()
-    rows = versions["results"] if isinstance(versions, dict) else versions
-    assert [(v["number"], v["row_count"]) for v in rows] == [(1, 1)]
+    found = api.get(f"{studio.url}/api/datasets/{dataset['id']}/", timeout=30).json()
+    assert found["version_count"] == 1
+    assert (found["latest_version"]["number"], found["latest_version"]["row_count"]) == (1, 1)

@@ -353,3 +353,16 @@ def test_export_refuses_viewers_other_projects_and_empty_selections(world, run, 
     assert "no live samples with the label 'good'" in empty.json()["error"]["message"]
     assert not DatasetVersion.objects.exists()
     assert not any(media.rglob("*.parquet"))
+
+
+def test_an_exported_version_reads_back_through_the_dataset_api(world, run, dataset, media):
+    label(make_sample(run, prompt="What is 6 * 7?", ground_truth="42"), "good", world.owner)
+    client = world.client("member")
+    exported = client.post(
+        f"/api/runs/{run.pk}/export-labelled", {"dataset": dataset.pk}, format="json"
+    )
+    assert exported.status_code == 201, exported.content
+    detail = client.get(f"/api/datasets/{dataset.pk}/")
+    assert detail.status_code == 200, detail.content[:300]
+    assert detail.json()["latest_version"]["stats"]["upload"]["size_bytes"] > 0
+    assert client.get(f"/api/datasets/{dataset.pk}/versions/").status_code == 200

@@ -41,7 +41,7 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
       </Button>
       {exporting.data ? (
         <div className={styles.okBox} role="status">
-          Version {exporting.data.number} of the dataset: {exporting.data.row_count} rows.
+          Version {exporting.data.number} of the dataset: {exporting.data.row_count} row{exporting.data.row_count === 1 ? "" : "s"}.
         </div>
       ) : null}
       {exporting.error ? (

@@ -26,7 +26,7 @@ describe("the group view", () => {
   it("sorts samples by score, best first, and sees that the scores differ", async () => {
     const fetchMock = mockFetch(jsonResponse({}));
     fetchMock.mockImplementation(async (input) => answerFor([sample(1, 0), sample(2, 1), sample(3, 0.5)])(input));
-    renderApp("/p/alpha/runs/3/rollouts/group/2/g1");
+    renderApp("/p/demo/runs/3/rollouts/group/2/g1");
     const cards = await screen.findAllByRole("article");
     expect(cards.map((c) => c.getAttribute("data-score"))).toEqual(["1", "0.5", "0"]);
     expect(within(cards[0]!).getByText("answer 2")).toBeInTheDocument();
@@ -36,7 +36,7 @@ describe("the group view", () => {
   it("flags a group whose scores are all equal", async () => {
     const fetchMock = mockFetch(jsonResponse({}));
     fetchMock.mockImplementation(async (input) => answerFor([sample(1, 1), sample(2, 1)])(input));
-    renderApp("/p/alpha/runs/3/rollouts/group/2/g1");
+    renderApp("/p/demo/runs/3/rollouts/group/2/g1");
     expect(await screen.findByTestId("zero-spread")).toHaveTextContent("GRPO learns nothing");
   });
 });

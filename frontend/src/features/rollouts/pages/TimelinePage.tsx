@@ -35,7 +35,7 @@ function TimelineColumn({
       {stepsOf(samples).map(([step, atStep]) => (
         <div key={step} className={styles.section}>
           <h3 className={styles.sectionTitle}>
-            Step {step} <span className={styles.muted}>· {atStep.length} responses</span>
+            Step {step} <span className={styles.muted}>· {atStep.length} response{atStep.length === 1 ? "" : "s"}</span>
           </h3>
           <div className={styles.groupGrid}>
             {atStep.map((sample) => (
