@@ -73,7 +73,7 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         const built = traces(s, label, st);
         rawIndex.current = built.rawIndex;
         await P.newPlot(element, built.data as never, layout(metric, st), { displaylogo: false, responsive: true });
-        countPoints(element, s);
+        countPoints(element, s, st.axis);
         const events = element as unknown as { on: (name: string, fn: (e: { points?: { x: number | string; customdata?: unknown; curveNumber: number }[] }) => void) => void };
         events.on("plotly_click", (e) => {
           const point = e.points?.[0];
@@ -104,7 +104,7 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
     const built = traces(series, runLabel, settings);
     rawIndex.current = built.rawIndex;
     void P.react(div.current, built.data as never, layout(metric, settings));
-    countPoints(div.current, series);
+    countPoints(div.current, series, settings.axis);
   }, [ready, series, settings, metric, runLabel]);
 
   useEffect(() => {
@@ -135,16 +135,16 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
 
   if (error) return <ErrorState title={`Could not draw ${metric}`} error={error} />;
   return (
-    <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} data-metric={metric} data-ready={ready}>
+    <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} data-metric={metric} data-ready={ready} data-axis={settings.axis}>
       {!ready ? <Skeleton height={CHART_HEIGHT} /> : null}
       <div ref={div} style={{ height: ready ? CHART_HEIGHT : 0 }} />
     </figure>
   );
 }
 
-/** How many points the chart shows, as a data attribute (for tests and the bench). */
-function countPoints(element: HTMLElement, series: ChartSeries[]) {
-  element.dataset.points = String(series.reduce((sum, s) => sum + s.points.length, 0));
+/** How many points the chart shows (those with an x on its axis), as a data attribute (for tests and the bench). */
+function countPoints(element: HTMLElement, series: ChartSeries[], axis: XAxis) {
+  element.dataset.points = String(series.reduce((sum, s) => sum + s.points.filter((p) => xOf(p, axis) !== null).length, 0));
 }
 
 function layout(metric: string, settings: ChartSettings) {
