@@ -91,6 +91,13 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
     assert live >= 1, "no point reached the open chart through the run's live stream"
     page.shot("run-succeeded")
 
+    # Wall time on the x axis: the choice is in the URL, and every point has a time to show.
+    page.get_by_role("group", name="X axis").get_by_role("button", name="Wall time").click()
+    page.wait_for_url(re.compile(r"[?&]axis=time"))
+    on_time = page.locator(f'figure[data-metric="{REWARD_KEY}"][data-axis="time"] [data-points]')
+    expect(on_time).to_have_attribute("data-points", str(STEPS))
+    page.shot("run-wall-time")
+
     page.get_by_role("tab", name="Logs").click()
     logs = page.get_by_role("region", name="Logs")
     # The trainer logs warnings, resumes and checkpoints, not steps: lines or a clear empty state.

@@ -31,7 +31,7 @@ export const runKeys = {
   list: (slug: string, filters: RunFilters) => ["runs", "list", slug, filters] as const,
   detail: (id: number) => ["runs", "detail", id] as const,
   metricKeys: (id: number) => ["runs", "metric-keys", id] as const,
-  metrics: (ids: number[], keys: string[], range: StepRange) => ["runs", "metrics", ids, keys, range] as const,
+  metrics: (ids: number[], keys: string[], range: StepRange, times: boolean) => ["runs", "metrics", ids, keys, range, times] as const,
   samples: (id: number, step: number | null) => ["runs", "samples", id, step] as const,
   logs: (id: number, level: string) => ["runs", "logs", id, level] as const,
   checkpoints: (id: number) => ["runs", "checkpoints", id] as const,
@@ -103,6 +103,7 @@ export async function queryMetrics(
   runs: number[],
   keys: string[],
   range: StepRange,
+  times: boolean,
   signal?: AbortSignal,
 ): Promise<MetricSeries[]> {
   if (!runs.length || !keys.length) return [];
@@ -112,6 +113,8 @@ export async function queryMetrics(
     points: CHART_POINTS,
     ...(range.min !== null ? { step_min: range.min } : {}),
     ...(range.max !== null ? { step_max: range.max } : {}),
+    // Times cost the server ~30-60% more: asked for only when the time axis is shown.
+    ...(times ? { times: true } : {}),
   };
   const answer = await unwrap(api.GET("/api/metrics/query", { params: { query }, signal }));
   return answer.series;

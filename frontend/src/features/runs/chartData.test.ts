@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { appendPoints, ema, emaTail, fromApi, groupKeys, mergeWindow, minMaxBand, type ChartSeries } from "./chartData";
+import { appendPoints, ema, emaTail, fromApi, groupKeys, mergeWindow, minMaxBand, xOf, type ChartSeries } from "./chartData";
 
 function series(steps: number[], values: (number | null)[], downsampled = false): ChartSeries {
   return fromApi({ run: 1, key: "critic/score/mean", steps, values, downsampled });
@@ -65,5 +65,28 @@ describe("chart data", () => {
   it("groups keys by prefix, familiar groups first", () => {
     const groups = groupKeys(["timing_s/gen", "actor/pg_loss", "critic/score/mean", "custom", "perf/throughput"]);
     expect(groups.map(([g]) => g)).toEqual(["critic", "actor", "perf", "timing_s", "other"]);
+  });
+
+  it("builds series with wall-clock times and plots them as epoch ms on the time axis", () => {
+    const timed = fromApi({ run: 1, key: "reward", steps: [1, 2, 3], values: [0.1, 0.2, 0.3], downsampled: false, times: [100, null, 102.5] });
+    expect(timed.points.map((p) => p.time)).toEqual([100, undefined, 102.5]);
+    expect(timed.points.map((p) => xOf(p, "time"))).toEqual([100_000, null, 102_500]);
+    expect(timed.points.map((p) => xOf(p, "step"))).toEqual([1, 2, 3]);
+  });
+
+  it("keeps each live point's time when appending it", () => {
+    const timed = fromApi({ run: 1, key: "reward", steps: [1], values: [0.1], downsampled: false, times: [100] });
+    const { series: next, appended } = appendPoints(timed, [{ step: 2, value: 0.2, time: 105 }]);
+    expect(next.points.map((p) => [p.step, p.time])).toEqual([
+      [1, 100],
+      [2, 105],
+    ]);
+    expect(appended.map((p) => xOf(p, "time"))).toEqual([105_000]);
+  });
+
+  it("places a timed band's buckets at their mean time, and at none when a time is unknown", () => {
+    const timed = fromApi({ run: 1, key: "reward", steps: [0, 3, 10, 14], values: [1, 9, -4, 2], downsampled: true, times: [10, 12, 20, null] });
+    const band = minMaxBand(timed, 2);
+    expect(band.times).toEqual([11, null]);
   });
 });

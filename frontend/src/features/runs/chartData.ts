@@ -4,9 +4,13 @@
  * series (backfill), min/max bands of downsampled buckets, and EMA smoothing.
  */
 
+/** `time`: unix seconds the step was emitted (the trainer's clock), when known. */
 export type Point = { step: number; value: number | null; time?: number };
 export type ChartSeries = { key: string; run: number; points: Point[]; downsampled: boolean };
-export type Band = { steps: number[]; lo: number[]; hi: number[] };
+/** `times[i]`: the bucket's mean time, null when a point in it has no time. */
+export type Band = { steps: number[]; times: (number | null)[]; lo: number[]; hi: number[] };
+/** What the charts' x axis shows: the step, or the wall-clock time (a plotly date axis). */
+export type XAxis = "step" | "time";
 
 /** Metric groups by prefix: `actor/pg_loss` is in `actor`, `reward` in `other`. */
 export function groupOf(key: string): string {
@@ -26,13 +30,32 @@ export function groupKeys(keys: string[]): [string, string[]][] {
   return [...groups.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0]));
 }
 
-export function fromApi(series: { run: number; key: string; steps: number[]; values: (number | null)[]; downsampled: boolean }): ChartSeries {
+export function fromApi(series: {
+  run: number;
+  key: string;
+  steps: number[];
+  values: (number | null)[];
+  downsampled: boolean;
+  times?: (number | null)[];
+}): ChartSeries {
   return {
     run: series.run,
     key: series.key,
     downsampled: series.downsampled,
-    points: series.steps.map((step, i) => ({ step, value: series.values[i] ?? null })),
+    points: series.steps.map((step, i) => {
+      const time = series.times?.[i];
+      return time === null || time === undefined ? { step, value: series.values[i] ?? null } : { step, value: series.values[i] ?? null, time };
+    }),
   };
+}
+
+/**
+ * A point's x on the chosen axis. Time is given to plotly as epoch milliseconds on a
+ * date axis (shown in UTC); a point with no known time is null, which plotly leaves out.
+ */
+export function xOf(point: { step: number; time?: number | null }, axis: XAxis): number | null {
+  if (axis === "step") return point.step;
+  return point.time === undefined || point.time === null ? null : point.time * 1000;
 }
 
 /**
@@ -78,7 +101,7 @@ export function mergeWindow(coarse: ChartSeries, window: ChartSeries): ChartSeri
  * last points, always sent, are buckets of their own).
  */
 export function minMaxBand(series: ChartSeries, buckets: number): Band {
-  const band: Band = { steps: [], lo: [], hi: [] };
+  const band: Band = { steps: [], times: [], lo: [], hi: [] };
   const finite = series.points.filter((p): p is Point & { value: number } => p.value !== null && Number.isFinite(p.value));
   const first = finite[0];
   const last = finite[finite.length - 1];
@@ -90,6 +113,8 @@ export function minMaxBand(series: ChartSeries, buckets: number): Band {
     if (!group.length) return;
     const values = group.map((p) => p.value);
     band.steps.push(group.reduce((sum, p) => sum + p.step, 0) / group.length);
+    const timed = group.every((p) => p.time !== undefined);
+    band.times.push(timed ? group.reduce((sum, p) => sum + (p.time ?? 0), 0) / group.length : null);
     band.lo.push(Math.min(...values));
     band.hi.push(Math.max(...values));
   };

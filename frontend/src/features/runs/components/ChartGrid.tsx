@@ -9,12 +9,13 @@ import { inputClass } from "../../../components/Field";
 import { Loading } from "../../../components/Spinner";
 import { RunsIcon } from "../../../components/icons";
 import { queryMetrics, runKeys, type StepRange } from "../api";
-import { appendPoints, fromApi, groupKeys, type ChartSeries, type Point } from "../chartData";
+import { appendPoints, fromApi, groupKeys, type ChartSeries, type Point, type XAxis } from "../chartData";
 import { LazyMount } from "./LazyMount";
 import { CHART_HEIGHT, MetricChart, type ChartHandle, type ChartSettings } from "./MetricChart";
 import styles from "./ChartGrid.module.css";
 
-export type LiveMetrics = { run: number; step: number; values: Record<string, number | null> };
+/** One live metrics record; `time` is the record's own (the trainer's clock, unix seconds). */
+export type LiveMetrics = { run: number; step: number; time: number; values: Record<string, number | null> };
 
 type ChartGridProps = {
   runs: number[];
@@ -36,23 +37,20 @@ function readRange(params: URLSearchParams): StepRange {
 
 /**
  * The chart grid: one chart per metric key grouped by prefix, mounted when scrolled into
- * view. The step range, chosen charts, smoothing and log scale live in the URL (`from`,
- * `to`, `charts`, `smooth`, `log`), so a view can be shared.
+ * view. The step range, chosen charts, smoothing, log scale and x axis live in the URL
+ * (`from`, `to`, `charts`, `smooth`, `log`, `axis`), so a view can be shared.
  */
 export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyHint }: ChartGridProps) {
   const [params, setParams] = useSearchParams();
   const range = readRange(params);
   const chosenParam = params.get("charts");
   const chosen = useMemo(() => (chosenParam ? chosenParam.split(",").filter((k) => keys.includes(k)) : keys), [chosenParam, keys]);
-  const settings: ChartSettings = useMemo(
-    () => ({ smoothing: Math.min(0.99, Math.max(0, Number(params.get("smooth") ?? "0.6") || 0)), logY: params.get("log") === "1" }),
-    [params],
-  );
+  const axis: XAxis = params.get("axis") === "time" ? "time" : "step";
   const [picking, setPicking] = useState(false);
 
   const metrics = useQuery({
-    queryKey: runKeys.metrics(runs, chosen, range),
-    queryFn: ({ signal }) => queryMetrics(runs, chosen, range, signal),
+    queryKey: runKeys.metrics(runs, chosen, range, axis === "time"),
+    queryFn: ({ signal }) => queryMetrics(runs, chosen, range, axis === "time", signal),
     enabled: chosen.length > 0,
     staleTime: Infinity,
     // A new key or range refetches; the charts stay (and are updated) meanwhile.
@@ -62,6 +60,14 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
   // Live points go into this store and straight to the charts (extendTraces); React
   // state is not touched, so nothing re-renders per point.
   const store = useRef(new Map<string, ChartSeries[]>());
+  // Until the series with times arrive, the previous ones (without) stay on a step axis.
+  const shownAxis: XAxis = axis === "time" && metrics.isPlaceholderData ? "step" : axis;
+  const smoothParam = params.get("smooth");
+  const logY = params.get("log") === "1";
+  const settings: ChartSettings = useMemo(
+    () => ({ smoothing: Math.min(0.99, Math.max(0, Number(smoothParam ?? "0.6") || 0)), logY, axis: shownAxis }),
+    [smoothParam, logY, shownAxis],
+  );
   const fetched = metrics.data;
   const base = useMemo(() => {
     const map = new Map<string, ChartSeries[]>();
@@ -75,8 +81,8 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
     if (handle) handles.current.set(metric, handle);
     else handles.current.delete(metric);
   }, []);
-  const onHover = useCallback((step: number | null) => {
-    for (const handle of handles.current.values()) handle.hover(step);
+  const onHover = useCallback((x: number | null) => {
+    for (const handle of handles.current.values()) handle.hover(x);
   }, []);
 
   const live = useCallback(
@@ -91,7 +97,7 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
           list.push(s);
           store.current.set(key, list);
         }
-        const point: Point = { step: record.step, value };
+        const point: Point = { step: record.step, value, time: record.time };
         const result = appendPoints(s, [point]);
         list[list.indexOf(s)] = result.series;
         handles.current.get(key)?.append(record.run, result.appended, result.series.points.map((p) => p.value));
@@ -136,6 +142,13 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
         <label>
           <input type="checkbox" checked={settings.logY} onChange={(e) => update({ log: e.target.checked ? "1" : null })} /> Log scale
         </label>
+        <div role="group" aria-label="X axis" className={styles.axis}>
+          {(["step", "time"] as const).map((choice) => (
+            <Button key={choice} variant={axis === choice ? "primary" : "secondary"} aria-pressed={axis === choice} onClick={() => update({ axis: choice === "time" ? "time" : null })}>
+              {choice === "step" ? "Step" : "Wall time"}
+            </Button>
+          ))}
+        </div>
         <label>
           Steps from
           <input className={`${inputClass} ${styles.small}`} type="number" aria-label="First step" defaultValue={range.min ?? ""} onBlur={(e) => update({ from: e.target.value })} />

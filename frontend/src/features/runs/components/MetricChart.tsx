@@ -3,18 +3,19 @@ import { useEffect, useRef, useState } from "react";
 import { ErrorState } from "../../../components/ErrorState";
 import { Skeleton } from "../../../components/Spinner";
 import { loadPlotly, type Plotly } from "../../../lib/plotly";
-import { ema, emaTail, minMaxBand, type ChartSeries, type Point } from "../chartData";
+import { ema, emaTail, minMaxBand, xOf, type ChartSeries, type Point, type XAxis } from "../chartData";
 
 export const CHART_HEIGHT = 240;
 const COLORS = ["#4f46e5", "#e11d48", "#059669", "#d97706", "#0891b2", "#7c3aed", "#db2777", "#65a30d"];
 const BAND_BUCKETS = 500;
 
-export type ChartSettings = { smoothing: number; logY: boolean };
+export type ChartSettings = { smoothing: number; logY: boolean; axis: XAxis };
 
 /** What the grid calls on a mounted chart: live points arrive without a redraw. */
 export type ChartHandle = {
   append: (run: number, points: Point[], allValues: (number | null)[]) => void;
-  hover: (step: number | null) => void;
+  /** `x`: a value on this grid's x axis (a step, or epoch ms on the time axis). */
+  hover: (x: number | null) => void;
 };
 
 type MetricChartProps = {
@@ -23,7 +24,7 @@ type MetricChartProps = {
   runLabel: (run: number) => string;
   settings: ChartSettings;
   onPointClick?: (run: number, step: number) => void;
-  onHover?: (step: number | null) => void;
+  onHover?: (x: number | null) => void;
   register: (metric: string, handle: ChartHandle | null) => void;
 };
 
@@ -33,16 +34,19 @@ function traces(series: ChartSeries[], runLabel: (run: number) => string, settin
   series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length];
     const steps = s.points.map((p) => p.step);
+    const x = s.points.map((p) => xOf(p, settings.axis));
     const values = s.points.map((p) => p.value);
     const band = minMaxBand(s, BAND_BUCKETS);
     const bucketed = band.steps.length > 0 && band.steps.length < s.points.length;
     if (bucketed) {
-      data.push({ x: band.steps, y: band.lo, mode: "lines", line: { width: 0, color }, hoverinfo: "skip", showlegend: false, name: `${runLabel(s.run)} min` });
-      data.push({ x: band.steps, y: band.hi, mode: "lines", line: { width: 0, color }, fill: "tonexty", fillcolor: `${color}22`, hoverinfo: "skip", showlegend: false, name: `${runLabel(s.run)} max` });
+      const bandX = band.steps.map((step, j) => xOf({ step, time: band.times[j] }, settings.axis));
+      data.push({ x: bandX, y: band.lo, mode: "lines", line: { width: 0, color }, hoverinfo: "skip", showlegend: false, name: `${runLabel(s.run)} min` });
+      data.push({ x: bandX, y: band.hi, mode: "lines", line: { width: 0, color }, fill: "tonexty", fillcolor: `${color}22`, hoverinfo: "skip", showlegend: false, name: `${runLabel(s.run)} max` });
     }
     rawIndex.set(s.run, data.length);
-    data.push({ x: steps, y: values, mode: "lines", line: { width: 1, color }, opacity: settings.smoothing > 0 ? 0.25 : 1, name: `${runLabel(s.run)} raw`, showlegend: false, hoverinfo: "skip" });
-    data.push({ x: steps, y: ema(values, settings.smoothing), mode: "lines", line: { width: 2, color }, name: runLabel(s.run), showlegend: series.length > 1 });
+    // The step rides along as customdata: a click opens that step on either axis.
+    data.push({ x, y: values, customdata: steps, mode: "lines", line: { width: 1, color }, opacity: settings.smoothing > 0 ? 0.25 : 1, name: `${runLabel(s.run)} raw`, showlegend: false, hoverinfo: "skip" });
+    data.push({ x, y: ema(values, settings.smoothing), customdata: steps, mode: "lines", line: { width: 2, color }, name: runLabel(s.run), showlegend: series.length > 1 });
   });
   return { data, rawIndex };
 }
@@ -69,17 +73,19 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         const built = traces(s, label, st);
         rawIndex.current = built.rawIndex;
         await P.newPlot(element, built.data as never, layout(metric, st), { displaylogo: false, responsive: true });
-        countPoints(element, s);
-        const events = element as unknown as { on: (name: string, fn: (e: { points?: { x: number; curveNumber: number }[]; xvals?: number[] }) => void) => void };
+        countPoints(element, s, st.axis);
+        const events = element as unknown as { on: (name: string, fn: (e: { points?: { x: number | string; customdata?: unknown; curveNumber: number }[] }) => void) => void };
         events.on("plotly_click", (e) => {
           const point = e.points?.[0];
           if (!point) return;
           const run = [...rawIndex.current.entries()].find(([, idx]) => point.curveNumber === idx || point.curveNumber === idx + 1)?.[0];
-          if (run !== undefined) latest.current.onPointClick?.(run, Math.round(point.x));
+          if (run !== undefined && typeof point.customdata === "number") latest.current.onPointClick?.(run, point.customdata);
         });
         events.on("plotly_hover", (e) => {
           const x = e.points?.[0]?.x;
+          // A date axis reports x as plotly's UTC date string; the other charts want ms.
           if (typeof x === "number") latest.current.onHover?.(x);
+          else if (typeof x === "string") latest.current.onHover?.(Date.parse(`${x.replace(" ", "T")}Z`));
         });
         events.on("plotly_unhover", () => latest.current.onHover?.(null));
         setReady(true);
@@ -98,7 +104,7 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
     const built = traces(series, runLabel, settings);
     rawIndex.current = built.rawIndex;
     void P.react(div.current, built.data as never, layout(metric, settings));
-    countPoints(div.current, series);
+    countPoints(div.current, series, settings.axis);
   }, [ready, series, settings, metric, runLabel]);
 
   useEffect(() => {
@@ -108,17 +114,20 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         const P = plotly.current;
         const index = rawIndex.current.get(run);
         if (!P || !div.current || index === undefined || !points.length) return;
-        const x = points.map((p) => p.step);
-        const smooth = emaTail(allValues, points.length, latest.current.settings.smoothing);
-        void P.extendTraces(div.current, { x: [x, x], y: [points.map((p) => p.value), smooth] } as never, [index, index + 1]);
+        const { axis, smoothing } = latest.current.settings;
+        const x = points.map((p) => xOf(p, axis));
+        const steps = points.map((p) => p.step);
+        const smooth = emaTail(allValues, points.length, smoothing);
+        const update = { x: [x, x], y: [points.map((p) => p.value), smooth], customdata: [steps, steps] };
+        void P.extendTraces(div.current, update as never, [index, index + 1]);
         div.current.dataset.points = String(Number(div.current.dataset.points ?? 0) + points.length);
         div.current.dataset.livePoints = String(Number(div.current.dataset.livePoints ?? 0) + points.length);
       },
-      hover: (step) => {
+      hover: (x) => {
         const P = plotly.current as unknown as { Fx?: { hover: (el: HTMLElement, data: unknown) => void; unhover: (el: HTMLElement) => void } };
         if (!div.current || !P?.Fx) return;
-        if (step === null) P.Fx.unhover(div.current);
-        else P.Fx.hover(div.current, { xval: step });
+        if (x === null) P.Fx.unhover(div.current);
+        else P.Fx.hover(div.current, { xval: x });
       },
     });
     return () => register(metric, null);
@@ -126,16 +135,16 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
 
   if (error) return <ErrorState title={`Could not draw ${metric}`} error={error} />;
   return (
-    <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} data-metric={metric} data-ready={ready}>
+    <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} data-metric={metric} data-ready={ready} data-axis={settings.axis}>
       {!ready ? <Skeleton height={CHART_HEIGHT} /> : null}
       <div ref={div} style={{ height: ready ? CHART_HEIGHT : 0 }} />
     </figure>
   );
 }
 
-/** How many points the chart shows, as a data attribute (for tests and the bench). */
-function countPoints(element: HTMLElement, series: ChartSeries[]) {
-  element.dataset.points = String(series.reduce((sum, s) => sum + s.points.length, 0));
+/** How many points the chart shows (those with an x on its axis), as a data attribute (for tests and the bench). */
+function countPoints(element: HTMLElement, series: ChartSeries[], axis: XAxis) {
+  element.dataset.points = String(series.reduce((sum, s) => sum + s.points.filter((p) => xOf(p, axis) !== null).length, 0));
 }
 
 function layout(metric: string, settings: ChartSettings) {
@@ -143,7 +152,10 @@ function layout(metric: string, settings: ChartSettings) {
     title: { text: metric, font: { size: 13 }, x: 0.02 },
     height: CHART_HEIGHT,
     margin: { l: 48, r: 12, t: 32, b: 32 },
-    xaxis: { title: { text: "step" }, automargin: true },
+    xaxis:
+      settings.axis === "time"
+        ? { title: { text: "wall time (UTC)" }, type: "date", automargin: true }
+        : { title: { text: "step" }, type: "linear", automargin: true },
     yaxis: { type: settings.logY ? "log" : "linear", automargin: true },
     hovermode: "x",
     showlegend: true,

@@ -52,11 +52,13 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
 
   useEventStream(`/api/runs/${run.id}/events`, {
     metrics: (data) => {
-      const record = data as { step: number; values: Record<string, number | null> };
+      // The event carries its record's `time` (the trainer's clock): the same clock the
+      // metrics API's `times` are read from, so live points line up on the time axis.
+      const record = data as { step: number; time: number; values: Record<string, number | null> };
       if (Object.keys(record.values).some((k) => !known.has(k))) {
         void queryClient.invalidateQueries({ queryKey: runKeys.metricKeys(run.id) });
       }
-      appendLive.current?.({ run: run.id, step: record.step, values: record.values });
+      appendLive.current?.({ run: run.id, step: record.step, time: record.time, values: record.values });
     },
     log: (data) => setLiveLogs((lines) => [...lines.slice(-LIVE_LOG_LINES), data as LogLine]),
     checkpoint: () => void queryClient.invalidateQueries({ queryKey: runKeys.checkpoints(run.id) }),
