@@ -65,7 +65,7 @@ def test_run_inputs(
             raise exceptions.ValidationError(
                 {"checkpoint": [f"No checkpoint {v['checkpoint']} in this project's runs."]}
             )
-    sampling = SamplingParams(seed=0)  # the synchronous test samples nothing
+    sampling = lifecycle.TEST_RUN_SAMPLING  # the synchronous test samples nothing
     if "samples_per_prompt" in v:  # a queued test-run: each field has a serializer default
         sampling = SamplingParams(
             n=v["samples_per_prompt"],

@@ -9,7 +9,9 @@ from rest_framework import serializers
 
 from studio.datasets.models import Dataset, DatasetImport, DatasetVersion
 from studio.projects.serializers import (
+    RESOURCE_FIELDS,
     ProjectResourceCreateSerializer,
+    ProjectResourceSerializer,
     ProjectResourceUpdateSerializer,
 )
 
@@ -125,25 +127,10 @@ class DatasetImportSerializer(serializers.ModelSerializer):
 RECENT_IMPORTS = 5
 
 
-class DatasetSerializer(serializers.ModelSerializer):
-    project = serializers.CharField(source="project.slug", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True)
-    version_count = serializers.IntegerField(read_only=True)
-    latest_version = serializers.SerializerMethodField()
-
+class DatasetSerializer(ProjectResourceSerializer):
     class Meta:
         model = Dataset
-        fields = [
-            "id",
-            "project",
-            "name",
-            "description",
-            "created_by",
-            "created_at",
-            "version_count",
-            "latest_version",
-            "imports",
-        ]
+        fields = [*RESOURCE_FIELDS, "imports"]
         read_only_fields = fields
 
     imports = serializers.SerializerMethodField(
@@ -158,10 +145,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(DatasetVersionSerializer(allow_null=True))
     def get_latest_version(self, dataset: Dataset) -> dict[str, Any] | None:
-        if hasattr(dataset, "ordered_versions"):  # prefetched, newest first
-            version = dataset.ordered_versions[0] if dataset.ordered_versions else None
-        else:
-            version = dataset.versions.order_by("-number").first()
+        version = self.latest_version_of(dataset)
         return DatasetVersionSerializer(version).data if version else None
 
 

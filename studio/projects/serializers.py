@@ -8,6 +8,32 @@ from rest_framework import exceptions, serializers
 
 from studio.projects.models import Project
 
+RESOURCE_FIELDS = [
+    "id",
+    "project",
+    "name",
+    "description",
+    "created_by",
+    "created_at",
+    "version_count",
+    "latest_version",
+]
+
+
+# A resource as lists and details show it; subclasses give the Meta (model, fields from
+# RESOURCE_FIELDS) and `get_latest_version`, typed for the schema. (Comments, not
+# docstrings: drf-spectacular copies a docstring into every subclass's component.)
+class ProjectResourceSerializer(serializers.ModelSerializer):
+    project = serializers.CharField(source="project.slug", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    version_count = serializers.IntegerField(read_only=True)
+    latest_version = serializers.SerializerMethodField()
+
+    def latest_version_of(self, resource: Any) -> Any:
+        if hasattr(resource, "ordered_versions"):  # prefetched, newest first
+            return resource.ordered_versions[0] if resource.ordered_versions else None
+        return resource.versions.order_by("-number").first()
+
 
 class ProjectResourceCreateSerializer(serializers.Serializer):
     noun = "resource"  # in the error message: "A dataset named ... already exists"

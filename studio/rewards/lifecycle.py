@@ -15,7 +15,7 @@ The synchronous endpoint runs small inputs through the same `create` + `take` +
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,10 @@ SAMPLED = frozenset({Source.DEMO_MODEL, Source.CHECKPOINT})
 TASK_NAME = "workers.test_reward"
 
 
+# A test-run's sampling is seeded (the API's default seed is 0): a rerun repeats it.
+TEST_RUN_SAMPLING = SamplingParams(seed=0)
+
+
 @dataclass(frozen=True)
 class Params:
     """What a test-run was asked to do (stored as `RewardTestRun.params`)."""
@@ -59,7 +63,7 @@ class Params:
     solution_template: str = "{ground_truth}"  # references only
     timeout_s: float = 2.0  # per reward call
     budget_s: float = 30.0  # for scoring every row
-    sampling: SamplingParams = field(default_factory=SamplingParams)
+    sampling: SamplingParams = TEST_RUN_SAMPLING
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

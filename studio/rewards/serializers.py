@@ -8,7 +8,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from studio.projects.serializers import (
+    RESOURCE_FIELDS,
     ProjectResourceCreateSerializer,
+    ProjectResourceSerializer,
     ProjectResourceUpdateSerializer,
 )
 from studio.rewards.checks import problems_in
@@ -41,32 +43,15 @@ class RewardVersionSerializer(RewardVersionSummarySerializer):
         read_only_fields = fields
 
 
-class RewardFunctionSerializer(serializers.ModelSerializer):
-    project = serializers.CharField(source="project.slug", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True)
-    version_count = serializers.IntegerField(read_only=True)
-    latest_version = serializers.SerializerMethodField()
-
+class RewardFunctionSerializer(ProjectResourceSerializer):
     class Meta:
         model = RewardFunction
-        fields = [
-            "id",
-            "project",
-            "name",
-            "description",
-            "created_by",
-            "created_at",
-            "version_count",
-            "latest_version",
-        ]
+        fields = RESOURCE_FIELDS
         read_only_fields = fields
 
     @extend_schema_field(RewardVersionSummarySerializer(allow_null=True))
     def get_latest_version(self, function: RewardFunction) -> dict[str, Any] | None:
-        if hasattr(function, "ordered_versions"):  # prefetched, newest first
-            version = function.ordered_versions[0] if function.ordered_versions else None
-        else:
-            version = function.versions.order_by("-number").first()
+        version = self.latest_version_of(function)
         return RewardVersionSummarySerializer(version).data if version else None
 
 

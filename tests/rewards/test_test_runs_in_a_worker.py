@@ -26,7 +26,6 @@ from tests.rewards.studio_objects import (
     make_dataset_version,
     make_reward_version,
 )
-from trainer.config.sampling import SamplingParams
 
 pytestmark = [
     pytest.mark.slow,
@@ -257,7 +256,7 @@ def test_a_test_run_running_elsewhere_is_not_run_again_and_fails_once_stale(alph
     test_run = lifecycle.create(
         version,
         RewardTestRun.Source.COMPLETIONS,
-        lifecycle.Params(sampling=SamplingParams()),
+        lifecycle.Params(),
         alpha["user"],
         completions=[
             {"solution_str": "3", "ground_truth": "3", "data_source": "d", "extra_info": {}}
@@ -282,9 +281,7 @@ def test_the_hard_time_limit_handler_fails_the_test_run(alpha):
     from workers.rewards import HARD_LIMIT_S, test_reward
 
     version = make_reward_version(alpha["project"], alpha["user"], PARITY, name="killed")
-    test_run = lifecycle.create(
-        version, "references", lifecycle.Params(sampling=SamplingParams()), alpha["user"]
-    )
+    test_run = lifecycle.create(version, "references", lifecycle.Params(), alpha["user"])
     RewardTestRun.objects.filter(pk=test_run.pk).update(status="running")
     test_reward.on_failure(TimeLimitExceeded(HARD_LIMIT_S), "task-id", [test_run.pk], {}, None)
     ended = RewardTestRun.objects.get(pk=test_run.pk)
