@@ -40,6 +40,18 @@ PRESETS: dict[str, dict[str, Any]] = {
         "rollout": {"n": 1},
         "critic": {"optim": {"lr": 1e-4}},
     },
+    "grpo-lora-tiny": {
+        "data": {"train_batch_size": 16},
+        "rollout": {"n": 8, "max_new_tokens": 16, "temperature": 1.0},
+        # Adapters learn at a higher rate than full weights (B starts at 0).
+        "actor": {
+            "optim": {"lr": 2e-3},
+            "ppo_mini_batch_size": 16,
+            "micro_batch_size": 64,
+            "lora": {"rank": 8, "alpha": 16.0, "target_modules": ["all-linear"]},
+        },
+        "trainer": {"total_steps": 40, "val_every": 10},
+    },
     "grpo-kl": {
         "actor": {"use_kl_loss": True, "kl_loss_coef": 0.001, "kl_loss_type": "low_var_kl"},
     },

@@ -155,6 +155,38 @@ class OptimConfig(Section):
     grad_clip: float = Field(1.0, gt=0.0, description="Max global gradient norm.")
 
 
+class LoraConfig(Section):
+    rank: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="LoRA rank (verl's `lora_rank`): above 0, only low-rank adapters on the "
+        "actor train and the base weights stay frozen; 0 fine-tunes every weight.",
+    )
+    alpha: float = Field(
+        16.0, gt=0.0, description="LoRA scale numerator: adapter updates are scaled by alpha/rank."
+    )
+    dropout: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Dropout on the adapters' input while training."
+    )
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["all-linear"],
+        min_length=1,
+        description="Module names that get adapters (e.g. `q_proj`, `v_proj`); `all-linear` "
+        "is every linear layer but the output head.",
+    )
+    export: Literal["merged", "adapter"] = Field(
+        "merged",
+        description="What the final Hugging Face export holds: `merged` (a plain model folder "
+        "with the adapters folded into the weights) or `adapter` (peft's adapter folder, "
+        "which needs the base model beside it).",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.rank > 0
+
+
 class ActorConfig(Section):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     ppo_epochs: int = Field(1, ge=1, description="Passes over each rollout batch.")
@@ -196,6 +228,7 @@ class ActorConfig(Section):
     use_kl_loss: bool = Field(False, description="Add coef * KL(policy || ref) to the loss.")
     kl_loss_coef: float = Field(0.001, ge=0.0, description="Coefficient of the KL loss.")
     kl_loss_type: KLEstimator = Field("low_var_kl", description="KL estimator of the KL loss.")
+    lora: LoraConfig = Field(default_factory=LoraConfig)
 
 
 class CriticConfig(Section):
