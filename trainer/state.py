@@ -13,8 +13,8 @@ from trainer.config.schema import RunConfig
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.models.lora import add_adapters
 from trainer.optim import build_optimizer, build_scheduler
+from trainer.rewards.combined import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
-from trainer.rewards.sandbox import make_scorer
 from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import RolloutEngine
 from trainer.rollout.hf import HFEngine
@@ -110,7 +110,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
         optimizer=optimizer,
         scheduler=scheduler,
         engine=engine,
-        scorer=make_scorer(cfg.reward),
+        scorer=make_reward_scorer(cfg.reward, device),
         kl_ctrl=make_kl_controller(cfg.algorithm.kl_ctrl),
         pad_token_id=int(tokenizer.pad_token_id),
         update_generator=generator,

@@ -238,6 +238,33 @@ class CriticConfig(Section):
     loss_agg_mode: LossAggMode = Field("token-mean", description="Value-loss aggregation.")
 
 
+class RewardModelConfig(Section):
+    path: str | None = Field(
+        None,
+        description="Folder of a Hugging Face sequence-classification model with one label "
+        "(its logit is the score) and its tokenizer; empty: no reward model. "
+        "`rlstudio make-demo-model` builds a tiny one in var/demo-reward-model.",
+    )
+    name: str = Field(
+        "reward_model",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="Its reward component's name (metrics `critic/score/<name>/mean`).",
+    )
+    weight: float = Field(1.0, description="Weight of its score in the combined reward.")
+    dtype: Dtype = Field("float32", description="Parameter dtype of the reward model.")
+    max_length: int = Field(
+        512, ge=8, le=32768, description="Prompt + response tokens scored; longer is cut left."
+    )
+    batch_size: int = Field(16, ge=1, le=4096, description="Responses scored per forward pass.")
+    placement: Literal["colocated"] = Field(
+        "colocated",
+        description="Where it runs: `colocated` loads it in the process that scores rewards "
+        "(the trainer's driver), on the trainer's device.",
+    )
+
+
 class RewardConfig(Section):
     function: str = Field(
         "arith",
@@ -254,6 +281,13 @@ class RewardConfig(Section):
     max_error_rate: float = Field(
         0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
     )
+    function_weight: float = Field(
+        1.0,
+        description="Weight of the reward function's score when a reward model is set; the "
+        "combined reward is the weighted sum, each source reported as its own component. "
+        "0 keeps the function as a reported metric only.",
+    )
+    model: RewardModelConfig = Field(default_factory=RewardModelConfig)
 
 
 class ResourcesConfig(Section):

@@ -36,7 +36,7 @@ def add_adapters(model: nn.Module, cfg: LoraConfig) -> peft.PeftModel:
     )
     config = peft.LoraConfig(
         r=cfg.rank,
-        lora_alpha=cfg.alpha,
+        lora_alpha=cast(Any, cfg.alpha),  # peft types it int; a float scale works
         lora_dropout=cfg.dropout,
         target_modules=targets,
         bias="none",
@@ -86,9 +86,9 @@ def merged_weights(model: nn.Module) -> dict[str, Tensor]:
     base = cast(peft.PeftModel, model).get_base_model()
     deltas: dict[str, Tensor] = {}
     for name, module in base.named_modules():
-        if isinstance(module, LoraLayer):
+        if isinstance(module, LoraLayer):  # peft's Linear: declares get_delta_weight
             for adapter in module.active_adapters:
-                delta = module.get_delta_weight(adapter).detach()
+                delta = cast(Any, module).get_delta_weight(adapter).detach()
                 key = f"{name}.weight"
                 deltas[key] = deltas[key] + delta if key in deltas else delta
     merged: dict[str, Tensor] = {}
@@ -107,5 +107,5 @@ def export_adapted(model: nn.Module, path: Path, mode: str) -> None:
     if mode == "adapter":
         adapted.save_pretrained(str(path), safe_serialization=True)
         return
-    base = adapted.get_base_model()
+    base = cast(Any, adapted.get_base_model())
     base.save_pretrained(str(path), state_dict=merged_weights(model), safe_serialization=True)
