@@ -9,7 +9,7 @@ and the trainable parameter count. Both modes use the grpo-tiny-arith shape with
 `actor.use_kl_loss=true`, so the full run loads a reference copy and the LoRA run uses
 its base model instead.
 
-    .venv/bin/python bench/lora_vs_full.py [--runs 2] [--steps 4] [--rank 8]
+    .venv/bin/python bench/lora_vs_full.py [--runs 2] [--steps 4] [--rank 8] [--prompts 16 --n 8]
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def build() -> None:
         )
 
 
-def worker_run(mode: str, steps: int, rank: int, out: Path) -> None:
+def worker_run(mode: str, steps: int, rank: int, prompts: int, n: int, out: Path) -> None:
     from trainer.config import load_config
     from trainer.loop import Trainer
     from trainer.reporting.base import Reporter
@@ -67,6 +67,9 @@ def worker_run(mode: str, steps: int, rank: int, out: Path) -> None:
         f"trainer.total_steps={steps}",
         "actor.use_kl_loss=true",
         "resources.device=cpu",
+        f"data.train_batch_size={prompts}",
+        f"actor.ppo_mini_batch_size={prompts}",
+        f"rollout.n={n}",
     ]
     if mode == "lora":
         overrides += [f"actor.lora.rank={rank}", "actor.optim.lr=2e-3"]
@@ -92,11 +95,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--rank", type=int, default=8)
+    parser.add_argument("--prompts", type=int, default=16, help="prompts per step")
+    parser.add_argument("--n", type=int, default=8, help="responses per prompt")
     parser.add_argument("--worker", choices=["full", "lora"])
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.worker:
-        worker_run(args.worker, args.steps, args.rank, args.out)
+        worker_run(args.worker, args.steps, args.rank, args.prompts, args.n, args.out)
         return
     build()
     results: list[dict[str, Any]] = []
@@ -105,6 +110,7 @@ def main() -> None:
             out = WORK / f"result-{mode}-{run}.json"
             cmd = [sys.executable, __file__, "--worker", mode, "--out", str(out)]
             cmd += ["--steps", str(args.steps), "--rank", str(args.rank)]
+            cmd += ["--prompts", str(args.prompts), "--n", str(args.n)]
             subprocess.run(cmd, cwd=ROOT, check=True)
             results.append(json.loads(out.read_text()))
             print(json.dumps(results[-1]), flush=True)
