@@ -45,11 +45,9 @@ def lora_config(demo_assets, tmp_path, *overrides: str):
 
 
 @pytest.mark.slow
-@pytest.mark.skip(
-    reason="margin not yet measured: the machine was too loaded to run 40 steps in the "
-    "session that wrote it; run it with this mark removed and state the margin"
-)
 def test_grpo_with_lora_raises_validation_reward_on_the_arith_task(demo_assets, tmp_path):
+    # Measured with this seed: 0.168 -> 0.794 over the preset's 40 steps (rank 8, 156,160
+    # of 3,416,832 parameters train); the full fine-tune test's margins hold.
     torch.manual_seed(0)
     cfg = demo_config(demo_assets, tmp_path, preset="grpo-lora-tiny")
     reporter = RecordingReporter()
