@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--model-dir", default="var/demo-model")
     demo.add_argument("--data-dir", default="var/demo-data")
     demo.add_argument(
+        "--reward-model-dir",
+        default="var/demo-reward-model",
+        help="the demo reward model (ranks correct arith answers above wrong ones)",
+    )
+    demo.add_argument(
         "--size",
         choices=["demo", "large"],
         default="demo",
@@ -114,17 +119,23 @@ def _fit(cfg: RunConfig, reporter: Any) -> dict[str, float]:
 
 def _make_demo(args: argparse.Namespace) -> int:
     from trainer.models.demo import build_demo_assets
+    from trainer.models.demo_reward import build_demo_reward_model
 
     model_dir = Path(args.model_dir)
+    reward_dir = Path(args.reward_model_dir)
     if (model_dir / "config.json").exists() and not args.force:
         print(f"demo model already at {model_dir} (use --force to rebuild)")
+    else:
+        sizes = {"demo": (256, 4), "large": (512, 8)}
+        hidden, layers = sizes[args.size]
+        assets = build_demo_assets(
+            model_dir, args.data_dir, seed=args.seed, hidden_size=hidden, num_layers=layers
+        )
+        print(f"demo assets: {assets}")
+    if (reward_dir / "config.json").exists() and not args.force:
+        print(f"demo reward model already at {reward_dir} (use --force to rebuild)")
         return 0
-    sizes = {"demo": (256, 4), "large": (512, 8)}
-    hidden, layers = sizes[args.size]
-    assets = build_demo_assets(
-        model_dir, args.data_dir, seed=args.seed, hidden_size=hidden, num_layers=layers
-    )
-    print(f"demo assets: {assets}")
+    print(f"demo reward model: {build_demo_reward_model(model_dir, reward_dir, args.seed)}")
     return 0
 
 

@@ -38,6 +38,12 @@ def rollout_metrics(samples: list[Sample], max_new_tokens: int) -> dict[str, flo
             components[key].append(value)
     for key, values in components.items():
         metrics[f"reward/{key}/mean"] = sum(values) / len(values)
+    sources: dict[str, list[float]] = defaultdict(list)
+    for s in samples:
+        for key, value in s.reward.sources.items():
+            sources[key].append(value)
+    for key, values in sources.items():  # each source of a combined reward, unweighted
+        metrics |= tensor_stats(f"critic/score/{key}", torch.tensor(values))
     groups: dict[int, list[float]] = defaultdict(list)
     for s in samples:
         groups[s.group].append(s.score)

@@ -22,6 +22,12 @@ from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig, RunConfig
 from trainer.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
 from trainer.logprobs import compute_logprobs, response_token_stats
+from trainer.models.lora import (
+    adapters_disabled,
+    export_adapted,
+    load_trainable_weights,
+    trainable_weights,
+)
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
 from trainer.rollout.collect import PromptItem
@@ -152,6 +158,9 @@ class LocalRoles:
         return self._logprobs(self.state.actor, batch, temperature)
 
     def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        if self.cfg.actor.lora.enabled:  # the base model is the reference
+            with adapters_disabled(self.state.actor):
+                return self._logprobs(self.state.actor, batch, temperature)
         assert self.state.ref is not None, "ref_logprobs needs a reference model"
         return self._logprobs(self.state.ref, batch, temperature)
 
@@ -213,8 +222,9 @@ class LocalRoles:
 
     def model_states(self) -> ModelStates:
         s = self.state
+        lora = self.cfg.actor.lora.enabled  # a LoRA checkpoint holds the adapters only
         return ModelStates(
-            actor=s.actor.state_dict(),
+            actor=trainable_weights(s.actor) if lora else s.actor.state_dict(),
             actor_optim=s.optimizer.state_dict(),
             scheduler=s.scheduler.state_dict(),
             critic=s.critic.state_dict() if s.critic is not None else None,
@@ -224,7 +234,10 @@ class LocalRoles:
 
     def load_model_states(self, states: ModelStates) -> None:
         s = self.state
-        s.actor.load_state_dict(states.actor)
+        if self.cfg.actor.lora.enabled:
+            load_trainable_weights(s.actor, states.actor)
+        else:
+            s.actor.load_state_dict(states.actor)
         s.optimizer.load_state_dict(states.actor_optim)
         s.scheduler.load_state_dict(states.scheduler)
         if s.critic is not None and s.critic_optimizer is not None and states.critic:
@@ -236,6 +249,9 @@ class LocalRoles:
         self.sync_rollout_weights()
 
     def save_pretrained(self, path: Path) -> None:
+        if self.cfg.actor.lora.enabled:
+            export_adapted(self.state.actor, path, self.cfg.actor.lora.export)
+            return
         self.state.actor.save_pretrained(path, safe_serialization=True)  # type: ignore[operator]
 
 

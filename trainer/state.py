@@ -11,9 +11,10 @@ from torch import nn
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
+from trainer.models.lora import add_adapters
 from trainer.optim import build_optimizer, build_scheduler
+from trainer.rewards.combined import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
-from trainer.rewards.sandbox.pool import make_scorer
 from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import RolloutEngine
 from trainer.rollout.hf import HFEngine
@@ -73,14 +74,20 @@ def build_state(cfg: RunConfig) -> TrainingState:
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)
     tokenizer = load_tokenizer(cfg.model.path)
-    actor = load_policy(cfg.model.path, cfg.model.dtype, device)
+    actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device)
+    num_params = sum(p.numel() for p in actor.parameters())
     if cfg.model.gradient_checkpointing:
-        actor.gradient_checkpointing_enable()
+        actor.gradient_checkpointing_enable()  # type: ignore[operator]
+    if cfg.actor.lora.enabled:
+        if cfg.model.gradient_checkpointing:  # frozen embeddings: checkpoints need an input grad
+            actor.enable_input_require_grads()  # type: ignore[operator]
+        actor = add_adapters(actor, cfg.actor.lora)
     optimizer = build_optimizer(actor, cfg.actor.optim)
     total_steps = cfg.trainer.total_steps or 1_000_000
     scheduler = build_scheduler(optimizer, total_steps, cfg.actor.optim)
     ref = None
-    if cfg.needs_reference_model:
+    # A LoRA run's reference is its actor with the adapters off (trainer.models.lora).
+    if cfg.needs_reference_model and not cfg.actor.lora.enabled:
         ref = load_policy(cfg.model.path, cfg.model.dtype, device)
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
@@ -103,7 +110,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
         optimizer=optimizer,
         scheduler=scheduler,
         engine=engine,
-        scorer=make_scorer(cfg.reward),
+        scorer=make_reward_scorer(cfg.reward, device),
         kl_ctrl=make_kl_controller(cfg.algorithm.kl_ctrl),
         pad_token_id=int(tokenizer.pad_token_id),
         update_generator=generator,
@@ -111,6 +118,6 @@ def build_state(cfg: RunConfig) -> TrainingState:
         critic=critic,
         critic_optimizer=critic_optimizer,
         critic_scheduler=critic_scheduler,
-        num_params=sum(p.numel() for p in actor.parameters()),
+        num_params=num_params,
         peak_flops=_peak_flops(device),
     )

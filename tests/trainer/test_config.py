@@ -63,6 +63,35 @@ def test_verl_overrides_are_translated():
     assert cfg.reward.function == "custom" and cfg.reward.custom_path == "/tmp/r.py"
 
 
+def test_verl_lora_overrides_are_translated():
+    cfg = load_config(
+        overrides=[
+            "actor_rollout_ref.model.lora_rank=16",
+            "actor_rollout_ref.model.lora_alpha=32",
+            "actor_rollout_ref.model.target_modules=all-linear",
+            "actor_rollout_ref.rollout.load_format=safetensors",
+        ]
+    )
+    assert (cfg.actor.lora.rank, cfg.actor.lora.alpha) == (16, 32.0)
+    assert cfg.actor.lora.target_modules == ["all-linear"] and cfg.actor.lora.enabled
+
+
+def test_verl_reward_model_overrides_are_translated():
+    cfg = load_config(
+        overrides=[
+            "reward_model.enable=True",
+            "reward_model.model.path=/models/rm",
+            "reward_model.micro_batch_size_per_gpu=4",
+            "reward_model.max_length=1024",
+            "reward_model.reward_manager=batch",
+        ]
+    )
+    assert cfg.reward.model.path == "/models/rm"
+    assert (cfg.reward.model.batch_size, cfg.reward.model.max_length) == (4, 1024)
+    with pytest.raises(ConfigError, match="reward_model.ulysses_sequence_parallel_size"):
+        load_config(overrides=["reward_model.ulysses_sequence_parallel_size=2"])
+
+
 def test_untranslatable_verl_overrides_are_listed():
     with pytest.raises(ConfigError, match="actor_rollout_ref.rollout.gpu_memory_utilization"):
         load_config(overrides=["actor_rollout_ref.rollout.gpu_memory_utilization=0.5"])

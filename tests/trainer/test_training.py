@@ -90,7 +90,7 @@ def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
 
 
 @pytest.mark.parametrize("preset", preset_names())
-def test_every_preset_runs_one_step(demo_assets, tmp_path, preset):
+def test_every_preset_runs_one_step(demo_assets, tmp_path, preset, request):
     cfg = demo_config(
         demo_assets,
         tmp_path,
@@ -104,6 +104,8 @@ def test_every_preset_runs_one_step(demo_assets, tmp_path, preset):
     )
     if cfg.algorithm.overlong.enabled:
         cfg.algorithm.overlong.buffer_len = 2
+    if cfg.reward.model.path:  # the preset names var/: use the tests' demo reward model
+        cfg.reward.model.path = str(request.getfixturevalue("demo_reward_model"))
     reporter = RecordingReporter()
     trainer = Trainer(cfg, reporter)
     before = _params_checksum(trainer)

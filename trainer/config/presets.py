@@ -40,6 +40,29 @@ PRESETS: dict[str, dict[str, Any]] = {
         "rollout": {"n": 1},
         "critic": {"optim": {"lr": 1e-4}},
     },
+    "grpo-lora-tiny": {
+        "data": {"train_batch_size": 16},
+        "rollout": {"n": 8, "max_new_tokens": 16, "temperature": 1.0},
+        # Adapters learn at a higher rate than full weights (B starts at 0).
+        "actor": {
+            "optim": {"lr": 2e-3},
+            "ppo_mini_batch_size": 16,
+            "micro_batch_size": 64,
+            "lora": {"rank": 8, "alpha": 16.0, "target_modules": ["all-linear"]},
+        },
+        "trainer": {"total_steps": 40, "val_every": 10},
+    },
+    "ppo-rm-tiny": {
+        # PPO + GAE scored by the demo reward model (`make-demo-model` builds it) plus the
+        # arith rule, both reported as components.
+        "algorithm": {"adv_estimator": "gae", "gamma": 1.0, "lam": 0.95},
+        "data": {"train_batch_size": 16},
+        "rollout": {"n": 1, "max_new_tokens": 16},
+        "actor": {"optim": {"lr": 1e-4}, "ppo_mini_batch_size": 16, "micro_batch_size": 64},
+        "critic": {"optim": {"lr": 1e-4}},
+        "reward": {"model": {"path": "var/demo-reward-model", "weight": 1.0}},
+        "trainer": {"total_steps": 40, "val_every": 10},
+    },
     "grpo-kl": {
         "actor": {"use_kl_loss": True, "kl_loss_coef": 0.001, "kl_loss_type": "low_var_kl"},
     },

@@ -161,6 +161,38 @@ class OptimConfig(Section):
     grad_clip: float = Field(1.0, gt=0.0, description="Max global gradient norm.")
 
 
+class LoraConfig(Section):
+    rank: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="LoRA rank (verl's `lora_rank`): above 0, only low-rank adapters on the "
+        "actor train and the base weights stay frozen; 0 fine-tunes every weight.",
+    )
+    alpha: float = Field(
+        16.0, gt=0.0, description="LoRA scale numerator: adapter updates are scaled by alpha/rank."
+    )
+    dropout: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Dropout on the adapters' input while training."
+    )
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["all-linear"],
+        min_length=1,
+        description="Module names that get adapters (e.g. `q_proj`, `v_proj`); `all-linear` "
+        "is every linear layer but the output head.",
+    )
+    export: Literal["merged", "adapter"] = Field(
+        "merged",
+        description="What the final Hugging Face export holds: `merged` (a plain model folder "
+        "with the adapters folded into the weights) or `adapter` (peft's adapter folder, "
+        "which needs the base model beside it).",
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.rank > 0
+
+
 class ActorConfig(Section):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     ppo_epochs: int = Field(1, ge=1, description="Passes over each rollout batch.")
@@ -202,6 +234,7 @@ class ActorConfig(Section):
     use_kl_loss: bool = Field(False, description="Add coef * KL(policy || ref) to the loss.")
     kl_loss_coef: float = Field(0.001, ge=0.0, description="Coefficient of the KL loss.")
     kl_loss_type: KLEstimator = Field("low_var_kl", description="KL estimator of the KL loss.")
+    lora: LoraConfig = Field(default_factory=LoraConfig)
 
 
 class CriticConfig(Section):
@@ -209,6 +242,33 @@ class CriticConfig(Section):
     ppo_epochs: int = Field(1, ge=1, description="Passes of critic updates per batch.")
     cliprange_value: float = Field(0.5, gt=0.0, description="Value clipping range.")
     loss_agg_mode: LossAggMode = Field("token-mean", description="Value-loss aggregation.")
+
+
+class RewardModelConfig(Section):
+    path: str | None = Field(
+        None,
+        description="Folder of a Hugging Face sequence-classification model with one label "
+        "(its logit is the score) and its tokenizer; empty: no reward model. "
+        "`rlstudio make-demo-model` builds a tiny one in var/demo-reward-model.",
+    )
+    name: str = Field(
+        "reward_model",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="Its reward component's name (metrics `critic/score/<name>/mean`).",
+    )
+    weight: float = Field(1.0, description="Weight of its score in the combined reward.")
+    dtype: Dtype = Field("float32", description="Parameter dtype of the reward model.")
+    max_length: int = Field(
+        512, ge=8, le=32768, description="Prompt + response tokens scored; longer is cut left."
+    )
+    batch_size: int = Field(16, ge=1, le=4096, description="Responses scored per forward pass.")
+    placement: Literal["colocated"] = Field(
+        "colocated",
+        description="Where it runs: `colocated` loads it in the process that scores rewards "
+        "(the trainer's driver), on the trainer's device.",
+    )
 
 
 class RewardConfig(Section):
@@ -229,6 +289,13 @@ class RewardConfig(Section):
     max_error_rate: float = Field(
         0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
     )
+    function_weight: float = Field(
+        1.0,
+        description="Weight of the reward function's score when a reward model is set; the "
+        "combined reward is the weighted sum, each source reported as its own component. "
+        "0 keeps the function as a reported metric only.",
+    )
+    model: RewardModelConfig = Field(default_factory=RewardModelConfig)
 
 
 class ResourcesConfig(Section):

@@ -26,6 +26,11 @@ VERL_KEY_MAP: dict[str, str] = {
     "data.seed": "trainer.seed",
     f"{_AR}.model.path": "model.path",
     f"{_AR}.model.enable_gradient_checkpointing": "model.gradient_checkpointing",
+    f"{_AR}.model.lora_rank": "actor.lora.rank",
+    f"{_AR}.model.lora_alpha": "actor.lora.alpha",
+    f"{_AR}.model.target_modules": "actor.lora.target_modules",
+    f"{_AR}.model.use_shm": "",  # verl's LoRA loading tweaks: nothing to set here
+    f"{_AR}.rollout.load_format": "",
     f"{_AR}.actor.optim.lr": "actor.optim.lr",
     f"{_AR}.actor.optim.weight_decay": "actor.optim.weight_decay",
     f"{_AR}.actor.optim.lr_warmup_steps": "actor.optim.warmup_steps",
@@ -79,6 +84,15 @@ VERL_KEY_MAP: dict[str, str] = {
     "trainer.nnodes": "",
     "trainer.logger": "",
     "trainer.project_name": "",
+    "reward_model.enable": "",  # a reward model is used when its path is set
+    "reward_model.model.path": "reward.model.path",
+    "reward_model.model.input_tokenizer": "",  # it reads prompt + response as text
+    "reward_model.model.trust_remote_code": "",  # never: local folders, no remote code
+    "reward_model.micro_batch_size_per_gpu": "reward.model.batch_size",
+    "reward_model.micro_batch_size": "reward.model.batch_size",
+    "reward_model.max_length": "reward.model.max_length",
+    "reward_model.strategy": "",
+    "reward_model.reward_manager": "",  # batch functions are recognised by signature
     "custom_reward_function.path": "reward.custom_path",
     "custom_reward_function.name": "reward.custom_name",
 }
@@ -87,11 +101,16 @@ VERL_KEY_MAP: dict[str, str] = {
 _VALUE_MAP: dict[str, Callable[[Any], Any]] = {
     "actor.optim.schedule": lambda v: v,
     "actor.policy_loss": lambda v: "ppo" if v in ("vanilla", "ppo") else v,
+    # verl takes `all-linear` or a list; ours is always a list.
+    "actor.lora.target_modules": lambda v: [v] if isinstance(v, str) else v,
 }
 
 
 def is_verl_key(key: str) -> bool:
-    return key.startswith((f"{_AR}.", "custom_reward_function.")) or key in VERL_KEY_MAP
+    return (
+        key.startswith((f"{_AR}.", "custom_reward_function.", "reward_model."))
+        or key in VERL_KEY_MAP
+    )
 
 
 def translate_verl_overrides(

@@ -26,6 +26,7 @@ from trainer.data_parallel import shard_range
 from trainer.distributed.group import WorkerGroup
 from trainer.distributed.worker import UpdateResult
 from trainer.models.loading import load_policy
+from trainer.models.lora import add_adapters, export_adapted, load_trainable_weights
 from trainer.roles import ModelStates
 from trainer.rollout.chunked import chunk_bounds
 from trainer.rollout.engine import Completion, SamplingParams
@@ -138,5 +139,11 @@ class DistributedRoles:
         """Rank 0 gathers the weights; this process writes the folder, like checkpoints."""
         weights = self.group.call("actor_weights", phase="export")[0]
         model = load_policy(self.cfg.model.path, self.cfg.model.dtype, "cpu")
+        lora = self.cfg.actor.lora
+        if lora.enabled:  # the base from model.path, the trained adapters from rank 0
+            adapted = add_adapters(model, lora)
+            load_trainable_weights(adapted, weights)
+            export_adapted(adapted, path, lora.export)
+            return
         model.load_state_dict(weights)
         model.save_pretrained(path, safe_serialization=True)

@@ -32,8 +32,20 @@ from torch.distributed.tensor import DTensor
 GATHER_TO_RANK0 = StateDictOptions(full_state_dict=True, cpu_offload=True)
 # Every rank passes the same full tensors and keeps its shard of them.
 LOAD_FULL = StateDictOptions(full_state_dict=True)
+# A LoRA actor: only the adapters (the frozen base is rebuilt from model.path).
+GATHER_TRAINABLE_TO_RANK0 = StateDictOptions(
+    full_state_dict=True, cpu_offload=True, ignore_frozen_params=True
+)
+LOAD_TRAINABLE = StateDictOptions(full_state_dict=True, strict=False)
 
-LAYER_PATHS = ("model.layers", "backbone.layers", "layers", "transformer.h", "gpt_neox.layers")
+LAYER_PATHS = (
+    "model.layers",
+    "backbone.layers",
+    "layers",
+    "transformer.h",
+    "gpt_neox.layers",
+    "base_model.model.model.layers",  # a peft (LoRA) model around a causal LM
+)
 
 
 def decoder_layers(model: nn.Module) -> list[nn.Module]:
@@ -108,9 +120,11 @@ def optimizer_state_by_name(state: dict[str, Any], names: list[str]) -> dict[str
     }
 
 
-def full_model_state(model: nn.Module) -> dict[str, Tensor]:
-    """Collective: rank 0 gets every full tensor on the CPU, other ranks `{}`."""
-    state = get_model_state_dict(model, options=GATHER_TO_RANK0)
+def full_model_state(model: nn.Module, trainable_only: bool = False) -> dict[str, Tensor]:
+    """Collective: rank 0 gets every full tensor (or only the trainable parameters) on
+    the CPU, other ranks `{}`."""
+    options = GATHER_TRAINABLE_TO_RANK0 if trainable_only else GATHER_TO_RANK0
+    state = get_model_state_dict(model, options=options)
     return {name: value for name, value in state.items() if isinstance(value, Tensor)}
 
 
@@ -125,9 +139,12 @@ def load_full_states(
     weights: dict[str, Tensor],
     optimizer: torch.optim.Optimizer | None = None,
     optimizer_state: dict[str, Any] | None = None,
+    trainable_only: bool = False,
 ) -> None:
-    """Collective: every rank passes the same full states and keeps its shards."""
-    set_model_state_dict(model, dict[str, Any](weights), options=LOAD_FULL)
+    """Collective: every rank passes the same full states and keeps its shards
+    (`trainable_only`: `weights` holds the trainable parameters alone)."""
+    options = LOAD_TRAINABLE if trainable_only else LOAD_FULL
+    set_model_state_dict(model, dict[str, Any](weights), options=options)
     if optimizer is not None and optimizer_state is not None:
         by_name = optimizer_state_by_name(optimizer_state, parameter_names(model))
         set_optimizer_state_dict(model, optimizer, by_name, options=LOAD_FULL)
@@ -151,12 +168,17 @@ def gathered(param: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def copy_full_parameters(source: nn.Module, target: nn.Module) -> None:
+def copy_full_parameters(
+    source: nn.Module, target: nn.Module, trainable_only: bool = False
+) -> None:
     """Collective: gather `source`'s sharded parameters one by one into the unsharded
-    `target` (same architecture). Extra memory at any time: one full parameter."""
+    `target` (same architecture). Extra memory at any time: one full parameter.
+    `trainable_only` copies just what trains (a LoRA actor's adapters: the frozen base
+    in `target` never changes)."""
     into = dict(target.named_parameters())
     for name, param in source.named_parameters():
-        into[name].copy_(gathered(param))
+        if param.requires_grad or not trainable_only:
+            into[name].copy_(gathered(param))
 
 
 def full_parameter_buckets(model: nn.Module, bucket_bytes: int) -> Iterator[dict[str, Tensor]]:

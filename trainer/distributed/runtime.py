@@ -17,8 +17,8 @@ from trainer.distributed.controller import DistributedRoles, ShardedRollout
 from trainer.distributed.group import WorkerGroup
 from trainer.models.loading import load_tokenizer
 from trainer.reporting.base import Reporter
+from trainer.rewards.combined import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
-from trainer.rewards.sandbox.pool import make_scorer
 from trainer.roles import Runtime
 from trainer.rollout.chunked import chunk_prompts
 from trainer.rollout.collect import PromptItem
@@ -76,7 +76,8 @@ def distributed_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]
         )
         torch.manual_seed(cfg.trainer.seed)
         tokenizer = load_tokenizer(cfg.model.path)
-        scorer = make_scorer(cfg.reward)
+        # The driver scores rewards (a reward model, too) on its CPU.
+        scorer = make_reward_scorer(cfg.reward, torch.device("cpu"))
         stack.callback(scorer.close)
         per_chunk = chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
         chunks = -(-cfg.data.train_batch_size // per_chunk)

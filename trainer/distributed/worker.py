@@ -31,6 +31,7 @@ from trainer.batch import RolloutBatch
 from trainer.config.schema import RunConfig
 from trainer.distributed import fsdp
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer
+from trainer.models.lora import adapters_disabled, add_adapters
 from trainer.optim import build_optimizer, build_scheduler
 from trainer.roles import ModelStates, rank_logprobs, rank_values
 from trainer.rollout.chunked import generate_chunk
@@ -124,12 +125,15 @@ class PolicyWorker:
             actor.gradient_checkpointing_enable(  # type: ignore[operator]
                 gradient_checkpointing_kwargs={"use_reentrant": False}  # FSDP2-safe form
             )
+        self.lora = cfg.actor.lora.enabled
+        if self.lora:  # seeded as in build_state: every rank starts from the same adapters
+            actor = add_adapters(actor, cfg.actor.lora)
         self.actor = fsdp.shard_model(actor, mesh, mixed, offload)
         self.optimizer = build_optimizer(self.actor, cfg.actor.optim)
         total_steps = cfg.trainer.total_steps or 1_000_000
         self.scheduler = build_scheduler(self.optimizer, total_steps, cfg.actor.optim)
         self.ref: nn.Module | None = None
-        if cfg.needs_reference_model:
+        if cfg.needs_reference_model and not self.lora:  # LoRA: the base is the reference
             ref = self._policy(cfg.model.dtype).requires_grad_(False).eval()
             self.ref = fsdp.shard_model(ref, mesh, mixed, offload)
         self.critic: nn.Module | None = None
@@ -157,12 +161,21 @@ class PolicyWorker:
     def _rollout_engine(self) -> RolloutEngine:
         cfg = self.cfg
         if cfg.rollout.engine == "vllm":
+            if self.lora:
+                raise NotImplementedError(
+                    "actor.lora with rollout.engine='vllm' is not supported yet; use "
+                    "rollout.engine='hf' (it generates with the adapters, no merged copy)"
+                )
             from trainer.rollout.vllm import VLLMEngine
 
             return VLLMEngine(cfg.model.path, seed=cfg.trainer.seed)
         # bf16 on GPUs halves the copy; sampling log-probs are not used by the update.
         dtype = "bfloat16" if self.device.type == "cuda" else cfg.model.dtype
-        copy = load_policy(cfg.model.path, dtype, self.device).requires_grad_(False).eval()
+        copy: nn.Module = load_policy(cfg.model.path, dtype, self.device)
+        if self.lora:  # the copy carries adapters too: a sync then moves only them
+            with torch.random.fork_rng(devices=[]):  # the adapters' init draws no run RNG
+                copy = add_adapters(copy, cfg.actor.lora)
+        copy.requires_grad_(False).eval()
         return HFEngine(
             copy,
             load_tokenizer(cfg.model.path),
@@ -191,7 +204,7 @@ class PolicyWorker:
 
     def sync_rollout_weights(self) -> None:
         if isinstance(self.engine, HFEngine):
-            fsdp.copy_full_parameters(self.actor, self.engine.model)
+            fsdp.copy_full_parameters(self.actor, self.engine.model, trainable_only=self.lora)
         else:
             for bucket in fsdp.full_parameter_buckets(self.actor, VLLM_BUCKET_BYTES):
                 self.engine.update_weights(bucket)
@@ -208,8 +221,13 @@ class PolicyWorker:
         return rank_logprobs(self.actor, batch, temperature, self.cfg.actor, self.group).cpu()
 
     def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
-        assert self.ref is not None, "ref_logprobs needs a reference model"
         batch = batch.to(self.device)
+        if self.lora:
+            with adapters_disabled(self.actor):
+                return rank_logprobs(
+                    self.actor, batch, temperature, self.cfg.actor, self.group
+                ).cpu()
+        assert self.ref is not None, "ref_logprobs needs a reference model"
         return rank_logprobs(self.ref, batch, temperature, self.cfg.actor, self.group).cpu()
 
     def critic_values(self, batch: RolloutBatch) -> Tensor:
@@ -267,13 +285,14 @@ class PolicyWorker:
     # -- checkpoints -----------------------------------------------------------------------
 
     def actor_weights(self) -> dict[str, Tensor]:
-        """Collective: the actor's full weights on rank 0, `{}` elsewhere."""
-        return fsdp.full_model_state(self.actor)
+        """Collective: the actor's full weights (a LoRA actor's adapters) on rank 0, `{}`
+        elsewhere."""
+        return fsdp.full_model_state(self.actor, trainable_only=self.lora)
 
     def model_states(self) -> ModelStates | None:
         """Collective: the single-process-format states on rank 0, None elsewhere."""
         states = ModelStates(
-            actor=fsdp.full_model_state(self.actor),
+            actor=fsdp.full_model_state(self.actor, trainable_only=self.lora),
             actor_optim=fsdp.full_optimizer_state(self.actor, self.optimizer),
             scheduler=self.scheduler.state_dict(),
         )
@@ -284,7 +303,9 @@ class PolicyWorker:
         return states if self.rank == 0 else None
 
     def load_model_states(self, states: ModelStates) -> None:
-        fsdp.load_full_states(self.actor, states.actor, self.optimizer, states.actor_optim)
+        fsdp.load_full_states(
+            self.actor, states.actor, self.optimizer, states.actor_optim, trainable_only=self.lora
+        )
         self.scheduler.load_state_dict(states.scheduler)
         if self.critic is not None and states.critic is not None:
             fsdp.load_full_states(

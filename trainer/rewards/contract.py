@@ -47,6 +47,7 @@ class RewardRequest:
     solution_str: str
     ground_truth: Any
     extra_info: dict[str, Any]
+    prompt: str = ""  # the rendered prompt; reward models score prompt + response
 
 
 @dataclass
@@ -63,6 +64,9 @@ class RewardResult:
     error: str = ""
     elapsed_ms: float = 0.0
     output: str = ""
+    # Several reward sources combined (trainer.rewards.combined): each one's unweighted
+    # score by name; `score` is their weighted sum.
+    sources: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

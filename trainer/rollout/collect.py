@@ -46,6 +46,7 @@ def score(
             solution_str=c.text,
             ground_truth=p.ground_truth,
             extra_info=p.extra_info,
+            prompt=p.prompt_text,
         )
         for p, _, c in generated
     ]

@@ -1,0 +1,125 @@
+"""Learned reward models (`reward.model`) and rewards combined from several sources."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from trainer.config.schema import RewardConfig
+from trainer.data.toy import ARITH_DEFAULT, arith_answer, arith_problems, arith_prompt
+from trainer.loop import Trainer
+from trainer.models.demo import _prompt_text
+from trainer.models.loading import load_tokenizer
+from trainer.rewards.combined import CombinedScorer, RewardSource, make_reward_scorer
+from trainer.rewards.contract import RewardRequest
+from trainer.rewards.inprocess import InProcessScorer
+from trainer.rewards.model import RewardModelScorer
+
+from .conftest import demo_config
+from .test_training import RecordingReporter
+
+CPU = torch.device("cpu")
+
+
+def arith_requests(demo_assets, answers, step: int = 7) -> list[RewardRequest]:
+    tokenizer = load_tokenizer(demo_assets / "model")
+    requests = []
+    for (a, op, b), answer in zip(arith_problems(ARITH_DEFAULT)[::step], answers, strict=False):
+        question = arith_prompt(a, op, b)
+        requests.append(
+            RewardRequest(
+                data_source="arith",
+                solution_str=answer(a, op, b),
+                ground_truth=str(arith_answer(a, op, b)),
+                extra_info={},
+                prompt=_prompt_text(tokenizer, question),
+            )
+        )
+    return requests
+
+
+def test_the_demo_reward_model_ranks_correct_answers_above_wrong_ones(
+    demo_assets, demo_reward_model
+):
+    cfg = RewardConfig.model_validate({"model": {"path": str(demo_reward_model)}})
+    scorer = RewardModelScorer(cfg.model, CPU)
+    every = len(arith_problems(ARITH_DEFAULT))
+
+    def scores(answer) -> list[float]:
+        results = scorer.score_batch(arith_requests(demo_assets, [answer] * every, step=1))
+        assert all(r.ok for r in results)
+        return [r.score for r in results]
+
+    right = scores(lambda a, op, b: str(arith_answer(a, op, b)))
+    restated = scores(lambda a, op, b: arith_prompt(a, op, b) + str(arith_answer(a, op, b)))
+    wrong = scores(lambda a, op, b: str(arith_answer(a, op, b) + 2))
+
+    def ranked(worse: list[float]) -> float:
+        return sum(r > w for r, w in zip(right, worse, strict=True)) / every
+
+    print(f"correct above restated {ranked(restated):.0%}, above wrong {ranked(wrong):.0%}")
+    # The style the rule rejects always loses (measured 100%); a wrong number usually
+    # does (measured 72%: the head reads a frozen backbone, see trainer.models.demo_reward).
+    assert ranked(restated) >= 0.95
+    assert ranked(wrong) >= 0.6
+
+
+def test_the_combined_reward_is_the_weighted_sum_of_its_sources_each_reported(
+    demo_assets, demo_reward_model
+):
+    cfg = RewardConfig.model_validate(
+        {"function_weight": 0.5, "model": {"path": str(demo_reward_model), "weight": 2.0}}
+    )
+    scorer = make_reward_scorer(cfg, CPU)
+    answers = [lambda a, op, b: str(arith_answer(a, op, b)), lambda a, op, b: "7"] * 10
+    results = scorer.score_batch(arith_requests(demo_assets, answers))
+    assert {r.sources["arith"] for r in results} == {0.0, 1.0}
+    for result in results:
+        assert set(result.sources) == {"arith", "reward_model"}
+        expected = 0.5 * result.sources["arith"] + 2.0 * result.sources["reward_model"]
+        assert result.score == pytest.approx(expected)
+        assert result.components["reward_model"] == result.sources["reward_model"]
+
+
+def test_a_source_that_fails_a_row_makes_that_row_an_error_naming_it():
+    def picky(data_source, solution_str, ground_truth, extra_info):
+        if solution_str == "boom":
+            raise ValueError("cannot score boom")
+        return 1.0
+
+    scorer = CombinedScorer(
+        [
+            RewardSource("first", 1.0, InProcessScorer(lambda **kw: 2.0)),
+            RewardSource("picky", 1.0, InProcessScorer(picky)),
+        ]
+    )
+    requests = [RewardRequest("d", text, "", {}) for text in ("fine", "boom")]
+    fine, boom = scorer.score_batch(requests)
+    assert fine.ok and fine.score == 3.0 and fine.sources == {"first": 2.0, "picky": 1.0}
+    assert not boom.ok and boom.error.startswith("picky:") and "cannot score boom" in boom.error
+
+
+def test_a_ppo_step_with_the_reward_model_reports_every_component(
+    demo_assets, demo_reward_model, tmp_path
+):
+    cfg = demo_config(
+        demo_assets,
+        tmp_path,
+        "trainer.total_steps=1",
+        "trainer.val_before_train=false",
+        "data.val_files=[]",
+        "data.train_batch_size=8",
+        "actor.ppo_mini_batch_size=8",
+        "rollout.max_new_tokens=8",
+        f"reward.model.path={demo_reward_model}",
+        "reward.function_weight=0.5",
+        preset="ppo-rm-tiny",
+    )
+    reporter = RecordingReporter()
+    Trainer(cfg, reporter).fit()
+    metrics = reporter.steps[1]
+    combined = 0.5 * metrics["critic/score/arith/mean"] + metrics["critic/score/reward_model/mean"]
+    assert metrics["critic/score/mean"] == pytest.approx(combined, abs=1e-5)
+    rm_mean = metrics["critic/score/reward_model/mean"]
+    assert metrics["reward/reward_model/mean"] == pytest.approx(rm_mean, abs=1e-5)
+    assert "reward/arith/mean" in metrics  # what the studio's dominance alert watches
