@@ -13,7 +13,7 @@ from trainer.config.schema import RunConfig
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.models.lora import add_adapters
 from trainer.optim import build_optimizer, build_scheduler
-from trainer.rewards.combined import make_reward_scorer
+from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import RolloutEngine

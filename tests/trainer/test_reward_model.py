@@ -10,10 +10,10 @@ from trainer.data.toy import ARITH_DEFAULT, arith_answer, arith_problems, arith_
 from trainer.loop import Trainer
 from trainer.models.demo import _prompt_text
 from trainer.models.loading import load_tokenizer
-from trainer.rewards.combined import CombinedScorer, RewardSource, make_reward_scorer
+from trainer.models.reward_model import RewardModelScorer
+from trainer.reward_sources import CombinedScorer, RewardSource, make_reward_scorer
 from trainer.rewards.contract import RewardRequest
 from trainer.rewards.inprocess import InProcessScorer
-from trainer.rewards.model import RewardModelScorer
 
 from .conftest import demo_config
 from .test_training import RecordingReporter

@@ -17,7 +17,7 @@ from trainer.distributed.controller import DistributedRoles, ShardedRollout
 from trainer.distributed.group import WorkerGroup
 from trainer.models.loading import load_tokenizer
 from trainer.reporting.base import Reporter
-from trainer.rewards.combined import make_reward_scorer
+from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
 from trainer.roles import Runtime
 from trainer.rollout.chunked import chunk_prompts

@@ -72,7 +72,7 @@ def make_reward_scorer(cfg: RewardConfig, device: torch.device) -> RewardScorer:
     function = make_scorer(cfg)
     if not cfg.model.path:
         return function
-    from trainer.rewards.model import RewardModelScorer
+    from trainer.models.reward_model import RewardModelScorer
 
     return CombinedScorer(
         [
