@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.rewards.conftest import request
+from tests.verl_data import VERL_GSM8K
 from trainer.config.schema import RewardConfig
 from trainer.rewards import (
     InProcessScorer,
@@ -25,49 +26,6 @@ from trainer.rewards import (
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
 
 LIMITS = SandboxLimits(timeout_s=2.0)
-
-# verl's gsm8k reward module, unchanged apart from the entry point verl's default
-# dispatcher would provide (verl/utils/reward_score/gsm8k.py).
-VERL_GSM8K = r"""
-import re
-
-_SOLUTION_CLIP_CHARS = 300
-
-
-def extract_solution(solution_str, method="strict"):
-    assert method in ["strict", "flexible"]
-    if len(solution_str) > _SOLUTION_CLIP_CHARS:
-        solution_str = solution_str[-_SOLUTION_CLIP_CHARS:]
-    if method == "strict":
-        solutions = re.findall("#### (\\-?[0-9\\.\\,]+)", solution_str)
-        if len(solutions) == 0:
-            final_answer = None
-        else:
-            final_answer = solutions[-1].replace(",", "").replace("$", "")
-    elif method == "flexible":
-        answer = re.findall("(\\-?[0-9\\.\\,]+)", solution_str)
-        final_answer = None
-        if len(answer) == 0:
-            pass
-        else:
-            invalid_str = ["", "."]
-            for final_answer in reversed(answer):
-                if final_answer not in invalid_str:
-                    break
-    return final_answer
-
-
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, method="strict",
-                  format_score=0.0, score=1.0):
-    answer = extract_solution(solution_str=solution_str, method=method)
-    if answer is None:
-        return 0
-    else:
-        if answer == ground_truth:
-            return score
-        else:
-            return format_score
-"""
 
 
 def test_a_verl_gsm8k_module_works_unchanged_from_a_code_string():
