@@ -2118,14 +2118,16 @@ export interface components {
          * @description * `dapo` - dapo
          *     * `dr-grpo` - dr-grpo
          *     * `grpo-kl` - grpo-kl
+         *     * `grpo-lora-tiny` - grpo-lora-tiny
          *     * `grpo-tiny-arith` - grpo-tiny-arith
          *     * `gspo` - gspo
          *     * `ppo-gae` - ppo-gae
+         *     * `ppo-rm-tiny` - ppo-rm-tiny
          *     * `reinforce-pp` - reinforce-pp
          *     * `rloo` - rloo
          * @enum {string}
          */
-        PresetEnum: "dapo" | "dr-grpo" | "grpo-kl" | "grpo-tiny-arith" | "gspo" | "ppo-gae" | "reinforce-pp" | "rloo";
+        PresetEnum: "dapo" | "dr-grpo" | "grpo-kl" | "grpo-lora-tiny" | "grpo-tiny-arith" | "gspo" | "ppo-gae" | "ppo-rm-tiny" | "reinforce-pp" | "rloo";
         Preview: {
             offset: number;
             /** @description The limit applied (after clamping). */
