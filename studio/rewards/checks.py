@@ -4,7 +4,8 @@ The trainer's `check_source` decides what is refused (size, syntax, the function
 `async def`) and says it in words; this module adds where: the line and column a
 browser editor puts its marker on. It also checks what the sandbox would only find
 when loading the code: that the entry point can be called the way verl calls it
-(`compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)`).
+(`compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=...)`,
+or with the four lists of verl's batch form).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from trainer.rewards import RewardCodeError, check_source
-from trainer.rewards.signature import batch_name_for
+from trainer.rewards.signature import BATCH_ARGS, SINGLE_ARGS, batch_name_for, is_batch_form
 
-VERL_ARGUMENTS = ("data_source", "solution_str", "ground_truth", "extra_info")
 Severity = Literal["error", "warning"]
 
 
@@ -81,47 +81,51 @@ def _at_def(node: ast.FunctionDef | ast.AsyncFunctionDef, message: str) -> Probl
 
 
 def _signature_problems(tree: ast.Module, entrypoint: str) -> list[Problem]:
-    """The single form must take verl's four arguments by keyword; the batch form (lists
-    of each) by position, as the sandbox calls it."""
+    """The entry point must take verl's four arguments by keyword, or, in verl's batch
+    form (`is_batch_form`: it names the plural arguments), the four lists; so must a
+    ``<entrypoint>_batch`` beside it. Nothing else may be required."""
     problems: list[Problem] = []
+    batch_name = batch_name_for(entrypoint)
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
+        if not isinstance(node, ast.FunctionDef) or node.name not in (entrypoint, batch_name):
             continue
-        if node.name == entrypoint:
-            missing = _unbindable_keywords(node.args)
-            if missing:
-                problems.append(
-                    _at_def(
-                        node,
-                        f"`{entrypoint}` can't be called the way verl calls it: it takes no "
-                        f"argument named {', '.join(repr(m) for m in missing)}; use "
-                        f"`def {entrypoint}(data_source, solution_str, ground_truth, "
-                        "extra_info, **kwargs)`",
-                    )
+        named = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+        batch = node.name == batch_name or is_batch_form(named)
+        expected = BATCH_ARGS if batch else SINGLE_ARGS
+        missing = _unbindable_keywords(node.args, expected)
+        if missing:
+            problems.append(
+                _at_def(
+                    node,
+                    f"`{node.name}` can't be called the way verl calls it: it takes no "
+                    f"argument named {', '.join(repr(m) for m in missing)}; use "
+                    f"`def {node.name}({', '.join(expected)}, **kwargs)`"
+                    + (" (verl's batch form: each argument is a list)" if batch else ""),
                 )
-            extra = _required_extras(node.args)
-            if extra:
-                problems.append(
-                    _at_def(
-                        node,
-                        f"`{entrypoint}` requires argument(s) verl never passes: "
-                        f"{', '.join(extra)}; give them defaults",
-                    )
+            )
+        extra = _required_extras(node.args, expected)
+        if extra:
+            problems.append(
+                _at_def(
+                    node,
+                    f"`{node.name}` requires argument(s) verl never passes: "
+                    f"{', '.join(extra)}; give them defaults",
                 )
+            )
     return problems
 
 
-def _unbindable_keywords(args: ast.arguments) -> list[str]:
+def _unbindable_keywords(args: ast.arguments, expected: tuple[str, ...]) -> list[str]:
     positional_only = {a.arg for a in args.posonlyargs}
     by_keyword = {a.arg for a in (*args.args, *args.kwonlyargs)}
     return [
         name
-        for name in VERL_ARGUMENTS
+        for name in expected
         if name in positional_only or (args.kwarg is None and name not in by_keyword)
     ]
 
 
-def _required_extras(args: ast.arguments) -> list[str]:
+def _required_extras(args: ast.arguments, expected: tuple[str, ...]) -> list[str]:
     positional = [*args.posonlyargs, *args.args]
     without_default = positional[: len(positional) - len(args.defaults)]
     required = [a.arg for a in without_default]
@@ -130,4 +134,4 @@ def _required_extras(args: ast.arguments) -> list[str]:
         for a, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
         if default is None
     ]
-    return [name for name in required if name not in VERL_ARGUMENTS]
+    return [name for name in required if name not in expected]

@@ -3,13 +3,14 @@
 The studio runs user code only through `trainer.rewards.SandboxPool`, the same pool the
 trainer uses. A pool is started for one test-run and closed after it. Rows are sent in
 chunks sized so that even if every call hits its timeout the run stays inside the time
-budget; rows that no longer fit are reported as skipped, not run. Where the rows come
-from is `studio.rewards.sources`; the test-run's life is `studio.rewards.lifecycle`.
+budget (a batch function's chunk counts its whole call and then each row alone, the
+fallback after a failed whole call); rows that no longer fit are reported as skipped,
+not run. Where the rows come from is `studio.rewards.sources`; the test-run's life is
+`studio.rewards.lifecycle`.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -104,11 +105,10 @@ def run_trial(
             isolation = dict(pool.isolation)
             done = 0
             while done < len(pending):
-                remaining = deadline - time.monotonic()
-                fits = math.floor(remaining / (timeout_s + CALL_OVERHEAD_S))
+                fits = _rows_that_fit(limits, pool.batch, deadline - time.monotonic())
                 if fits < 1:
                     break
-                part = pending[done : done + min(fits, PROGRESS_EVERY)]
+                part = pending[done : done + fits]
                 requests = [
                     RewardRequest(
                         data_source=rows[i].data_source,
@@ -137,6 +137,18 @@ def run_trial(
         load_error=load_error,
         elapsed_ms=elapsed_ms,
     )
+
+
+def _rows_that_fit(limits: SandboxLimits, batch: bool, remaining_s: float) -> int:
+    """How many rows (up to `PROGRESS_EVERY`) one pool call may take so that it ends
+    within ``remaining_s`` even if every call runs to its limit (for a batch function:
+    the whole call, then each row alone)."""
+    fits = 0
+    for rows in range(1, PROGRESS_EVERY + 1):
+        if limits.worst_case_s(rows, batch) + rows * CALL_OVERHEAD_S > remaining_s:
+            break
+        fits = rows
+    return fits
 
 
 def _row(row: TrialRow, result: RewardResult) -> dict[str, Any]:

@@ -239,9 +239,8 @@ def test_the_inprocess_scorer_prefers_the_batch_form():
         1.0,
         0.0,
     ]
-    assert (
-        "returned 1 values for 2"
-        in InProcessScorer(None, lambda **kw: [1.0])
-        .score_batch([request("a"), request("b")])[0]
-        .error
-    )
+    wrong_length = InProcessScorer(None, lambda **kw: [])
+    assert [r.error for r in wrong_length.score_batch([request("a"), request("b")])] == [
+        "invalid return: the batch function returned 0 values for 1 rows; return a list with "
+        "one reward per row, in order (scored alone after the batch call of its 2 rows failed)"
+    ] * 2

@@ -74,17 +74,6 @@ def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos)
     assert sum("batch of" in r.output for r in results) == 3  # one output per chunk
 
 
-def test_a_batch_form_returning_the_wrong_length_fails_every_request():
-    code = """
-def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos):
-    return [1.0]
-"""
-    with SandboxPool(code, limits=LIMITS) as pool:
-        results = pool.score_batch([request("a"), request("b")])
-    assert [r.score for r in results] == [0.0, 0.0]
-    assert all("returned 1 values for 2 requests" in r.error for r in results)
-
-
 def test_exceptions_name_the_user_line_and_keep_the_traceback_in_the_output():
     code = """
 def compute_score(data_source, solution_str, ground_truth, extra_info):

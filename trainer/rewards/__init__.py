@@ -25,8 +25,8 @@ if TYPE_CHECKING:
         load_reward,
         load_reward_file,
     )
+    from trainer.rewards.sandbox.limits import SandboxLimits
     from trainer.rewards.sandbox.pool import (
-        SandboxLimits,
         SandboxPool,
         SandboxUnavailableError,
         isolation_report,
@@ -50,7 +50,7 @@ _EXPORTS = {
     "check_source": "loader",
     "load_reward": "loader",
     "load_reward_file": "loader",
-    "SandboxLimits": "sandbox.pool",
+    "SandboxLimits": "sandbox.limits",
     "SandboxPool": "sandbox.pool",
     "SandboxUnavailableError": "sandbox.pool",
     "isolation_report": "sandbox.pool",

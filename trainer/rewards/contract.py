@@ -1,7 +1,8 @@
 """The reward function contract: requests, results, and what a user function may return.
 
 A reward function has verl's signature
-``compute_score(data_source, solution_str, ground_truth, extra_info, **kw)`` and returns
+``compute_score(data_source, solution_str, ground_truth, extra_info, **kw)`` (or verl's
+batch form: the same arguments as lists, returning a list of the same length) and returns
 a finite number, or a dict with a finite ``"score"`` plus other finite numeric
 components (charted separately). Anything else becomes an error result with a reason
 and score 0.0, so one bad sample never crashes a run; the run fails instead when a
@@ -25,6 +26,7 @@ from trainer.rewards.sandbox.values import (
 )
 
 __all__ = [
+    "BATCH_CHUNK_SIZE",
     "MAX_COMPONENTS",
     "InvalidReturn",
     "RewardRequest",
@@ -36,7 +38,12 @@ __all__ = [
     "normalise",
     "result_from_wire",
     "result_to_wire",
+    "scored_alone",
 ]
+
+# Rows per call of a batch function (the sandbox's `SandboxLimits.chunk_size` default,
+# and the in-process scorer's), as verl's batch reward manager bounds its calls.
+BATCH_CHUNK_SIZE = 64
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,11 @@ def error_result(reason: str, elapsed_ms: float = 0.0, output: str = "") -> Rewa
         elapsed_ms=elapsed_ms,
         output=escape_text(output),
     )
+
+
+def scored_alone(error: str, batch_rows: int) -> str:
+    """A row's own error when it failed again after its batch call failed as a whole."""
+    return f"{error} (scored alone after the batch call of its {batch_rows} rows failed)"
 
 
 def error_rate(results: list[RewardResult]) -> float:

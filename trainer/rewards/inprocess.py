@@ -6,28 +6,48 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from trainer.rewards.contract import RewardRequest, RewardResult, error_result, normalise
+from trainer.rewards.contract import (
+    BATCH_CHUNK_SIZE,
+    RewardRequest,
+    RewardResult,
+    error_result,
+    normalise,
+    scored_alone,
+)
 from trainer.rewards.loader import describe_exception
+from trainer.rewards.sandbox.values import batch_length_problem
 
 
 class InProcessScorer:
     """For built-ins and code you trust: a user function's exception or invalid return
-    still becomes an error result, but a hang or a crash takes the caller down."""
+    still becomes an error result, but a hang or a crash takes the caller down.
+
+    A batch function is called on chunks of ``chunk_size`` rows; a call that raises or
+    returns the wrong number of values is retried one row per call, as in the sandbox.
+    """
 
     def __init__(
-        self, fn: Callable[..., Any] | None, batch_fn: Callable[..., Any] | None = None
+        self,
+        fn: Callable[..., Any] | None,
+        batch_fn: Callable[..., Any] | None = None,
+        chunk_size: int = BATCH_CHUNK_SIZE,
     ) -> None:
         if fn is None and batch_fn is None:
             raise ValueError("InProcessScorer needs a reward function or a batch function")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
         self.fn = fn
         self.batch_fn = batch_fn
+        self.chunk_size = chunk_size
+        self.batch_fallbacks = 0  # batch calls that failed as a whole and were retried
 
     def score_batch(self, requests: list[RewardRequest]) -> list[RewardResult]:
-        if not requests:
-            return []
-        if self.batch_fn is not None:
-            return self._score_batch_form(requests)
-        return [self._score_one(r) for r in requests]
+        if self.batch_fn is None:
+            return [self._score_one(r) for r in requests]
+        results: list[RewardResult] = []
+        for start in range(0, len(requests), self.chunk_size):
+            results += self._score_chunk(requests[start : start + self.chunk_size])
+        return results
 
     def _score_one(self, request: RewardRequest) -> RewardResult:
         assert self.fn is not None
@@ -45,7 +65,21 @@ class InProcessScorer:
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _score_batch_form(self, requests: list[RewardRequest]) -> list[RewardResult]:
+    def _score_chunk(self, requests: list[RewardRequest]) -> list[RewardResult]:
+        results, failure = self._call_batch(requests)
+        if results is not None:
+            return results
+        if len(requests) == 1:
+            return [error_result(failure)]
+        self.batch_fallbacks += 1
+        alone: list[RewardResult] = []
+        for request in requests:
+            result, own_failure = self._call_batch([request])
+            alone += result or [error_result(scored_alone(own_failure, len(requests)))]
+        return alone
+
+    def _call_batch(self, requests: list[RewardRequest]) -> tuple[list[RewardResult] | None, str]:
+        """(one result per request, '') or (None, why the call failed as a whole)."""
         assert self.batch_fn is not None
         started = time.perf_counter()
         try:
@@ -56,24 +90,15 @@ class InProcessScorer:
                 extra_infos=[r.extra_info for r in requests],
             )
         except Exception as exc:
-            values = [error_result(f"exception: {describe_exception(exc)}") for _ in requests]
-        if isinstance(values, (list, tuple)) and len(values) == len(requests):
-            results = [v if isinstance(v, RewardResult) else normalise(v) for v in values]
-        else:
-            got = (
-                f"{len(values)} values"
-                if isinstance(values, (list, tuple))
-                else type(values).__name__
-            )
-            reason = (
-                f"invalid return: the batch function returned {got} for {len(requests)} "
-                "requests; return a list, one reward per request"
-            )
-            results = [error_result(reason) for _ in requests]
-        per_call = (time.perf_counter() - started) * 1000 / len(requests)
+            return None, f"exception: {describe_exception(exc)}"
+        problem = batch_length_problem(values, len(requests))
+        if problem:
+            return None, problem
+        per_row = (time.perf_counter() - started) * 1000 / len(requests)
+        results = [normalise(v) for v in values]
         for result in results:
-            result.elapsed_ms = per_call
-        return results
+            result.elapsed_ms = per_row
+        return results, ""
 
     def close(self) -> None:
         pass

@@ -1,16 +1,23 @@
 """Finding the reward function in a module and checking it can be called as verl calls it.
 
 verl calls ``compute_score(data_source=..., solution_str=..., ground_truth=...,
-extra_info=...)`` by keyword, and the batch form ``compute_score_batch(data_sources=...,
-solution_strs=..., ground_truths=..., extra_infos=...)``. Checked from the code object,
-without `inspect` (the sandbox's zygote stays small; see `values`).
+extra_info=...)`` by keyword. Its batch reward manager calls the same configured
+function with lists instead: ``compute_score(data_sources=..., solution_strs=...,
+ground_truths=..., extra_infos=...)``. A function is a batch function when it names any
+of those plural parameters (`is_batch_form`); there is no other marker, so a verl batch
+module works unchanged. A module may also define ``<name>_batch`` beside the per-sample
+function. Checked from the code object, without `inspect` (the sandbox's zygote stays
+small; see `values`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer.rewards.errors import RewardCodeError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 SINGLE_ARGS = ("data_source", "solution_str", "ground_truth", "extra_info")
 BATCH_ARGS = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
@@ -22,6 +29,22 @@ def batch_name_for(function_name: str) -> str:
     return function_name if function_name.endswith("_batch") else f"{function_name}_batch"
 
 
+def is_batch_form(parameter_names: Iterable[str]) -> bool:
+    """Whether a function with these named parameters is verl's batch form. Naming any
+    plural argument decides (a partial batch signature then fails the batch check, with
+    a message naming what is missing); ``**kwargs`` alone is the per-sample form, as
+    verl's default reward manager would call it."""
+    return any(name in BATCH_ARGS for name in parameter_names)
+
+
+def parameter_names(fn: Any) -> tuple[str, ...]:
+    """The parameters ``fn`` names (positional and keyword-only); () when it has no code."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    return tuple(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+
+
 def find_reward(namespace: dict[str, Any], function_name: str) -> tuple[Any, Any]:
     """(per-sample function or None, batch function or None) from an executed module."""
     batch = batch_name_for(function_name)
@@ -29,6 +52,14 @@ def find_reward(namespace: dict[str, Any], function_name: str) -> tuple[Any, Any
     batch_fn = namespace.get(batch)
     if fn is None and batch_fn is None:
         raise RewardCodeError(f"the code defines no {function_name!r} after running it")
+    if fn is not None and callable(fn) and is_batch_form(parameter_names(fn)):
+        if batch_fn is not None:
+            raise RewardCodeError(
+                f"{function_name!r} takes verl's batch arguments ({', '.join(BATCH_ARGS)}) "
+                f"and {batch!r} is defined too; keep one batch function"
+            )
+        check_callable(fn, function_name, BATCH_ARGS)
+        return None, fn
     if fn is not None:
         check_callable(fn, function_name, SINGLE_ARGS)
     if batch_fn is not None:

@@ -23,7 +23,12 @@ from types import CodeType
 from typing import Any
 
 from trainer.rewards.errors import RewardCodeError
-from trainer.rewards.sandbox.values import validate_wire, wire_error, wire_from_return
+from trainer.rewards.sandbox.values import (
+    batch_length_problem,
+    validate_wire,
+    wire_error,
+    wire_from_return,
+)
 from trainer.rewards.signature import BATCH_ARGS, SINGLE_ARGS, describe_exception, find_reward
 
 FILENAME = "<reward>"
@@ -227,17 +232,9 @@ def _call(fn: Any, batch_fn: Any, requests: list[list[Any]], batch: bool) -> lis
         if batch and batch_fn is not None:
             columns = {name: [r[i] for r in requests] for i, name in enumerate(BATCH_ARGS)}
             values = batch_fn(**columns)
-            if not isinstance(values, (list, tuple)) or len(values) != len(requests):
-                got = (
-                    f"{len(values)} values"
-                    if isinstance(values, (list, tuple))
-                    else (type(values).__name__)
-                )
-                reason = (
-                    f"invalid return: the batch function returned {got} for "
-                    f"{len(requests)} requests; return a list, one reward per request"
-                )
-                return [wire_error(reason)] * len(requests)
+            problem = batch_length_problem(values, len(requests))
+            if problem:
+                return [wire_error(problem)] * len(requests)
             return [wire_from_return(v) for v in values]
         (request,) = requests
         return [wire_from_return(fn(**dict(zip(SINGLE_ARGS, request, strict=True))))]

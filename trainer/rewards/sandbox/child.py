@@ -6,7 +6,7 @@ descriptors and rlimits first (root may set any limit), then the uid drop, then 
 flags, Landlock and seccomp (which would forbid the earlier steps). The interpreter and
 trusted modules were loaded by the zygote, so nothing here needs to read /root/.pyenv.
 
-The template never runs user code: each request (the whole chunk for the batch form)
+The template never runs user code: each request (the whole chunk for a whole batch call)
 runs the module and the function in a fresh fork (see `call`), so no call sees
 another's state, and only the template, whose code is ours, writes to the zygote.
 After each call the template kills everything left in its namespace.
@@ -26,7 +26,14 @@ from trainer.rewards.sandbox.call import FILENAME, CallOutcome, run_call
 from trainer.rewards.sandbox.proctree import describe_status
 from trainer.rewards.sandbox.values import wire_error
 
-__all__ = ["FILENAME", "PROTECTIONS", "SETUP_FAILED_EXIT", "ChildPlan", "run_template"]
+__all__ = [
+    "FILENAME",
+    "PROTECTIONS",
+    "SETUP_FAILED_EXIT",
+    "CallForm",
+    "ChildPlan",
+    "run_template",
+]
 
 SETUP_FAILED_EXIT = 71  # the child could not apply a protection the probe said works
 PROTECTIONS = (
@@ -42,6 +49,16 @@ PROTECTIONS = (
     "landlock_signal_scope",
     "seccomp",
 )
+
+
+class CallForm:
+    """How a chunk's rows are called: ``batch``, the batch function (else the per-sample
+    one); ``whole``, one call for the whole chunk (else one call per row, a batch of
+    one for the batch function: the fallback after a whole call failed). ``cpu_scale``
+    multiplies the per-call RLIMIT_CPU (a whole call's time limit covers its rows)."""
+
+    def __init__(self, batch: bool, whole: bool, cpu_scale: int = 1) -> None:
+        self.batch, self.whole, self.cpu_scale = batch, whole, cpu_scale
 
 
 class ChildPlan:
@@ -179,16 +196,17 @@ class _Channel:
 def run_template(
     plan: ChildPlan,
     requests: list[list[Any]],
-    batch: bool,
+    form: CallForm,
     scratch: str,
     out_w: int,
     result_w: int,
     probe: bool,
 ) -> NoReturn:
     """The per-chunk template process: harden, then run each request (the whole chunk for
-    the batch form) in a fresh fork, one after the other; the probe loads the module once."""
+    a whole batch call) in a fresh fork, one after the other; the probe loads the module
+    once."""
     try:
-        achieved = _harden(plan, scratch, out_w, probe, len(requests) if batch else 1)
+        achieved = _harden(plan, scratch, out_w, probe, form.cpu_scale)
         # pid 1 only gets the signals it has a handler for: leave it none a call could send.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         _clean_process((result_w,), scratch)
@@ -205,10 +223,12 @@ def run_template(
                 )
             os._exit(0)
         channel.send(k="ready")
-        units = [list(range(len(requests)))] if batch else [[i] for i in range(len(requests))]
+        whole = form.batch and form.whole
+        units = [list(range(len(requests)))] if whole else [[i] for i in range(len(requests))]
         for number, indices in enumerate(units):
             channel.send(k="start", i=number)
-            call = _run(plan, [requests[i] for i in indices], batch, scratch, number, result_w)
+            rows = [requests[i] for i in indices]
+            call = _run(plan, rows, form.batch, scratch, number, result_w)
             if call.load_error:
                 channel.send(k="result", i=number, v=[wire_error(call.load_error)] * len(indices))
             elif call.results is not None:

@@ -22,11 +22,17 @@ import threading
 import time
 import weakref
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
-from trainer.rewards.contract import RewardRequest, RewardResult, RewardScorer, error_result
+from trainer.rewards.contract import (
+    RewardRequest,
+    RewardResult,
+    RewardScorer,
+    error_result,
+    scored_alone,
+)
 from trainer.rewards.errors import SandboxUnavailableError
 from trainer.rewards.inprocess import InProcessScorer
 from trainer.rewards.loader import (
@@ -36,6 +42,7 @@ from trainer.rewards.loader import (
     read_reward_file,
 )
 from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox.limits import SandboxLimits
 from trainer.rewards.sandbox.worker import GRACE_S, Worker, shutdown
 
 if TYPE_CHECKING:
@@ -50,49 +57,6 @@ __all__ = [
     "isolation_report",
     "make_scorer",
 ]
-
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    """Per-call limits of the sandbox. Every field is enforced in each child process."""
-
-    timeout_s: float = 5.0  # wall clock per call (per request for the batch form)
-    memory_mb: int = 512  # RSS of the call's process tree; RLIMIT_AS is 1.25x on top
-    output_bytes: int = 64 * 1024  # stdout+stderr kept per call (the rest is dropped)
-    file_size_mb: int = 16  # RLIMIT_FSIZE: largest file the call may write
-    scratch_mb: int = 64  # size of the tmpfs holding scratch directories
-    max_processes: int = 32  # RLIMIT_NPROC of the worker's own uid (threads count too)
-    max_open_files: int = 64  # RLIMIT_NOFILE
-    cpu_s: int = 0  # RLIMIT_CPU; 0 means ceil(timeout_s) + 1
-    load_timeout_s: float = 30.0  # loading the code and checking it at pool start
-    chunk_size: int = 64  # requests per template process (one batch-form call per chunk)
-    # None: each worker runs its calls as a uid of its own, UID_BASE + the zygote's pid
-    # (unique while it lives), so the uid-wide RLIMIT_NPROC of one pool never starves
-    # another pool's (or the host's) forks. A fixed uid is for tests only.
-    uid: int | None = None
-    gid: int | None = None
-
-    def __post_init__(self) -> None:
-        for name in (
-            "timeout_s",
-            "memory_mb",
-            "output_bytes",
-            "file_size_mb",
-            "scratch_mb",
-            "max_processes",
-            "max_open_files",
-            "load_timeout_s",
-            "chunk_size",
-        ):
-            if getattr(self, name) <= 0:
-                raise ValueError(
-                    f"SandboxLimits.{name} must be positive, got {getattr(self, name)!r}"
-                )
-
-    def to_wire(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["cpu_s"] = self.cpu_s or math.ceil(self.timeout_s) + 1
-        return out
 
 
 class SandboxPool:
@@ -129,6 +93,7 @@ class SandboxPool:
         self._closed = False
         self._message_id = 0
         self.restarts = 0
+        self.batch_fallbacks = 0  # batch calls that failed as a whole and were retried
         self._workers: list[Worker] = []
         self._finalizer = weakref.finalize(self, shutdown, self._workers, self._scratch)
         for i in range(workers):
@@ -182,7 +147,6 @@ class SandboxPool:
 
     def _score(self, requests: list[RewardRequest]) -> list[RewardResult]:
         results: list[RewardResult | None] = [None] * len(requests)
-        jobs: deque[tuple[list[int], list[list[Any]]]] = deque()
         rows: list[tuple[int, list[Any]]] = []
         for i, r in enumerate(requests):
             row = [r.data_source, r.solution_str, r.ground_truth, r.extra_info]
@@ -192,25 +156,59 @@ class SandboxPool:
                 results[i] = error_result(f"request cannot be sent to the sandbox: {exc}")
                 continue
             rows.append((i, row))
-        # Each chunk is one hardened template process (one load of the code); spread the
-        # chunks over the workers, several per worker so a slow chunk does not idle the rest.
-        chunk = max(1, min(self.limits.chunk_size, math.ceil(len(rows) / len(self._workers))))
-        for start in range(0, len(rows), chunk):
-            part = rows[start : start + chunk]
-            jobs.append(([i for i, _ in part], [row for _, row in part]))
-        self._dispatch(jobs, results)
+        jobs = self._chunks(rows, whole=self.batch)
+        self._dispatch(deque(jobs), results)
+        if self.batch:
+            self._score_failed_batches_row_by_row(jobs, results)
         return [r if r is not None else error_result("sandbox: no result") for r in results]
 
-    def _dispatch(
-        self, jobs: deque[tuple[list[int], list[list[Any]]]], results: list[RewardResult | None]
+    def _chunks(self, rows: list[tuple[int, list[Any]]], whole: bool) -> list[_Job]:
+        # Each chunk is one hardened template process (one load of the code); spread the
+        # chunks over the workers, several per worker so a slow chunk does not idle the rest.
+        size = max(1, min(self.limits.chunk_size, math.ceil(len(rows) / len(self._workers))))
+        return [
+            _Job([i for i, _ in rows[s : s + size]], [row for _, row in rows[s : s + size]], whole)
+            for s in range(0, len(rows), size)
+        ]
+
+    def _score_failed_batches_row_by_row(
+        self, jobs: list[_Job], results: list[RewardResult | None]
     ) -> None:
+        """A batch call that failed as a whole (every row has the same error: a timeout,
+        crash, exception or wrong length) is retried one row per call, so one hostile row
+        fails alone and the others score. Each of those calls gets ``timeout_s``."""
+        failed = [
+            job
+            for job in jobs
+            if len(job.indices) > 1 and _failed_as_a_whole([results[i] for i in job.indices])
+        ]
+        if not failed:
+            return
+        self.batch_fallbacks += len(failed)
+        for job in failed:
+            first = results[job.indices[0]]
+            logger.info(
+                "reward sandbox: a batch call of %d rows failed (%s); scoring them one by one",
+                len(job.indices),
+                first.error if first else "",
+            )
+        rows = [(i, row) for job in failed for i, row in zip(job.indices, job.rows, strict=True)]
+        size_of = {i: len(job.indices) for job in failed for i in job.indices}
+        self._dispatch(deque(self._chunks(rows, whole=False)), results)
+        for i, _ in rows:
+            result = results[i]
+            if result is not None and result.error:
+                result.error = scored_alone(result.error, size_of[i])
+
+    def _dispatch(self, jobs: deque[_Job], results: list[RewardResult | None]) -> None:
         in_flight: dict[int, tuple[Worker, list[int], float]] = {}
         idle = deque(self._workers)
         with selectors.DefaultSelector() as sel:
             while jobs or in_flight:
                 while jobs and idle:
                     worker = idle.popleft()
-                    indices, rows = jobs.popleft()
+                    job = jobs.popleft()
+                    indices, rows = job.indices, job.rows
                     self._message_id += 1
                     try:
                         self._ensure_running(worker)
@@ -220,6 +218,8 @@ class SandboxPool:
                                 "id": self._message_id,
                                 "requests": rows,
                                 "batch": self.batch,
+                                "whole": job.whole,
+                                "whole_timeout_s": self.limits.batch_timeout_s(len(rows)),
                             }
                         )
                     except (OSError, SandboxUnavailableError, RewardCodeError) as exc:
@@ -293,6 +293,24 @@ class SandboxPool:
             self._restart(worker, start=False)
         worker.spawn()
         worker.await_ready(self.limits.load_timeout_s + GRACE_S)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Rows sent to one worker in one message: their positions in the request list, the
+    rows, and whether the batch function is called once on all of them (``whole``)."""
+
+    indices: list[int]
+    rows: list[list[Any]]
+    whole: bool
+
+
+def _failed_as_a_whole(results: list[RewardResult | None]) -> bool:
+    # A whole call's failure (timeout, crash, memory, exception, wrong length) gives every
+    # row the same error; rows failing on their own (an invalid return) rarely agree, and
+    # when they do the retry costs time, never a score.
+    errors = {r.error if r is not None else "no result" for r in results}
+    return len(errors) == 1 and "" not in errors
 
 
 def _result_from_zygote(raw: dict[str, Any]) -> RewardResult:

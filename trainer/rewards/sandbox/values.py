@@ -101,6 +101,17 @@ def parse_return(value: Any) -> tuple[float, dict[str, float]]:
     return as_finite_float(value, "return value"), {}
 
 
+def batch_length_problem(values: Any, count: int) -> str:
+    """Why a batch function's return cannot be matched to its ``count`` rows, or ''."""
+    if isinstance(values, (list, tuple)) and len(values) == count:
+        return ""
+    got = f"{len(values)} values" if isinstance(values, (list, tuple)) else type(values).__name__
+    return (
+        f"invalid return: the batch function returned {got} for {count} rows; return a "
+        "list with one reward per row, in order"
+    )
+
+
 def wire_error(reason: str) -> dict[str, Any]:
     # Reasons quote user text (exception messages): never let one carry what can't be stored.
     return {"score": 0.0, "components": {}, "error": escape_text(reason)[:MAX_ERROR_CHARS]}

@@ -16,6 +16,7 @@ import gc
 import importlib
 import importlib.util
 import linecache
+import math
 import os
 import resource
 import stat
@@ -142,7 +143,7 @@ class Zygote:
             hardening.prctl(hardening.PR_SET_CHILD_SUBREAPER, 1)
         gc.collect()
         gc.freeze()  # fewer copy-on-write faults in every child
-        reply = self._run([], batch=False, probe=True)
+        reply = self._run([], child.CallForm(batch=False, whole=False), probe=True)
         if "load_error" in reply:
             return {"ok": False, "code_error": reply["load_error"]}
         self.isolation = {k: bool(v) for k, v in reply["isolation"].items()}
@@ -198,25 +199,40 @@ class Zygote:
                 rules.append((os.open(path, os.O_PATH | os.O_CLOEXEC), access))
         return rules
 
-    def score(self, requests: list[list[Any]], batch: bool) -> list[dict[str, Any]]:
-        reply = self._run(requests, batch=batch, probe=False)
+    def score(
+        self, requests: list[list[Any]], batch: bool, whole: bool, whole_timeout_s: float
+    ) -> list[dict[str, Any]]:
+        """Score a chunk. ``whole``: one call of the batch function for all of ``requests``
+        within ``whole_timeout_s`` (the pool's `SandboxLimits.batch_timeout_s`); else one
+        call per request within the per-call ``timeout_s``."""
+        whole = batch and whole and bool(requests)
+        timeout_s = float(self.limits["timeout_s"])
+        unit_timeout_s = max(timeout_s, whole_timeout_s) if whole else timeout_s
+        form = child.CallForm(batch, whole, math.ceil(unit_timeout_s / timeout_s))
+        reply = self._run(requests, form, probe=False, unit_timeout_s=unit_timeout_s)
         return list(reply["results"])
 
-    def _run(self, requests: list[list[Any]], batch: bool, probe: bool) -> dict[str, Any]:
+    def _run(
+        self,
+        requests: list[list[Any]],
+        form: child.CallForm,
+        probe: bool,
+        unit_timeout_s: float = 0.0,
+    ) -> dict[str, Any]:
         self.calls += 1
         scratch = os.path.join(self.scratch_root, f"chunk-{self.calls}")
         os.mkdir(scratch, 0o700)
         if self.root:
             os.chown(scratch, self.plan.uid, self.plan.gid)
         limits, plan = self.limits, self.plan
-        units = 1 if batch else len(requests)
+        units = 1 if form.whole else len(requests)
         try:
             outcome = supervise.run_chunk(
                 lambda out_w, res_w: child.run_template(
-                    plan, requests, batch, scratch, out_w, res_w, probe
+                    plan, requests, form, scratch, out_w, res_w, probe
                 ),
                 0 if probe else units,
-                unit_timeout_s=float(limits["timeout_s"]) * (len(requests) if batch else 1),
+                unit_timeout_s=unit_timeout_s,
                 load_timeout_s=float(limits["load_timeout_s"] if probe else limits["timeout_s"]),
                 memory_bytes=plan.memory_bytes,
                 output_bytes=int(limits["output_bytes"]),
@@ -228,7 +244,7 @@ class Zygote:
             proctree.reap_strays()
         if probe:
             return self._probe_reply(outcome)
-        return {"results": self._results(outcome, requests, batch)}
+        return {"results": self._results(outcome, requests, form.whole)}
 
     def _probe_reply(self, outcome: supervise.Outcome) -> dict[str, Any]:
         output = _text(outcome.output, 0).strip()
@@ -245,7 +261,7 @@ class Zygote:
         }
 
     def _results(
-        self, outcome: supervise.Outcome, requests: list[list[Any]], batch: bool
+        self, outcome: supervise.Outcome, requests: list[list[Any]], whole: bool
     ) -> list[dict[str, Any]]:
         load_error = next(
             (str(m.get("msg")) for m in outcome.messages if m["k"] == "load_error"), ""
@@ -253,7 +269,7 @@ class Zygote:
         prefix = _text(outcome.output, 0)
         results: list[dict[str, Any]] = []
         for number, unit in enumerate(outcome.units):
-            count = len(requests) if batch else 1
+            count = len(requests) if whole else 1
             output = _text(unit.output, unit.output_dropped)
             if number == 0 and prefix:
                 output = prefix + output
@@ -333,7 +349,12 @@ def main() -> None:
         if message["op"] == "exit":
             return
         try:
-            results = zygote.score(message["requests"], bool(message["batch"]))
+            results = zygote.score(
+                message["requests"],
+                bool(message["batch"]),
+                bool(message["whole"]),
+                float(message["whole_timeout_s"]),
+            )
         except Exception as exc:  # a bug of ours: fail this chunk, keep serving
             reason = f"sandbox internal error: {type(exc).__name__}: {exc}"
             results = [wire_error(reason) for _ in message["requests"]]
