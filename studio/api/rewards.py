@@ -46,7 +46,7 @@ from studio.rewards.testrun_serializers import (
     RewardTestResultSerializer,
 )
 from trainer.rewards import builtin_source
-from trainer.rewards.builtins import BUILTIN_NAMES
+from trainer.rewards.builtins import TEMPLATE_NAMES
 
 Source = RewardTestRun.Source
 
@@ -294,7 +294,7 @@ class RewardTemplateViewSet(viewsets.ViewSet):
     @extend_schema(responses=RewardTemplateSerializer(many=True))
     def list(self, request: Request) -> Response:
         templates = []
-        for name in BUILTIN_NAMES:
+        for name in TEMPLATE_NAMES:
             code = builtin_source(name)
             templates.append({"name": name, "description": _summary_line(code), "code": code})
         return Response(templates)

@@ -16,7 +16,7 @@ from studio.projects.serializers import (
 from studio.rewards.checks import problems_in
 from studio.rewards.models import RewardFunction, RewardVersion
 from trainer.rewards import builtin_source
-from trainer.rewards.builtins import BUILTIN_NAMES
+from trainer.rewards.builtins import TEMPLATE_NAMES
 
 
 class RewardVersionSummarySerializer(serializers.ModelSerializer):
@@ -86,7 +86,7 @@ class RewardFunctionCreateSerializer(ProjectResourceCreateSerializer):
     noun = "reward function"
     model = RewardFunction
     from_template = serializers.ChoiceField(
-        choices=list(BUILTIN_NAMES),
+        choices=list(TEMPLATE_NAMES),
         required=False,
         help_text="Start version 1 from this built-in's source (see /api/reward-templates/).",
     )

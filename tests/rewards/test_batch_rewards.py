@@ -7,7 +7,15 @@ import pytest
 
 from tests.rewards.conftest import request
 from trainer.config.schema import RewardConfig
-from trainer.rewards import InProcessScorer, RewardCodeError, load_reward, make_scorer
+from trainer.rewards import (
+    BUILTIN_REWARDS,
+    InProcessScorer,
+    RewardCodeError,
+    builtin_source,
+    load_reward,
+    make_scorer,
+)
+from trainer.rewards.builtins import TEMPLATE_NAMES
 from trainer.rewards.signature import BATCH_ARGS, find_reward, is_batch_form, parameter_names
 
 VERL_BATCH = (
@@ -129,3 +137,12 @@ def test_the_trainer_scores_a_verl_batch_file_in_process(tmp_path):
     assert isinstance(scorer, InProcessScorer) and scorer.batch_fn is not None
     results = scorer.score_batch([request("1", 1), request("2", 3)])
     assert [(r.score, r.error) for r in results] == [(1.0, ""), (0.0, "")]
+
+
+def test_the_batch_template_scores_like_exact_match_and_is_not_a_built_in():
+    loaded = load_reward(builtin_source("exact_match_batch"))
+    assert loaded.fn is None and loaded.batch_fn is not None
+    rows = [("12", "12"), (" 12 ", 12), ("Yes", "yes"), ("13", "12")]
+    scores = InProcessScorer(None, loaded.batch_fn).score_batch([request(s, g) for s, g in rows])
+    assert [r.score for r in scores] == [BUILTIN_REWARDS["exact_match"]("d", s, g) for s, g in rows]
+    assert "exact_match_batch" in TEMPLATE_NAMES and "exact_match_batch" not in BUILTIN_REWARDS

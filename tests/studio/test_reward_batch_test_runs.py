@@ -12,6 +12,7 @@ from django.test import override_settings
 
 from studio.rewards.checks import problems_in
 from tests.rewards.studio_objects import make_dataset_version
+from trainer.rewards import builtin_source
 
 needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
 
@@ -52,6 +53,17 @@ def test_a_batch_form_beside_the_entry_point_is_checked_as_a_batch_function():
     )
     messages = [p.message for p in problems_in(code)]
     assert len(messages) == 2 and all("compute_score_batch" in m for m in messages)
+
+
+def test_the_batch_template_is_listed_and_a_function_starts_from_it(world):
+    templates = world.client("viewer").get("/api/reward-templates/").json()
+    by_name = {t["name"]: t for t in templates}
+    assert by_name["exact_match_batch"]["code"] == builtin_source("exact_match_batch")
+    assert by_name["exact_match_batch"]["description"].startswith("Exact match, batch form")
+    body = {"project": "alpha", "name": "b", "from_template": "exact_match_batch"}
+    created = world.client("member").post("/api/reward-functions/", body, format="json")
+    assert created.status_code == 201, created.json()
+    assert created.json()["version_count"] == 1
 
 
 @needs_sandbox

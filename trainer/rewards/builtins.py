@@ -30,6 +30,12 @@ BUILTIN_NAMES: tuple[str, ...] = (
 )
 
 
+# Templates a reward function can start from: every built-in, plus batch-form starting
+# points. These are not built-ins (`reward.function`): the registry keeps one signature.
+BATCH_TEMPLATE_NAMES: tuple[str, ...] = ("exact_match_batch",)
+TEMPLATE_NAMES: tuple[str, ...] = (*BUILTIN_NAMES, *BATCH_TEMPLATE_NAMES)
+
+
 def _load(name: str) -> RewardFn:
     module = importlib.import_module(f"trainer.rewards.templates.{name}")
     fn: RewardFn = module.compute_score
@@ -48,14 +54,15 @@ format_regex = BUILTIN_REWARDS["format_regex"]
 length_penalty = BUILTIN_REWARDS["length_penalty"]
 
 
-def _unknown(name: str) -> KeyError:
-    return KeyError(f"unknown built-in reward {name!r}; choose one of: {', '.join(BUILTIN_NAMES)}")
+def _unknown(name: str, choices: tuple[str, ...] = BUILTIN_NAMES) -> KeyError:
+    return KeyError(f"unknown built-in reward {name!r}; choose one of: {', '.join(choices)}")
 
 
 def builtin_source(name: str) -> str:
-    """Source code of a built-in, a standalone module defining ``compute_score``."""
-    if name not in BUILTIN_REWARDS:
-        raise _unknown(name)
+    """Source code of a built-in or another template (`TEMPLATE_NAMES`), a standalone
+    module defining ``compute_score``."""
+    if name not in TEMPLATE_NAMES:
+        raise _unknown(name, TEMPLATE_NAMES)
     resource = importlib.resources.files("trainer.rewards.templates").joinpath(f"{name}.py")
     return resource.read_text(encoding="utf-8")
 

@@ -1552,9 +1552,10 @@ export interface components {
          *     * `countdown` - countdown
          *     * `format_regex` - format_regex
          *     * `length_penalty` - length_penalty
+         *     * `exact_match_batch` - exact_match_batch
          * @enum {string}
          */
-        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty";
+        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "exact_match_batch";
         GroupSummary: {
             group_id: string;
             samples: number;
@@ -2265,6 +2266,7 @@ export interface components {
              *     * `countdown` - countdown
              *     * `format_regex` - format_regex
              *     * `length_penalty` - length_penalty
+             *     * `exact_match_batch` - exact_match_batch
              */
             from_template?: components["schemas"]["FromTemplateEnum"];
             /** @description Source of version 1 (or a template). */
