@@ -1,6 +1,7 @@
 """Reward sandbox throughput: calls/s of a trivial reward, sandboxed vs in-process.
 
-Runs the in-process baseline, a 1-worker pool and a 2-worker pool in alternation (so
+Runs the in-process baseline, a 1-worker pool, a 2-worker pool, and a 2-worker pool of
+the same reward in verl's batch form (one call per chunk of 64) in alternation (so
 background load hits each alike) and prints the median and range of each, plus the CPU
 time each call costs (this process, the zygotes and everything they forked), which
 other load on the machine does not change: 1000 / cpu_ms is the calls/s one fully
@@ -24,6 +25,10 @@ from trainer.rewards import InProcessScorer, RewardRequest, SandboxPool, load_re
 CODE = """
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs):
     return 1.0 if solution_str.strip() == str(ground_truth) else 0.0
+"""
+BATCH_CODE = """
+def compute_score(data_sources, solution_strs, ground_truths, extra_infos, **kwargs):
+    return [1.0 if s.strip() == str(g) else 0.0 for s, g in zip(solution_strs, ground_truths)]
 """
 
 
@@ -65,6 +70,7 @@ def main() -> None:
         "in-process": InProcessScorer(loaded.fn),
         "sandbox, 1 worker": SandboxPool(CODE, workers=1),
         "sandbox, 2 workers": SandboxPool(CODE, workers=2),
+        "batch form, 2 workers": SandboxPool(BATCH_CODE, workers=2),
     }
     try:
         for scorer in scorers.values():  # warm up
@@ -90,7 +96,7 @@ def main() -> None:
         cpu = statistics.median(cpu_ms[name])
         summary[name], cpu_summary[name] = round(median), round(cpu, 4)
         print(
-            f"  {name:20s} median {median:10.0f} calls/s   (min {min(values):.0f}, "
+            f"  {name:22s} median {median:10.0f} calls/s   (min {min(values):.0f}, "
             f"max {max(values):.0f})   CPU {cpu:.3f} ms/call"
         )
     report = {

@@ -46,7 +46,9 @@ class SourceInfo:
     """What a static read of the code found."""
 
     function_name: str
-    batch_name: str | None  # the batch form that will be called, when present
+    # `<function>_batch` when the module defines it; a batch signature on the function
+    # itself (verl's batch form) is found when the code is loaded (`signature.find_reward`)
+    batch_name: str | None
     imports: tuple[str, ...]  # top-level module names the code imports
 
 
