@@ -20,7 +20,13 @@ import time
 
 import psutil
 
-from trainer.rewards import InProcessScorer, RewardRequest, SandboxPool, load_reward
+from trainer.rewards import (
+    InProcessScorer,
+    RewardRequest,
+    RewardScorer,
+    SandboxPool,
+    load_reward,
+)
 
 CODE = """
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs):
@@ -66,7 +72,7 @@ def main() -> None:
         RewardRequest("bench", str(i % 7), str(i % 5), {"index": i}) for i in range(args.batch)
     ]
     loaded = load_reward(CODE)
-    scorers = {
+    scorers: dict[str, RewardScorer] = {
         "in-process": InProcessScorer(loaded.fn),
         "sandbox, 1 worker": SandboxPool(CODE, workers=1),
         "sandbox, 2 workers": SandboxPool(CODE, workers=2),
