@@ -31,7 +31,8 @@ function TurnView({ turn, index }: { turn: Turn; index: number }) {
     >
       <div className={styles.head}>
         <span className={styles.index}>{index + 1}</span>
-        <span className={styles.who}>{who}</span>
+        <span className={styles.who}>{ROLE_NAMES[turn.role]}</span>
+        {turn.role === "tool" && turn.name ? <code className={styles.toolName}>{turn.name}</code> : null}
         {failed ? <span className={styles.errorTag}>error</span> : null}
         <RewardChip reward={turn.reward} />
       </div>
