@@ -12,6 +12,8 @@ from studio.telemetry.models import IngestedRecord, RolloutSample
 from studio.telemetry.records import MAX_ARGUMENTS_BYTES, MAX_RESPONSE
 from tests.telemetry.conftest import Lab, Trainer, log, sample, samples
 from tests.telemetry.sse import parse
+from trainer.reporting.base import SampleRecord
+from trainer.reporting.studio import sample_records
 
 SAMPLE = "records[0].data.samples[0]"
 
@@ -93,6 +95,30 @@ def test_an_episodes_turns_and_mask_are_stored_and_served_with_its_turns(
     stream = viewer.get(f"/api/runs/{trainer.run.pk}/events", HTTP_LAST_EVENT_ID="0:0")
     (event,) = [e for e in parse(stream.content.decode()) if e.event == "samples"]
     assert [s["num_turns"] for s in event.data["samples"]] == [6, 0]
+
+
+def test_the_trainers_own_encoding_of_an_episode_is_stored(trainer: Trainer) -> None:
+    """What trainer.reporting.studio spools for a multi-turn SampleRecord (NaN rewards
+    already null) is what ingest accepts: the two sides share the contract."""
+    turns = [*episode_turns(), {"role": "tool", "content": "x", "reward": float("nan")}]
+    record = SampleRecord(
+        step=1,
+        group_id="g0",
+        data_source="arith-tools",
+        prompt="What is 2 + 3?",
+        response="...",
+        ground_truth="5",
+        score=1.0,
+        token_data={"tokens": ["a", "b"], "mask": [1, 0]},
+        turns=turns,
+    )
+    (encoded,) = sample_records(1, [record], at=1_732_270_000.0)
+    response = trainer.post([{"seq": 0, **json.loads(encoded)}])
+    assert response.status_code == 200, response.json()
+    (stored,) = RolloutSample.objects.filter(run=trainer.run)
+    assert stored.num_turns == 7
+    assert stored.turns[:6] == episode_turns()
+    assert stored.turns[6] == {"role": "tool", "content": "x"}
 
 
 def test_nul_characters_in_turns_are_replaced_not_refused(trainer: Trainer) -> None:
