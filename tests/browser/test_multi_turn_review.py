@@ -1,9 +1,11 @@
 """A multi-turn run's episodes in the rollout viewer: reported through the trainer's
 ingest endpoint (as a run's trainer does, with its ingest token), served with their turns,
-shown as a conversation, and the per-token view hatching the tokens not trained."""
+shown as a conversation, filtered, and the per-token view hatching the tokens not
+trained."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import requests
@@ -154,6 +156,13 @@ def test_a_user_reads_a_multi_turn_episode_as_a_conversation(
     page.locator(f"[data-sample-id='{listed[2]['id']}']").click()
     page.get_by_role("heading", name="Response", exact=True).wait_for()
     assert page.get_by_test_id("conversation").count() == 0
+
+    # "Multi-turn episodes only" leaves the two episodes.
+    page.get_by_label("Multi-turn episodes only").check()
+    page.wait_for_url(re.compile(r"[?&]episodes=1\b"))
+    page.get_by_test_id("list-status").filter(has_text=re.compile(r"^2 samples$")).wait_for()
+    rows = page.locator("[data-sample-id]").all_inner_texts()
+    assert len(rows) == 2 and all("6 turns" in row for row in rows), rows
 
     # The per-token view hatches what tools and the user inserted, with its legend.
     page.goto(f"{base}/samples/{best}/tokens")
