@@ -249,6 +249,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "studio.runs.models.RunStatus",
         "RewardTestRunStatusEnum": "studio.rewards.models.RewardTestRun.Status",
+        "RoleEnum": "studio.projects.models.Role",  # a project role; turns have TurnRole
+        "TurnRoleEnum": "studio.telemetry.records.TURN_ROLES",
     },
 }
 

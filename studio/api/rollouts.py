@@ -159,7 +159,7 @@ def with_labels(samples: QuerySet[RolloutSample]) -> QuerySet[RolloutSample]:
     labels = SampleLabel.objects.select_related("author").order_by("id")
     return (
         samples.prefetch_related(Prefetch("labels", queryset=labels))
-        .defer("search", "token_data")
+        .defer("search", "token_data", "turns")
         .annotate(
             token_data_recorded=ExpressionWrapper(
                 Q(token_data__isnull=False), output_field=BooleanField()

@@ -67,8 +67,8 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectSco
         samples = RolloutSample.objects.prefetch_related(Prefetch("labels", queryset=labels))
         if self.action == "retrieve":
             samples = samples.defer("search")
-        else:  # token data only travels in the detail
-            samples = samples.defer("search", "token_data").annotate(
+        else:  # token data and turns only travel in the detail
+            samples = samples.defer("search", "token_data", "turns").annotate(
                 token_data_recorded=ExpressionWrapper(
                     Q(token_data__isnull=False), output_field=BooleanField()
                 )

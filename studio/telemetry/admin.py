@@ -18,7 +18,15 @@ class MetricPointAdmin(admin.ModelAdmin):
 
 @admin.register(RolloutSample)
 class RolloutSampleAdmin(admin.ModelAdmin):
-    list_display = ["run", "step", "group_id", "data_source", "score", "response_length"]
+    list_display = [
+        "run",
+        "step",
+        "group_id",
+        "data_source",
+        "score",
+        "response_length",
+        "num_turns",
+    ]
     search_fields = ["prompt", "response"]
 
 

@@ -40,7 +40,7 @@ def labelled_samples(run: Run, label: str | None) -> list[RolloutSample]:
     return list(
         RolloutSample.objects.filter(run=run, superseded=False)
         .filter(Exists(labels))
-        .defer("search", "token_data")
+        .defer("search", "token_data", "turns")
         .prefetch_related(Prefetch("labels", queryset=SampleLabel.objects.order_by("label")))
         .order_by("id")
     )

@@ -13,6 +13,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ValidationError
 
 from studio.telemetry.models import RolloutSample, SampleLabel
+from studio.telemetry.records import MAX_TURNS
 from studio.telemetry.series import STEP_MAX
 
 MAX_GROUP_IDS = 100
@@ -72,6 +73,13 @@ class SampleFilter(filters.FilterSet):
         "groups whose scores are all equal (at their step).",
     )
     reward_version = IntegerFilter(field_name="reward_version_id", min_value=1)
+    turns_min = IntegerFilter(
+        field_name="num_turns",
+        lookup_expr="gte",
+        min_value=0,
+        max_value=MAX_TURNS,
+        help_text="At least this many turns (1: only multi-turn episodes).",
+    )
     label = filters.CharFilter(method="filter_label", max_length=64, help_text="Has this label.")
     has_error = StrictBooleanFilter(method="filter_has_error", help_text="Reward errored.")
     q = filters.CharFilter(

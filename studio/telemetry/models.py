@@ -90,6 +90,11 @@ class RolloutSample(models.Model):
         RewardVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     token_data = models.JSONField(null=True, blank=True)
+    # A multi-turn episode's conversation after the prompt (records.Turn, only the keys a
+    # turn had); null for single-turn samples. num_turns lets lists show and filter
+    # episodes without reading the conversation; db_default keeps COPY paths working.
+    turns = models.JSONField(null=True, blank=True)
+    num_turns = models.PositiveIntegerField(default=0, db_default=0)
     # to_tsvector('english', prompt || response), kept current by a database trigger
     # (migration 0002), so every insert path (ingest, bulk_create, COPY) is searchable.
     search = SearchVectorField(null=True)

@@ -263,6 +263,8 @@ class _Writer:
                     "finish_reason": s.finish_reason,
                     "error": s.error,
                     "token_data": None if s.token_data is None else Jsonb(_json_safe_series(s)),
+                    "turns": None if s.turns is None else Jsonb(s.stored_turns()),
+                    "num_turns": len(s.turns or ()),
                     "created_at": _datetime(r.time),
                 }
                 for name, _ in _SAMPLE_COLUMNS:
@@ -299,6 +301,7 @@ class _Writer:
                     {k: frames.finite(v) for k, v in s.components.items()},
                     s.response[: frames.PREVIEW_CHARS],
                     s.error[: frames.PREVIEW_CHARS],
+                    len(s.turns or ()),
                 )
                 for position, s in enumerate(r.data.samples)
                 if (r.seq, position) in ids
@@ -350,6 +353,8 @@ _SAMPLE_COLUMNS = (
     ("finish_reason", "text"),
     ("error", "text"),
     ("token_data", "jsonb"),
+    ("turns", "jsonb"),
+    ("num_turns", "integer"),
     ("created_at", "timestamptz"),
 )
 

@@ -12,10 +12,18 @@ sample score or advantage is stored as NaN (the API shows null).
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_RECORDS = 2000
@@ -34,6 +42,11 @@ MAX_TOKEN_TEXT = 1_000  # one decoded token
 MAX_MESSAGE = 65_536  # log lines and status details
 MAX_PATH = 500  # Checkpoint.uri
 MAX_TIME = 1e10  # unix seconds (year 2286): a garbled clock can't overflow datetimes
+MAX_TURNS = 64  # per multi-turn episode
+MAX_TOOL_CALLS = 16  # per assistant turn
+MAX_ARGUMENTS_BYTES = 16_384  # one tool call's arguments, as compact JSON
+MAX_ARGUMENTS_DEPTH = 32  # nesting of those arguments
+LOSS_MASK = "mask"  # the token series that marks the policy's own tokens (1) in an episode
 
 
 # Postgres text (and jsonb) can't hold NUL characters. In names a NUL is a bug and is
@@ -71,6 +84,33 @@ Step = Annotated[int, Field(ge=0, le=MAX_STEP)]
 Length = Annotated[int, Field(ge=0, le=MAX_STEP)]
 
 
+def _bounded_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as the model wrote them: any JSON object, but small and
+    shallow, with NULs replaced (jsonb can't hold them; a random model may write one)."""
+
+    def clean(value: Any, depth: int) -> Any:
+        if depth > MAX_ARGUMENTS_DEPTH:
+            raise ValueError(f"nests deeper than {MAX_ARGUMENTS_DEPTH} levels")
+        if isinstance(value, str):
+            return _replace_nul(value)
+        if isinstance(value, dict):
+            return {_replace_nul(k): clean(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v, depth + 1) for v in value]
+        if isinstance(value, float) and not math.isfinite(value):
+            return None  # jsonb has no NaN or infinity
+        return value
+
+    cleaned: dict[str, Any] = clean(arguments, 1)
+    size = len(json.dumps(cleaned, separators=(",", ":")).encode())
+    if size > MAX_ARGUMENTS_BYTES:
+        raise ValueError(f"is {size:,} bytes as JSON; at most {MAX_ARGUMENTS_BYTES:,} allowed")
+    return cleaned
+
+
+ToolArguments = Annotated[dict[str, Any], AfterValidator(_bounded_arguments)]
+
+
 class Strict(BaseModel):
     """Every model of the wire format (studio.telemetry.openapi documents them)."""
 
@@ -83,6 +123,26 @@ class MetricsData(Strict):
 
     def finite_values(self) -> dict[str, float]:
         return {k: v for k, v in self.values.items() if v is not None and math.isfinite(v)}
+
+
+class ToolCall(Strict):
+    name: ShortText
+    arguments: ToolArguments = Field(default_factory=dict)
+
+
+TurnRole = Literal["assistant", "tool", "user"]
+TURN_ROLES: tuple[str, ...] = get_args(TurnRole)
+
+
+class Turn(Strict):
+    """One turn of a multi-turn episode after the prompt (SampleRecord.turns)."""
+
+    role: TurnRole
+    content: Response
+    tool_calls: list[ToolCall] | None = Field(None, max_length=MAX_TOOL_CALLS)
+    name: ShortText | None = None  # the tool that answered (tool turns)
+    error: Message | None = None  # the tool failed: what it said
+    reward: float | None = Field(None, allow_inf_nan=False)
 
 
 class SampleData(Strict):
@@ -103,6 +163,34 @@ class SampleData(Strict):
     error: Message = ""
     split: Literal["train", "val"] = "train"
     token_data: dict[Name, TokenSeries] | None = Field(None, max_length=MAX_TOKEN_SERIES)
+    turns: list[Turn] | None = Field(None, max_length=MAX_TURNS)
+
+    @field_validator("token_data")
+    @classmethod
+    def _mask_marks_every_token(
+        cls, token_data: dict[str, list[Any]] | None
+    ) -> dict[str, list[Any]] | None:
+        """The loss mask is 0/1 per token: the viewer greys the 0s (tool and user tokens)."""
+        if token_data is None or LOSS_MASK not in token_data:
+            return token_data
+        mask = token_data[LOSS_MASK]
+        for value in mask:
+            if type(value) is not int or value not in (0, 1):
+                raise ValueError(f"{LOSS_MASK}: every entry must be 0 or 1, got {value!r:.40}")
+        texts_or_ids = [token_data[k] for k in ("tokens", "token_ids") if k in token_data]
+        if texts_or_ids and len(texts_or_ids[0]) != len(mask):
+            tokens = texts_or_ids[0]
+            raise ValueError(
+                f"{LOSS_MASK}: has {len(mask)} entries for {len(tokens)} tokens; "
+                "it needs one per token"
+            )
+        return token_data
+
+    def stored_turns(self) -> list[dict[str, Any]] | None:
+        """The turns as the studio keeps them: only the keys a turn had."""
+        if self.turns is None:
+            return None
+        return [turn.model_dump(exclude_none=True) for turn in self.turns]
 
 
 class SamplesData(Strict):

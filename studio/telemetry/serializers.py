@@ -13,6 +13,7 @@ from rest_framework import serializers
 from studio.runs.checkpoints import CheckpointLocation, locate_checkpoint
 from studio.telemetry.alert_evidence import Evidence, evidence_of
 from studio.telemetry.models import Checkpoint, LogLine, RolloutSample, RunAlert, SampleLabel
+from studio.telemetry.records import TURN_ROLES
 from studio.telemetry.series import STEP_MAX
 
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 _.:/-]{0,63}$"
@@ -47,6 +48,9 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
     advantage = FiniteFloatField(allow_null=True)
     labels = SampleLabelSerializer(many=True, read_only=True)
     has_token_data = serializers.SerializerMethodField()
+    num_turns = serializers.IntegerField(
+        read_only=True, help_text="Turns of a multi-turn episode (0: a single-turn sample)."
+    )
 
     class Meta:
         model = RolloutSample
@@ -73,6 +77,7 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
             "created_at",
             "labels",
             "has_token_data",
+            "num_turns",
         ]
         read_only_fields = fields
 
@@ -81,10 +86,50 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
         return bool(getattr(sample, "token_data_recorded", sample.token_data is not None))
 
 
+class ToolCallSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    arguments = serializers.DictField(help_text="The arguments the model wrote (a JSON object).")
+
+
+class TurnSerializer(serializers.Serializer):
+    """One turn of a multi-turn episode after the prompt; keys a turn didn't have are
+    null (tool_calls: empty), so every turn has one shape."""
+
+    role = serializers.ChoiceField(choices=TURN_ROLES)
+    content = serializers.CharField()
+    tool_calls = ToolCallSerializer(many=True, help_text="Tools the assistant called.")
+    name = serializers.CharField(allow_null=True, help_text="The tool that answered.")
+    error = serializers.CharField(allow_null=True, help_text="The tool failed: what it said.")
+    reward = serializers.FloatField(allow_null=True, help_text="This turn's reward.")
+
+
+def turn_shape(turn: dict[str, Any]) -> dict[str, Any]:
+    """A stored turn (records.Turn with only the keys it had) in the API's one shape."""
+    return {
+        "role": turn["role"],
+        "content": turn["content"],
+        "tool_calls": turn.get("tool_calls") or [],
+        "name": turn.get("name"),
+        "error": turn.get("error"),
+        "reward": turn.get("reward"),
+    }
+
+
 class RolloutSampleDetailSerializer(RolloutSampleSerializer):
+    # Only the detail carries the conversation: a list page of 100 long episodes would
+    # weigh megabytes; lists have num_turns to mark episodes.
+    turns = serializers.SerializerMethodField(
+        help_text="A multi-turn episode's conversation after the prompt, in order (the "
+        "response is all of it as the model saw it); null for single-turn samples."
+    )
+
     class Meta(RolloutSampleSerializer.Meta):
-        fields = [*RolloutSampleSerializer.Meta.fields, "token_data"]
+        fields = [*RolloutSampleSerializer.Meta.fields, "token_data", "turns"]
         read_only_fields = fields
+
+    @extend_schema_field(TurnSerializer(many=True, allow_null=True))
+    def get_turns(self, sample: RolloutSample) -> list[dict[str, Any]] | None:
+        return None if sample.turns is None else [turn_shape(t) for t in sample.turns]
 
 
 class SampleGroupQuerySerializer(serializers.Serializer):

@@ -103,6 +103,7 @@ def sample_summary(
     components: dict[str, Any],
     response_preview: str,
     error_preview: str,
+    num_turns: int,
 ) -> dict[str, Any]:
     return {
         "id": id,
@@ -116,6 +117,7 @@ def sample_summary(
         "components": components,
         "response_preview": response_preview,
         "error": error_preview,
+        "num_turns": num_turns,  # 0: single-turn; the turns are in GET /api/samples/{id}/
     }
 
 
@@ -273,6 +275,7 @@ def _samples(run_id: int, rows: Sequence[_Ledger]) -> dict[tuple[int, int], list
             "components",
             "preview",
             "error_preview",
+            "num_turns",
         )
     )
     for attempt, seq, *fields in samples:

@@ -54,6 +54,11 @@ from tests.verl_data import counting_answers, verl_parquet
 
 PRINCIPALS = ("owner", "member", "viewer", "outsider", "anonymous", "ingest")
 PRESET = "grpo-tiny-arith"
+SEEDED_TURNS = [  # as ingest stores them (records.Turn, only the keys a turn had)
+    {"role": "assistant", "content": "", "tool_calls": [{"name": "calc", "arguments": {"x": 1}}]},
+    {"role": "tool", "content": "", "name": "calc", "error": "boom"},
+    {"role": "assistant", "content": "The answer is 1.", "reward": 1.0},
+]
 EXACT = (
     "def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n"
     "    return float(solution_str.strip() == str(ground_truth).strip())\n"
@@ -165,6 +170,9 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             response=f"The answer is {i + 1}.",
             ground_truth=str(i + 1),
             score=1.0,
+            # The first is a multi-turn episode, so the schema checks cover its turns.
+            turns=SEEDED_TURNS if i == 0 else None,
+            num_turns=len(SEEDED_TURNS) if i == 0 else 0,
         )
         for i in range(3)
     ]

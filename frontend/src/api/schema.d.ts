@@ -1758,6 +1758,11 @@ export interface components {
             token_data: {
                 [key: string]: ((number | string) | null)[];
             } | null;
+            /**
+             * Turns
+             * @default null
+             */
+            turns: components["schemas"]["IngestTurn"][] | null;
         };
         /** SamplesData */
         IngestSamplesData: {
@@ -1808,6 +1813,45 @@ export interface components {
         };
         /** @enum {string} */
         IngestStatusRecordKindEnum: "status";
+        /** ToolCall */
+        IngestToolCall: {
+            /** Name */
+            name: string;
+            /** Arguments */
+            arguments?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * Turn
+         * @description One turn of a multi-turn episode after the prompt (SampleRecord.turns).
+         */
+        IngestTurn: {
+            /** Role */
+            role: components["schemas"]["TurnRoleEnum"];
+            /** Content */
+            content: string;
+            /**
+             * Tool Calls
+             * @default null
+             */
+            tool_calls: components["schemas"]["IngestToolCall"][] | null;
+            /**
+             * Name
+             * @default null
+             */
+            name: string | null;
+            /**
+             * Error
+             * @default null
+             */
+            error: string | null;
+            /**
+             * Reward
+             * @default null
+             */
+            reward: number | null;
+        };
         LabelledExportRequest: {
             /** @description Dataset (of the run's project) that gets the new version. */
             dataset: number;
@@ -2585,6 +2629,8 @@ export interface components {
             readonly labels: components["schemas"]["SampleLabel"][];
             /** @description Whether the detail carries token-level data (logprobs, advantages, entropy). */
             readonly has_token_data: boolean;
+            /** @description Turns of a multi-turn episode (0: a single-turn sample). */
+            readonly num_turns: number;
         };
         RolloutSampleDetail: {
             readonly id: number;
@@ -2613,7 +2659,11 @@ export interface components {
             readonly labels: components["schemas"]["SampleLabel"][];
             /** @description Whether the detail carries token-level data (logprobs, advantages, entropy). */
             readonly has_token_data: boolean;
+            /** @description Turns of a multi-turn episode (0: a single-turn sample). */
+            readonly num_turns: number;
             readonly token_data: unknown;
+            /** @description A multi-turn episode's conversation after the prompt, in order (the response is all of it as the model saw it); null for single-turn samples. */
+            readonly turns: components["schemas"]["Turn"][] | null;
         };
         Run: {
             readonly id: number;
@@ -2876,6 +2926,34 @@ export interface components {
             /** @description Used by the sampled sources only. */
             sampling: components["schemas"]["SamplingParams"];
         };
+        ToolCall: {
+            name: string;
+            /** @description The arguments the model wrote (a JSON object). */
+            arguments: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description One turn of a multi-turn episode after the prompt; keys a turn didn't have are
+         *     null (tool_calls: empty), so every turn has one shape.
+         */
+        Turn: {
+            role: components["schemas"]["TurnRoleEnum"];
+            content: string;
+            /** @description Tools the assistant called. */
+            tool_calls: components["schemas"]["ToolCall"][];
+            /** @description The tool that answered. */
+            name: string | null;
+            /** @description The tool failed: what it said. */
+            error: string | null;
+            /**
+             * Format: double
+             * @description This turn's reward.
+             */
+            reward: number | null;
+        };
+        /** @enum {string} */
+        TurnRoleEnum: "assistant" | "tool" | "user";
         User: {
             id: number;
             username: string;
@@ -5082,6 +5160,7 @@ export interface operations {
                 split?: string;
                 step_max?: number;
                 step_min?: number;
+                turns_min?: number;
             };
             header?: never;
             path?: never;

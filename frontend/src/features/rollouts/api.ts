@@ -5,6 +5,7 @@ import type { CursorPage } from "./lib/samplePager";
 
 export type Sample = Schemas["RolloutSample"];
 export type SampleDetail = Schemas["RolloutSampleDetail"];
+export type Turn = Schemas["Turn"];
 export type SampleGroup = Schemas["SampleGroup"];
 export type SampleLabel = Schemas["SampleLabel"];
 export type StepCount = Schemas["StepCount"];

@@ -182,6 +182,14 @@ export function FilterBar(props: Props) {
         />
         Reward errors only
       </label>
+      <label className={styles.check}>
+        <input
+          type="checkbox"
+          checked={filters.episodesOnly}
+          onChange={(e) => onChange({ ...filters, episodesOnly: e.target.checked })}
+        />
+        Multi-turn episodes only
+      </label>
       <DraftInput
         label="Search prompt and response"
         type="search"

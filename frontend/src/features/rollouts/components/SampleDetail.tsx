@@ -1,14 +1,18 @@
 import { Link } from "react-router";
 
-import type { Sample } from "../api";
+import type { Sample, SampleDetail as SampleDetailData } from "../api";
 import styles from "../rollouts.module.css";
 import { LabelButtons } from "./LabelButtons";
+import { Conversation } from "./Conversation";
 import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } from "./SampleText";
 
-type Props = { sample: Sample; base: string; me: string | null };
+/** The list's copy (no turns) shows while the detail (with them) loads. */
+type Props = { sample: Sample & Partial<Pick<SampleDetailData, "turns">>; base: string; me: string | null };
 
-/** One sample in full: prompt, response, reward, links to its group, tokens and timeline. */
+/** One sample in full: prompt, response (a multi-turn episode as its conversation),
+ * reward, links to its group, tokens and timeline. */
 export function SampleDetail({ sample, base, me }: Props) {
+  const turns = sample.turns ?? null;
   return (
     <section className={`${styles.card} ${styles.section}`} aria-label={`Sample ${sample.id}`}>
       <div className={styles.header}>
@@ -17,6 +21,7 @@ export function SampleDetail({ sample, base, me }: Props) {
           step {sample.step} · {sample.split} · {sample.data_source}
         </span>
         <FinishPill reason={sample.finish_reason} />
+        {sample.num_turns ? <span className={styles.pill}>{sample.num_turns} turns</span> : null}
       </div>
       <dl className={styles.stats}>
         <div className={styles.stat}>
@@ -57,8 +62,21 @@ export function SampleDetail({ sample, base, me }: Props) {
       <LabelButtons sample={sample.id} labels={sample.labels} me={me} />
       <h3 className={styles.sectionTitle}>Prompt</h3>
       <PromptView prompt={sample.prompt} />
-      <h3 className={styles.sectionTitle}>Response</h3>
-      <FoldedText text={sample.response} label="response" />
+      {turns ? (
+        <>
+          <h3 className={styles.sectionTitle}>Episode</h3>
+          <Conversation turns={turns} />
+          <details>
+            <summary className={styles.muted}>The whole response as the model saw it</summary>
+            <FoldedText text={sample.response} label="response" />
+          </details>
+        </>
+      ) : (
+        <>
+          <h3 className={styles.sectionTitle}>Response</h3>
+          <FoldedText text={sample.response} label="response" />
+        </>
+      )}
       {sample.ground_truth ? (
         <>
           <h3 className={styles.sectionTitle}>Ground truth</h3>

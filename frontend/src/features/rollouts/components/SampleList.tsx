@@ -91,6 +91,7 @@ export function SampleList(props: Props) {
                 <span>step {sample.step}</span>
                 <span>group {sample.group_id}</span>
                 <span>{sample.response_length} tok</span>
+                {sample.num_turns ? <span className={styles.pill}>{sample.num_turns} turns</span> : null}
                 <FinishPill reason={sample.finish_reason} />
                 {sample.error ? <span className={styles.errorPill}>error</span> : null}
                 {sample.labels.map((l) => (

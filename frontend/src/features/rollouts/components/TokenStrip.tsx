@@ -1,5 +1,5 @@
 import type { Data, Layout } from "plotly.js-basic-dist-min";
-import { type MouseEvent, useMemo, useState } from "react";
+import { type KeyboardEvent, type MouseEvent, useMemo, useState } from "react";
 
 import { Button } from "../../../components/Button";
 import type { TokenSeries } from "../lib/tokenData";
@@ -15,14 +15,24 @@ function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The response's tokens coloured by one metric, masked tokens dimmed, values on hover. */
+/** Says what a masked token is: context the policy did not write, so it carries no loss. */
+export const MASKED_LEGEND = "not trained: tool/user tokens";
+
+/** The response's tokens coloured by one metric, masked (not trained) tokens hatched,
+ * values on hover or with the arrow keys. */
 export function TokenStrip({ series }: { series: TokenSeries }) {
   const names = Object.keys(series.metrics);
   const [metric, setMetric] = useState(names.find((n) => /logprob/i.test(n)) ?? names[0] ?? "");
   const [start, setStart] = useState(0);
   const [hovered, setHovered] = useState<number | null>(null);
   const values = useMemo(() => series.metrics[metric] ?? [], [series, metric]);
-  const scale = useMemo(() => scaleFor(metric, values), [metric, values]);
+  const { lossMask } = series;
+  const anyMasked = lossMask?.includes(false) ?? false;
+  // The scale spans the policy's own tokens: tool results' values would stretch it.
+  const scale = useMemo(
+    () => scaleFor(metric, lossMask ? values.filter((_, i) => lossMask[i]) : values),
+    [metric, values, lossMask],
+  );
   const total = series.tokens.length;
   const windowed = total > WINDOW;
   const end = Math.min(total, start + WINDOW);
@@ -68,6 +78,20 @@ export function TokenStrip({ series }: { series: TokenSeries }) {
     const index = (event.target as HTMLElement).dataset.index;
     setHovered(index === undefined ? null : Number(index));
   };
+  // Keys walk the tokens in view (the strip is one tab stop, not one per token).
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    const at = hovered !== null && hovered >= start && hovered < end ? hovered : null;
+    const moves: Record<string, number> = {
+      ArrowRight: at === null ? start : Math.min(end - 1, at + 1),
+      ArrowLeft: at === null ? end - 1 : Math.max(start, at - 1),
+      Home: start,
+      End: end - 1,
+    };
+    const next = moves[event.key];
+    if (next === undefined || end <= start) return;
+    event.preventDefault();
+    setHovered(next);
+  };
 
   return (
     <section className={`${styles.card} ${styles.section}`} aria-label="Tokens">
@@ -94,7 +118,12 @@ export function TokenStrip({ series }: { series: TokenSeries }) {
               </span>
             ))
           )}
-          {series.lossMask ? <span className={styles.masked}>masked tokens dimmed</span> : null}
+          {anyMasked ? (
+            <span className={styles.legend} data-testid="masked-legend">
+              <span className={`${styles.swatch} ${styles.masked}`} />
+              {MASKED_LEGEND}
+            </span>
+          ) : null}
         </div>
       </div>
       {windowed ? (
@@ -124,24 +153,34 @@ export function TokenStrip({ series }: { series: TokenSeries }) {
       <div className={styles.tooltip} aria-live="polite" data-testid="token-details">
         {hovered !== null
           ? `#${hovered} ${JSON.stringify(series.tokens[hovered])} · ` +
+            (lossMask && !lossMask[hovered] ? `${MASKED_LEGEND} · ` : "") +
             Object.entries(series.all)
               .filter(([key]) => key !== "tokens")
               .map(([key, list]) => `${key} ${formatValue(list[hovered])}`)
               .join(" · ")
-          : "Point at a token to see every recorded value."}
+          : "Point at a token (or focus the tokens and use the arrow keys) to see every recorded value."}
       </div>
-      <div className={styles.tokens} onMouseOver={onHover} data-testid="token-strip">
+      <div
+        className={styles.tokens}
+        onMouseOver={onHover}
+        onKeyDown={onKeyDown}
+        tabIndex={0}
+        role="group"
+        aria-label="Tokens: arrow keys read them one by one"
+        data-testid="token-strip"
+      >
         {series.tokens.slice(start, end).map((token, offset) => {
           const i = start + offset;
           const value = values[i];
-          const masked = series.lossMask ? !series.lossMask[i] : false;
+          const masked = lossMask ? !lossMask[i] : false;
           return (
             <span
               key={i}
               data-index={i}
-              className={`${styles.token} ${masked ? styles.masked : ""}`}
-              style={{ background: colorOf(scale, value), color: textColorOf(scale, value) }}
-              title={`${metric} ${value ?? "–"}`}
+              data-masked={masked || undefined}
+              className={`${styles.token} ${masked ? styles.masked : ""} ${i === hovered ? styles.current : ""}`}
+              style={masked ? undefined : { background: colorOf(scale, value), color: textColorOf(scale, value) }}
+              title={masked ? MASKED_LEGEND : `${metric} ${value ?? "–"}`}
             >
               {visibleToken(token)}
             </span>

@@ -28,6 +28,7 @@ describe("explorer filters in the URL", () => {
       rewardVersion: 4,
       label: "good",
       errorsOnly: true,
+      episodesOnly: true,
       q: "answer",
       signal: "learning" as const,
       groups: ["a"],
@@ -43,5 +44,10 @@ describe("explorer filters in the URL", () => {
   it("maps errors-only and search to the API's names", () => {
     const query = sampleQuery(1, { ...NO_FILTERS, errorsOnly: true, q: "  two words " });
     expect(query).toEqual({ run: 1, has_error: true, q: "two words" });
+  });
+
+  it("asks for samples with at least one turn when only episodes are wanted", () => {
+    expect(sampleQuery(1, { ...NO_FILTERS, episodesOnly: true })).toEqual({ run: 1, turns_min: 1 });
+    expect(parseFilters(new URLSearchParams("episodes=1")).episodesOnly).toBe(true);
   });
 });

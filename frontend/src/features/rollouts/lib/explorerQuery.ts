@@ -17,6 +17,8 @@ export type ExplorerFilters = {
   rewardVersion: number | null;
   label: string;
   errorsOnly: boolean;
+  /** Only multi-turn episodes (samples with turns). */
+  episodesOnly: boolean;
   q: string;
   signal: Signal | null;
   groups: string[];
@@ -36,6 +38,7 @@ export const NO_FILTERS: ExplorerFilters = {
   rewardVersion: null,
   label: "",
   errorsOnly: false,
+  episodesOnly: false,
   q: "",
   signal: null,
   groups: [],
@@ -77,6 +80,7 @@ export function parseFilters(params: URLSearchParams): ExplorerFilters {
     rewardVersion: step(params.get("reward_version")),
     label: params.get("label") ?? "",
     errorsOnly: params.get("errors") === "1",
+    episodesOnly: params.get("episodes") === "1",
     q: params.get("q") ?? "",
     signal: signal === "learning" || signal === "zero" ? signal : null,
     groups: (params.get("groups") ?? "")
@@ -93,7 +97,7 @@ export function writeFilters(filters: ExplorerFilters, base?: URLSearchParams): 
   const params = new URLSearchParams(base);
   for (const key of [
     "step", "steps", "step_min", "step_max", "split", "score_min", "score_max", "data_source",
-    "reward_version", "label", "errors", "q", "signal", "groups", "component", "follow",
+    "reward_version", "label", "errors", "episodes", "q", "signal", "groups", "component", "follow",
   ]) {
     params.delete(key);
   }
@@ -115,6 +119,7 @@ export function writeFilters(filters: ExplorerFilters, base?: URLSearchParams): 
   set("reward_version", filters.rewardVersion);
   set("label", filters.label);
   set("errors", filters.errorsOnly);
+  set("episodes", filters.episodesOnly);
   set("q", filters.q);
   set("signal", filters.signal);
   set("groups", filters.groups.join(","));
@@ -134,6 +139,7 @@ export type SampleQuery = {
   reward_version?: number;
   label?: string;
   has_error?: boolean;
+  turns_min?: number;
   q?: string;
   signal?: Signal;
   groups?: string;
@@ -151,6 +157,7 @@ export function sampleQuery(run: number, filters: ExplorerFilters): SampleQuery 
   if (filters.rewardVersion !== null) query.reward_version = filters.rewardVersion;
   if (filters.label) query.label = filters.label;
   if (filters.errorsOnly) query.has_error = true;
+  if (filters.episodesOnly) query.turns_min = 1;
   if (filters.q.trim()) query.q = filters.q.trim();
   if (filters.signal) query.signal = filters.signal;
   if (filters.groups.length) query.groups = filters.groups.join(",");

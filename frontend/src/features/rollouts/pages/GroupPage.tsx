@@ -63,6 +63,7 @@ export function GroupPage() {
                   <span className={styles.score}>score {formatScore(sample.score)}</span>
                   <span>adv {formatScore(sample.advantage)}</span>
                   <span>{sample.response_length} tok</span>
+                  {sample.num_turns ? <span className={styles.pill}>{sample.num_turns} turns</span> : null}
                   <FinishPill reason={sample.finish_reason} />
                 </div>
                 {components.length ? (

@@ -1,5 +1,6 @@
 import { useParams } from "react-router";
 
+import { Conversation } from "../components/Conversation";
 import { TokenStrip } from "../components/TokenStrip";
 import { formatScore, PromptView } from "../components/SampleText";
 import { useRun, useSample } from "../hooks";
@@ -42,6 +43,12 @@ export function TokensPage() {
               (<code>logging.token_data_fraction</code>).
             </div>
           )}
+          {sample.data.turns ? (
+            <details className={styles.card}>
+              <summary>Episode ({sample.data.turns.length} turns)</summary>
+              <Conversation turns={sample.data.turns} />
+            </details>
+          ) : null}
           <details className={styles.card}>
             <summary>Prompt</summary>
             <PromptView prompt={sample.data.prompt} />
