@@ -50,6 +50,8 @@ ENTRIES_JS = """() => ({
     bytes: e.transferSize, body: e.decodedBodySize })),
   ready: window.__ready,
   long: window.__long,
+  marks: performance.getEntriesByType("mark").concat(performance.getEntriesByType("measure"))
+    .map((e) => [e.name, e.startTime, e.duration]),
 })"""
 
 
@@ -108,6 +110,10 @@ def profile_once(browser: Any, s: Any, url: str, page_url: str, top: int) -> Non
         f"  long tasks: {len(long_tasks)}, {sum(d for _, d in long_tasks):.0f} ms in all; "
         + ", ".join(f"{s:.0f}+{d:.0f}" for s, d in long_tasks[:20])
     )
+    if entries["marks"]:
+        print("  marks and measures (start+duration ms):")
+        for name, start, duration in sorted(entries["marks"], key=lambda m: m[1]):
+            print(f"    {start:7.0f} +{duration:5.0f}  {name}")
     by_url, by_function = self_times(profile)
     print("  JS self time by script (ms): " + ", ".join(f"{u} {t:.0f}" for u, t in by_url.most_common(top)))
     print("  JS self time, top functions (ms):")

@@ -1,6 +1,6 @@
 /**
  * One metric key's series, loaded when its chart scrolls into view; the loads asked for
- * in the same task (the charts that came into view together) go out as one request per
+ * in the same task (the charts mounted by one commit) go out as one request per
  * shape (runs, step range, times, points), at most `maxKeys` keys each.
  */
 import type { MetricSeries, StepRange } from "./api";
@@ -51,8 +51,9 @@ export function createSeriesBatcher(fetchSeries: FetchSeries, maxKeys: number): 
       batch.waiting.set(key, [...(batch.waiting.get(key) ?? []), { resolve, reject }]);
       if (!scheduled) {
         scheduled = true;
-        // A macrotask: every chart mounted in this render has asked by then.
-        setTimeout(flush, 0);
+        // After the current task's synchronous work: every chart mounted in the same
+        // commit has asked by then, and no other task (a script's evaluation) comes first.
+        queueMicrotask(flush);
       }
     });
 }

@@ -1,5 +1,5 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { useMemo } from "react";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useLayoutEffect, useMemo } from "react";
 
 import { ErrorState } from "../../../components/ErrorState";
 import { loadSeries, runKeys, type StepRange } from "../api";
@@ -35,13 +35,18 @@ type ChartSlotProps = {
 export function ChartSlot({ metric, runs, range, axis, smoothing, logY, width, store, ...chart }: ChartSlotProps) {
   const points = pointsForWidth(width);
   const times = axis === "time";
-  const query = useQuery({
+  const request = {
     queryKey: runKeys.metrics(runs, metric, range, times, points),
     queryFn: () => loadSeries({ runs, range, times, points }, metric),
     staleTime: Infinity,
-    // A new range or axis refetches; the chart stays (and is updated) meanwhile.
-    placeholderData: keepPreviousData,
-  });
+  };
+  // Asked for while the grid commits, with the other charts mounted with it: useQuery
+  // alone would ask after the browser's next task (plotly's evaluation, say).
+  const queryClient = useQueryClient();
+  const requestId = JSON.stringify(request.queryKey);
+  useLayoutEffect(() => void queryClient.prefetchQuery(request), [requestId]); // eslint-disable-line react-hooks/exhaustive-deps
+  // A new range or axis refetches; the chart stays (and is updated) meanwhile.
+  const query = useQuery({ ...request, placeholderData: keepPreviousData });
   const fetched = query.data;
   const series = useMemo(() => (fetched ? store.adopt(metric, fetched.map(fromApi)) : null), [fetched, metric, store]);
   // Until the series with times arrive, the previous ones (without) stay on a step axis.
