@@ -66,7 +66,7 @@ def self_times(profile: dict[str, Any]) -> tuple[Counter[str], Counter[str]]:
     by_url: Counter[str] = Counter()
     by_function: Counter[str] = Counter()
     deltas = profile["timeDeltas"]
-    for sample, delta in zip(profile["samples"], deltas[1:] + [0], strict=True):
+    for sample, delta in zip(profile["samples"], [*deltas[1:], 0], strict=True):
         frame = nodes[sample]["callFrame"]
         url = frame["url"].rsplit("/", 1)[-1] or frame["functionName"] or "(native)"
         by_url[url] += delta / 1000
@@ -115,7 +115,10 @@ def profile_once(browser: Any, s: Any, url: str, page_url: str, top: int) -> Non
         for name, start, duration in sorted(entries["marks"], key=lambda m: m[1]):
             print(f"    {start:7.0f} +{duration:5.0f}  {name}")
     by_url, by_function = self_times(profile)
-    print("  JS self time by script (ms): " + ", ".join(f"{u} {t:.0f}" for u, t in by_url.most_common(top)))
+    print(
+        "  JS self time by script (ms): "
+        + ", ".join(f"{u} {t:.0f}" for u, t in by_url.most_common(top))
+    )
     print("  JS self time, top functions (ms):")
     for name, t in by_function.most_common(top):
         print(f"    {t:7.1f}  {name}")
