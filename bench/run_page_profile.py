@@ -10,7 +10,6 @@ Needs what bench/web_run_page.py needs (a running studio, a run with many keys):
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
@@ -20,7 +19,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.api_queries import load
-from bench.web_run_page import CHROMIUM, browser_context, session
+from bench.web_run_page import CHROMIUM, browser_context, session, studio_arguments
 
 # Before any page script: when each chart turned ready, and every long task.
 RECORDER_JS = """
@@ -125,11 +124,7 @@ def profile_once(browser: Any, s: Any, url: str, page_url: str, top: int) -> Non
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--user", required=True)
-    parser.add_argument("--password", required=True)
-    parser.add_argument("--project", required=True)
+    parser = studio_arguments(__doc__.splitlines()[0])
     parser.add_argument("--run", type=int, required=True)
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--query", default="", help="extra query string, e.g. axis=time")
