@@ -87,7 +87,7 @@ export function ComparePage() {
       <h2 style={{ fontSize: "1rem", margin: "24px 0 8px" }}>Curves</h2>
       {keys.isPending ? <Loading what="metric keys" /> : null}
       {keys.isError ? <ErrorState title="Could not load the metric keys" error={keys.error} /> : null}
-      {keys.data ? <ChartGrid runs={ids} keys={keys.data} runLabel={name} emptyHint="None of these runs reported metrics yet." /> : null}
+      {keys.data ? <ChartGrid key={ids.join(",")} runs={ids} keys={keys.data} runLabel={name} emptyHint="None of these runs reported metrics yet." /> : null}
     </>
   );
 }

@@ -117,6 +117,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
             <ErrorState title="Could not load the metric keys" error={keys.error} onRetry={() => void keys.refetch()} />
           ) : (
             <ChartGrid
+              key={run.id} // another run: its own charts, store and live points
               runs={[run.id]}
               keys={keys.data}
               runLabel={() => run.name}
