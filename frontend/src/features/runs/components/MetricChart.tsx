@@ -188,11 +188,14 @@ function layout(metric: string, settings: ChartSettings) {
   return {
     title: { text: metric, font: { size: 13 }, x: 0.02 },
     height: CHART_HEIGHT,
-    margin: { l: 48, r: 12, t: 32, b: 32 },
+    // Room below for the step axis's ticks and title: a margin plotly must widen itself
+    // (automargin) costs a second layout pass, about half of a chart's first draw. Date
+    // ticks may take two lines, so the time axis still widens it when it must.
+    margin: { l: 48, r: 12, t: 32, b: 48 },
     xaxis:
       settings.axis === "time"
         ? { title: { text: "wall time (UTC)" }, type: "date", automargin: true }
-        : { title: { text: "step" }, type: "linear", automargin: true },
+        : { title: { text: "step" }, type: "linear", automargin: false },
     yaxis: { type: settings.logY ? "log" : "linear", automargin: true },
     hovermode: "x",
     showlegend: true,
