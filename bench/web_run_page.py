@@ -165,12 +165,16 @@ def live_latency(
     return [visible[step] - emitted[step] for step in sorted(visible) if step in emitted]
 
 
+def studio_arguments(description: str) -> argparse.ArgumentParser:
+    """The studio, user and project a run-page bench signs in to."""
+    parser = argparse.ArgumentParser(description=description)
+    for name in ("--url", "--user", "--password", "--project"):
+        parser.add_argument(name, required=True)
+    return parser
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--user", required=True)
-    parser.add_argument("--password", required=True)
-    parser.add_argument("--project", required=True)
+    parser = studio_arguments(__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--live-steps", type=int, default=16)

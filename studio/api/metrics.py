@@ -124,6 +124,14 @@ class MetricSeriesSerializer(serializers.Serializer):
     key = serializers.CharField()
     total = serializers.IntegerField(help_text="Points in the step range before downsampling.")
     downsampled = serializers.BooleanField()
+    bucket_origin = serializers.IntegerField(
+        help_text="The step the downsampling buckets start at (see bucket_width)."
+    )
+    bucket_width = serializers.IntegerField(
+        help_text="Steps per bucket: bucket i covers [bucket_origin + i * bucket_width, "
+        "bucket_origin + (i + 1) * bucket_width) and gave its lowest and highest point. "
+        "1 (or a series that is not downsampled): every point is its own bucket."
+    )
     steps = serializers.ListField(child=serializers.IntegerField())
     values = serializers.ListField(
         child=serializers.FloatField(allow_null=True), help_text="null for NaN or infinity."
@@ -179,6 +187,8 @@ class MetricsQueryView(APIView):
                 "key": s.key,
                 "total": s.total,
                 "downsampled": s.downsampled,
+                "bucket_origin": s.bucket_origin,
+                "bucket_width": s.bucket_width,
                 "steps": s.steps,
                 "values": s.values,
             }

@@ -30,11 +30,13 @@ from django.db import transaction
 from django.db.models import Max
 
 from studio.datasets.splits import is_validation
+from studio.paths import var_dir
 from studio.runs import lifecycle
 from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
 from studio.runs.models import Run, RunAttempt, RunStatus
 from studio.runs.tokens import issue_ingest_token
+from studio.runs.var_paths import resolve_var_paths
 from studio.telemetry.models import Checkpoint
 from trainer.config.schema import RunConfig
 from trainer.distributed import uses_distributed
@@ -106,6 +108,7 @@ def dataset_url(run_id: int, split: str) -> str:
 def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
     """The run's stored config, with what only the launch knows filled in."""
     tree: dict[str, Any] = copy.deepcopy(run.config)
+    resolve_var_paths(tree, var_dir())  # the demo assets, wherever the var dir is
     tree.setdefault("checkpoint", {})["dir"] = checkpoint_dir(run.pk)
     if attempt.number > 1:
         tree["checkpoint"]["resume"] = "auto"  # a resume continues from the latest

@@ -47,6 +47,10 @@ class Series:
     total: int = 0  # live points in the step range, before downsampling
     steps: list[int] = field(default_factory=list)
     values: list[float | None] = field(default_factory=list)
+    # The step buckets the points were picked from: bucket i covers steps
+    # [origin + i * width, origin + (i + 1) * width). Charts draw a min/max band per bucket.
+    bucket_origin: int = 0
+    bucket_width: int = 1
 
     @property
     def downsampled(self) -> bool:
@@ -205,7 +209,10 @@ def downsample(
             columns[name] = [getattr(p, name) for p in plans]
         cursor.execute(_BUCKETS_SQL, columns)
         rows = cursor.fetchall()
-    found = [Series(run_id, key) for run_id, key, *_ in ends]
+    found = [
+        Series(run_id, key, bucket_origin=p.origin, bucket_width=p.width)
+        for (run_id, key, *_), p in zip(ends, plans, strict=True)
+    ]
     picked: list[list[Point]] = [[] for _ in ends]
     for i, n, lo_value, lo_step, hi_value, hi_step in rows:
         found[i].total += n

@@ -58,14 +58,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
-def _trainer_workdir(root: Path, demo_assets: Path) -> Path:
-    """The run config's defaults name `var/demo-model` and `var/demo-data` relative to the
-    trainer's working directory, as under `rlstudio up`: point them at the test's demo."""
+def _demo_var_dir(root: Path, demo_assets: Path) -> Path:
+    """The run config's defaults name `var/demo-model` and `var/demo-data`, which the
+    launch resolves against the studio's var dir: a var dir holding the test's demo."""
     var = root / "var"
     var.mkdir(parents=True)
     (var / "demo-model").symlink_to(demo_assets / "model")
     (var / "demo-data").symlink_to(demo_assets / "data")
-    return root
+    return var
 
 
 @pytest.fixture(scope="package")
@@ -129,9 +129,10 @@ def studio(
         "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),
         "RLSTUDIO_DATA_CACHE": str(tmp_path_factory.mktemp("data-cache")),
         "RLSTUDIO_DEMO_MODEL_DIR": str(demo_assets / "model"),
-        "RLSTUDIO_TRAINER_WORKDIR": str(
-            _trainer_workdir(tmp_path_factory.mktemp("trainer"), demo_assets)
-        ),
+        # The trainer starts elsewhere than the var dir, as under `rlstudio up` with
+        # RLSTUDIO_VAR_DIR set: the demo paths must still reach the var dir.
+        "RLSTUDIO_VAR_DIR": str(_demo_var_dir(tmp_path_factory.mktemp("studio"), demo_assets)),
+        "RLSTUDIO_TRAINER_WORKDIR": str(tmp_path_factory.mktemp("trainer")),
     }
     processes = []
     with pytest.MonkeyPatch.context() as patch:

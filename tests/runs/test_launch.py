@@ -95,6 +95,34 @@ def test_the_job_gets_the_config_token_and_resources_but_no_secret_on_its_comman
     assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.5, 0.0, 2 * 1024**3)
 
 
+def test_the_demo_paths_of_a_config_name_the_studios_var_dir_wherever_it_is(
+    world: World, monkeypatch, tmp_path
+):
+    # The preset's defaults are `var/...`; the trainer starts in another folder (the
+    # checkout), so the launch makes them absolute under RLSTUDIO_VAR_DIR.
+    monkeypatch.setenv("RLSTUDIO_VAR_DIR", str(tmp_path / "studio-var"))
+    run = queued_run(
+        world,
+        config={
+            "model": {"path": "var/demo-model"},
+            "data": {"train_files": ["var/demo-data/arith/train.parquet", "/data/x.parquet"]},
+            "reward": {"model": {"path": None}, "custom_path": "rewards/mine.py"},
+        },
+    )
+    attempt = claim(run.pk)
+    assert attempt is not None
+
+    tree = trainer_config(Run.objects.get(pk=run.pk), attempt)
+
+    var = tmp_path / "studio-var"
+    assert tree["model"]["path"] == str(var / "demo-model")
+    assert tree["data"]["train_files"] == [
+        str(var / "demo-data/arith/train.parquet"),
+        "/data/x.parquet",
+    ]
+    assert tree["reward"] == {"model": {"path": None}, "custom_path": "rewards/mine.py"}
+
+
 def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world: World):
     ray = DictRay()
     run = queued_run(world)

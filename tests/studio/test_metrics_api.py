@@ -73,6 +73,27 @@ def test_every_bucket_keeps_its_own_extremes(world, run):
     assert all(points.get(step) == value for step, value in spikes.items())
 
 
+def test_the_bucket_grid_names_each_points_bucket_and_its_true_extremes(world, run):
+    # What a chart's min/max band is drawn from: grouped by the grid the answer names,
+    # each bucket holds its lowest and highest live point (plus the series' two ends).
+    values = spiky(20000, {777: 9.0, 15000: -9.0}, seed=2)
+    add_series(run, "actor/grad_norm", values)
+    (s,) = query(world.client("member"), runs=run.pk, keys="actor/grad_norm", points=300).json()[
+        "series"
+    ]
+    origin, width = s["bucket_origin"], s["bucket_width"]
+    assert s["downsampled"] is True
+    assert width > 1
+    buckets: dict[int, list[float]] = {}
+    for step, value in zip(s["steps"], s["values"], strict=True):
+        buckets.setdefault((step - origin) // width, []).append(value)
+    for bucket, picked in buckets.items():
+        inside = [v for step, v in values.items() if (step - origin) // width == bucket]
+        assert min(picked) == min(inside)
+        assert max(picked) == max(inside)
+        assert len(picked) <= 3  # low, high, and the series' first or last point
+
+
 def test_a_series_that_fits_is_returned_unchanged(world, run):
     values = {step * 10: float(step) for step in range(50)}
     add_series(run, "actor/pg_loss", values)

@@ -1918,6 +1918,10 @@ export interface components {
             /** @description Points in the step range before downsampling. */
             total: number;
             downsampled: boolean;
+            /** @description The step the downsampling buckets start at (see bucket_width). */
+            bucket_origin: number;
+            /** @description Steps per bucket: bucket i covers [bucket_origin + i * bucket_width, bucket_origin + (i + 1) * bucket_width) and gave its lowest and highest point. 1 (or a series that is not downsampled): every point is its own bucket. */
+            bucket_width: number;
             steps: number[];
             /** @description null for NaN or infinity. */
             values: (number | null)[];

@@ -2,6 +2,7 @@
  * Every request the runs pages make. Query keys live in `runKeys`, in one place.
  */
 import { api, unwrap, type Schemas } from "../../api/client";
+import { createSeriesBatcher, type SeriesShape } from "./seriesBatcher";
 
 export type Run = Schemas["Run"];
 export type RunDetail = Schemas["RunDetail"];
@@ -31,7 +32,7 @@ export const runKeys = {
   list: (slug: string, filters: RunFilters) => ["runs", "list", slug, filters] as const,
   detail: (id: number) => ["runs", "detail", id] as const,
   metricKeys: (id: number) => ["runs", "metric-keys", id] as const,
-  metrics: (ids: number[], keys: string[], range: StepRange, times: boolean) => ["runs", "metrics", ids, keys, range, times] as const,
+  metrics: (ids: number[], key: string, range: StepRange, times: boolean, points: number) => ["runs", "metrics", ids, key, range, times, points] as const,
   samples: (id: number, step: number | null) => ["runs", "samples", id, step] as const,
   logs: (id: number, level: string) => ["runs", "logs", id, level] as const,
   checkpoints: (id: number) => ["runs", "checkpoints", id] as const,
@@ -96,21 +97,17 @@ export async function fetchMetricKeys(id: number, signal?: AbortSignal): Promise
   return answer.keys;
 }
 
-/** Most points per series the chart grid asks for: the server downsamples with min/max kept. */
-export const CHART_POINTS = 1000;
+/** The most keys one metrics query may name (the API's bound). */
+export const MAX_QUERY_KEYS = 100;
 
-export async function queryMetrics(
-  runs: number[],
-  keys: string[],
-  range: StepRange,
-  times: boolean,
-  signal?: AbortSignal,
-): Promise<MetricSeries[]> {
+/** Series of `keys`, each downsampled by the server to at most `shape.points` points (min/max kept). */
+export async function queryMetrics(shape: SeriesShape, keys: string[], signal?: AbortSignal): Promise<MetricSeries[]> {
+  const { runs, range, times, points } = shape;
   if (!runs.length || !keys.length) return [];
   const query = {
     runs: runs.join(","),
     keys: keys.join(","),
-    points: CHART_POINTS,
+    points,
     ...(range.min !== null ? { step_min: range.min } : {}),
     ...(range.max !== null ? { step_max: range.max } : {}),
     // Times cost the server ~30-60% more: asked for only when the time axis is shown.
@@ -119,6 +116,9 @@ export async function queryMetrics(
   const answer = await unwrap(api.GET("/api/metrics/query", { params: { query }, signal }));
   return answer.series;
 }
+
+/** One key's series; the charts that scroll into view together share one request. */
+export const loadSeries = createSeriesBatcher(queryMetrics, MAX_QUERY_KEYS);
 
 export async function fetchSamples(run: number, step: number | null, signal?: AbortSignal): Promise<Sample[]> {
   const query = { run, page_size: 50, ...(step !== null ? { step_min: step, step_max: step } : {}) };

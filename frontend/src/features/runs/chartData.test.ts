@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 
-import { appendPoints, ema, emaTail, fromApi, groupKeys, mergeWindow, minMaxBand, xOf, type ChartSeries } from "./chartData";
+import { appendPoints, ema, emaTail, fromApi, groupKeys, mergeWindow, minMaxBand, pointsForWidth, withLiveTail, xOf, type ChartSeries } from "./chartData";
 
-function series(steps: number[], values: (number | null)[], downsampled = false): ChartSeries {
-  return fromApi({ run: 1, key: "critic/score/mean", steps, values, downsampled });
+function series(steps: number[], values: (number | null)[], downsampled = false, bucketWidth = 1): ChartSeries {
+  return fromApi({ run: 1, key: "critic/score/mean", steps, values, downsampled, bucket_origin: 0, bucket_width: bucketWidth });
 }
 
 describe("chart data", () => {
@@ -36,17 +36,18 @@ describe("chart data", () => {
     expect(merged.downsampled).toBe(true);
   });
 
-  it("keeps each downsampled bucket's extremes as a min/max band", () => {
-    // The server sends each bucket's lowest and highest point (at their real steps).
-    const s = series([0, 3, 10, 14, 20, 27], [1, 9, -4, 2, 5, 6], true);
-    const band = minMaxBand(s, 3);
+  it("keeps each downsampled bucket's extremes as a min/max band, on the server's bucket grid", () => {
+    // The server sends each bucket's lowest and highest point (at their real steps), and
+    // its grid: here buckets of 10 steps from step 0.
+    const s = series([0, 3, 10, 14, 20, 27], [1, 9, -4, 2, 5, 6], true, 10);
+    const band = minMaxBand(s);
     expect(band.lo).toEqual([1, -4, 5]);
     expect(band.hi).toEqual([9, 2, 6]);
     expect(band.steps).toHaveLength(3);
   });
 
   it("draws no band for a series that was not downsampled", () => {
-    expect(minMaxBand(series([1, 2, 3], [1, 2, 3]), 10).steps).toEqual([]);
+    expect(minMaxBand(series([1, 2, 3], [1, 2, 3])).steps).toEqual([]);
   });
 
   it("smooths with a debiased EMA: the first value is kept, a constant stays constant", () => {
@@ -85,8 +86,38 @@ describe("chart data", () => {
   });
 
   it("places a timed band's buckets at their mean time, and at none when a time is unknown", () => {
-    const timed = fromApi({ run: 1, key: "reward", steps: [0, 3, 10, 14], values: [1, 9, -4, 2], downsampled: true, times: [10, 12, 20, null] });
-    const band = minMaxBand(timed, 2);
+    const timed = fromApi({ run: 1, key: "reward", steps: [0, 3, 10, 14], values: [1, 9, -4, 2], downsampled: true, times: [10, 12, 20, null], bucket_origin: 0, bucket_width: 10 });
+    const band = minMaxBand(timed);
     expect(band.times).toEqual([11, null]);
+  });
+
+  it("groups live points appended after a downsampled series into buckets of the same grid", () => {
+    const s = appendPoints(series([0, 7, 12, 15], [1, 2, 3, 0], true, 10), [
+      { step: 16, value: 9 },
+      { step: 21, value: -1 },
+    ]).series;
+    const band = minMaxBand(s);
+    expect(band.lo).toEqual([1, 0, -1]);
+    expect(band.hi).toEqual([2, 9, -1]);
+  });
+
+  it("merges the live points that arrived past the fetched data, once each", () => {
+    const fetched = [series([1, 2, 3], [0.1, 0.2, 0.3])];
+    const live = [{ run: 1, points: [2, 3, 4, 5].map((step) => ({ step, value: step / 10 })) }];
+    const [merged] = withLiveTail("critic/score/mean", fetched, live, 0);
+    expect(merged?.points.map((p) => p.step)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("gives a run with live points but nothing fetched its points inside the step range", () => {
+    const live = [{ run: 2, points: [3, 8, 9].map((step) => ({ step, value: 1 })) }];
+    const merged = withLiveTail("critic/score/mean", [], live, 5);
+    expect(merged.map((s) => [s.run, s.points.map((p) => p.step)])).toEqual([[2, [8, 9]]]);
+  });
+
+  it("asks for about two points per pixel of the plot, in steps of 100, within the API's bounds", () => {
+    expect(pointsForWidth(460)).toBe(900); // 400 px of plot: 802 points
+    expect(pointsForWidth(480)).toBe(pointsForWidth(460));
+    expect(pointsForWidth(10)).toBe(200);
+    expect(pointsForWidth(10_000)).toBe(5000);
   });
 });

@@ -6,7 +6,9 @@
 
 /** `time`: unix seconds the step was emitted (the trainer's clock), when known. */
 export type Point = { step: number; value: number | null; time?: number };
-export type ChartSeries = { key: string; run: number; points: Point[]; downsampled: boolean };
+/** The server's downsampling grid: bucket i covers [origin + i * width, origin + (i + 1) * width). */
+export type Buckets = { origin: number; width: number };
+export type ChartSeries = { key: string; run: number; points: Point[]; downsampled: boolean; buckets?: Buckets };
 /** `times[i]`: the bucket's mean time, null when a point in it has no time. */
 export type Band = { steps: number[]; times: (number | null)[]; lo: number[]; hi: number[] };
 /** What the charts' x axis shows: the step, or the wall-clock time (a plotly date axis). */
@@ -37,11 +39,15 @@ export function fromApi(series: {
   values: (number | null)[];
   downsampled: boolean;
   times?: (number | null)[];
+  bucket_origin?: number;
+  bucket_width?: number;
 }): ChartSeries {
+  const width = series.bucket_width ?? 1;
   return {
     run: series.run,
     key: series.key,
     downsampled: series.downsampled,
+    ...(series.downsampled && width > 1 ? { buckets: { origin: series.bucket_origin ?? 0, width } } : {}),
     points: series.steps.map((step, i) => {
       const time = series.times?.[i];
       return time === null || time === undefined ? { step, value: series.values[i] ?? null } : { step, value: series.values[i] ?? null, time };
@@ -97,18 +103,15 @@ export function mergeWindow(coarse: ChartSeries, window: ChartSeries): ChartSeri
 
 /**
  * The min/max band of a downsampled series: the server sends each bucket's lowest and
- * highest point, so consecutive points are paired into one bucket each (the first and
- * last points, always sent, are buckets of their own).
+ * highest point and names its bucket grid, so the points are grouped exactly as the
+ * server picked them (live points appended later fall into buckets of the same grid).
  */
-export function minMaxBand(series: ChartSeries, buckets: number): Band {
+export function minMaxBand(series: ChartSeries): Band {
   const band: Band = { steps: [], times: [], lo: [], hi: [] };
-  const finite = series.points.filter((p): p is Point & { value: number } => p.value !== null && Number.isFinite(p.value));
-  const first = finite[0];
-  const last = finite[finite.length - 1];
-  if (!series.downsampled || !first || !last || buckets < 1) return band;
-  const width = Math.max(1, (last.step - first.step + 1) / buckets);
+  const grid = series.buckets;
+  if (!series.downsampled || !grid || grid.width < 1) return band;
   let group: (Point & { value: number })[] = [];
-  let groupIndex = -1;
+  let groupIndex = Number.NaN;
   const flush = () => {
     if (!group.length) return;
     const values = group.map((p) => p.value);
@@ -118,17 +121,50 @@ export function minMaxBand(series: ChartSeries, buckets: number): Band {
     band.lo.push(Math.min(...values));
     band.hi.push(Math.max(...values));
   };
-  for (const point of finite) {
-    const index = Math.floor((point.step - first.step) / width);
+  for (const point of series.points) {
+    if (point.value === null || !Number.isFinite(point.value)) continue;
+    const index = Math.floor((point.step - grid.origin) / grid.width);
     if (index !== groupIndex) {
       flush();
       group = [];
       groupIndex = index;
     }
-    group.push(point);
+    group.push(point as Point & { value: number });
   }
   flush();
   return band;
+}
+
+/** Live points of one run as they arrived (the trainer's records), kept per key. */
+export type LiveTail = { run: number; points: Point[] };
+
+/**
+ * A freshly fetched series list for one key, with the live points that arrived past the
+ * fetched data's last step (while the request was out, or before it was made). A run
+ * with nothing fetched gets its live points from `firstStep` on.
+ */
+export function withLiveTail(key: string, fetched: ChartSeries[], live: LiveTail[], firstStep: number): ChartSeries[] {
+  const merged = fetched.map((s) => {
+    const lastStep = s.points[s.points.length - 1]?.step ?? firstStep - 1;
+    const tail = live.find((l) => l.run === s.run)?.points.filter((p) => p.step > lastStep) ?? [];
+    return tail.length ? appendPoints(s, tail).series : s;
+  });
+  for (const l of live) {
+    if (fetched.some((s) => s.run === l.run)) continue;
+    const points = l.points.filter((p) => p.step >= firstStep);
+    if (points.length) merged.push(appendPoints({ key, run: l.run, points: [], downsampled: false }, points).series);
+  }
+  return merged;
+}
+
+/**
+ * Points to ask the server for a chart `width` CSS pixels wide: one min/max bucket per
+ * pixel of the plot area (two points each), rounded up so similar widths share a request.
+ */
+export function pointsForWidth(width: number): number {
+  const PLOT_MARGINS = 60; // the plotly layout's left + right margins
+  const plot = Math.max(50, Math.round(width) - PLOT_MARGINS);
+  return Math.min(5000, Math.ceil((2 * plot + 2) / 100) * 100);
 }
 
 /**

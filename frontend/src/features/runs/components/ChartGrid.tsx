@@ -1,18 +1,19 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useCallback, useMemo, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
 
 import { Button } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
-import { ErrorState } from "../../../components/ErrorState";
 import { inputClass } from "../../../components/Field";
-import { Loading } from "../../../components/Spinner";
 import { RunsIcon } from "../../../components/icons";
-import { queryMetrics, runKeys, type StepRange } from "../api";
-import { appendPoints, fromApi, groupKeys, type ChartSeries, type Point, type XAxis } from "../chartData";
+import { type StepRange } from "../api";
+import { appendPoints, groupKeys, withLiveTail, type ChartSeries, type LiveTail, type Point, type XAxis } from "../chartData";
+import { ChartSlot, type SeriesStore } from "./ChartSlot";
 import { LazyMount } from "./LazyMount";
-import { CHART_HEIGHT, MetricChart, type ChartHandle, type ChartSettings } from "./MetricChart";
+import { CHART_HEIGHT, type ChartHandle } from "./MetricChart";
 import styles from "./ChartGrid.module.css";
+
+/** Live points kept per key and run, for the charts whose data is still being fetched. */
+const LIVE_TAIL = 2000;
 
 /** One live metrics record; `time` is the record's own (the trainer's clock, unix seconds). */
 export type LiveMetrics = { run: number; step: number; time: number; values: Record<string, number | null> };
@@ -48,33 +49,27 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
   const axis: XAxis = params.get("axis") === "time" ? "time" : "step";
   const [picking, setPicking] = useState(false);
 
-  const metrics = useQuery({
-    queryKey: runKeys.metrics(runs, chosen, range, axis === "time"),
-    queryFn: ({ signal }) => queryMetrics(runs, chosen, range, axis === "time", signal),
-    enabled: chosen.length > 0,
-    staleTime: Infinity,
-    // A new key or range refetches; the charts stay (and are updated) meanwhile.
-    placeholderData: keepPreviousData,
-  });
-
-  // Live points go into this store and straight to the charts (extendTraces); React
-  // state is not touched, so nothing re-renders per point.
-  const store = useRef(new Map<string, ChartSeries[]>());
-  // Until the series with times arrive, the previous ones (without) stay on a step axis.
-  const shownAxis: XAxis = axis === "time" && metrics.isPlaceholderData ? "step" : axis;
   const smoothParam = params.get("smooth");
+  const smoothing = Math.min(0.99, Math.max(0, Number(smoothParam ?? "0.6") || 0));
   const logY = params.get("log") === "1";
-  const settings: ChartSettings = useMemo(
-    () => ({ smoothing: Math.min(0.99, Math.max(0, Number(smoothParam ?? "0.6") || 0)), logY, axis: shownAxis }),
-    [smoothParam, logY, shownAxis],
+
+  // What each mounted chart draws (`drawn`), and every key's latest live points (`live`),
+  // which a chart whose request was still out merges in when its data arrives. Live points
+  // go straight to the charts (extendTraces); React state is not touched per point.
+  const drawn = useRef(new Map<string, ChartSeries[]>());
+  const live = useRef(new Map<string, LiveTail[]>());
+  const firstStep = useRef(0);
+  firstStep.current = range.min ?? 0;
+  const store: SeriesStore = useMemo(
+    () => ({
+      adopt: (key, fetched) => {
+        const merged = withLiveTail(key, fetched, live.current.get(key) ?? [], firstStep.current);
+        drawn.current.set(key, merged);
+        return merged;
+      },
+    }),
+    [],
   );
-  const fetched = metrics.data;
-  const base = useMemo(() => {
-    const map = new Map<string, ChartSeries[]>();
-    for (const s of fetched ?? []) map.set(s.key, [...(map.get(s.key) ?? []), fromApi(s)]);
-    return map;
-  }, [fetched]);
-  if (store.current !== base && fetched) store.current = base;
 
   const handles = useRef(new Map<string, ChartHandle>());
   const register = useCallback((metric: string, handle: ChartHandle | null) => {
@@ -85,19 +80,22 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
     for (const handle of handles.current.values()) handle.hover(x);
   }, []);
 
-  const live = useCallback(
+  const appendLive = useCallback(
     (record: LiveMetrics) => {
       if (range.max !== null && record.step > range.max) return; // outside the window shown
       for (const [key, value] of Object.entries(record.values)) {
         if (!chosen.includes(key)) continue;
-        const list = store.current.get(key) ?? [];
-        let s = list.find((x) => x.run === record.run);
-        if (!s) {
-          s = { key, run: record.run, points: [], downsampled: false };
-          list.push(s);
-          store.current.set(key, list);
-        }
         const point: Point = { step: record.step, value, time: record.time };
+        const tails = live.current.get(key) ?? [];
+        live.current.set(key, tails);
+        let tail = tails.find((t) => t.run === record.run);
+        if (!tail) tails.push((tail = { run: record.run, points: [] }));
+        tail.points.push(point);
+        if (tail.points.length > LIVE_TAIL) tail.points.splice(0, tail.points.length - LIVE_TAIL);
+        const list = drawn.current.get(key);
+        if (!list) continue; // not drawn yet: its data comes with this point, or merges it
+        let s = list.find((x) => x.run === record.run);
+        if (!s) list.push((s = { key, run: record.run, points: [], downsampled: false }));
         const result = appendPoints(s, [point]);
         list[list.indexOf(s)] = result.series;
         handles.current.get(key)?.append(record.run, result.appended, result.series.points.map((p) => p.value));
@@ -105,7 +103,7 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
     },
     [chosen, range.max],
   );
-  bindLive?.(live);
+  bindLive?.(appendLive);
 
   function update(changes: Record<string, string | null>) {
     const next = new URLSearchParams(params);
@@ -136,11 +134,11 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
       <div className={styles.toolbar}>
         <label>
           Smoothing
-          <input type="range" min={0} max={0.99} step={0.01} value={settings.smoothing} onChange={(e) => update({ smooth: e.target.value })} aria-label="Smoothing" />
-          <span>{settings.smoothing.toFixed(2)}</span>
+          <input type="range" min={0} max={0.99} step={0.01} value={smoothing} onChange={(e) => update({ smooth: e.target.value })} aria-label="Smoothing" />
+          <span>{smoothing.toFixed(2)}</span>
         </label>
         <label>
-          <input type="checkbox" checked={settings.logY} onChange={(e) => update({ log: e.target.checked ? "1" : null })} /> Log scale
+          <input type="checkbox" checked={logY} onChange={(e) => update({ log: e.target.checked ? "1" : null })} /> Log scale
         </label>
         <div role="group" aria-label="X axis" className={styles.axis}>
           {(["step", "time"] as const).map((choice) => (
@@ -170,32 +168,35 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
           ))}
         </fieldset>
       ) : null}
-      {metrics.isPending && chosen.length ? <Loading what="metrics" /> : null}
-      {metrics.isError ? <ErrorState title="Could not load the metrics" error={metrics.error} onRetry={() => void metrics.refetch()} /> : null}
-      {metrics.data
-        ? groupKeys(chosen).map(([group, groupKeysList]) => (
-            <div key={group} className={styles.group}>
-              <h3 className={styles.groupTitle}>{group}</h3>
-              <div className={styles.grid}>
-                {groupKeysList.map((key) => (
-                  <div key={key} className={styles.cell} data-chart-slot={key}>
-                    <LazyMount height={CHART_HEIGHT}>
-                      <MetricChart
-                        metric={key}
-                        series={store.current.get(key) ?? []}
-                        runLabel={runLabel}
-                        settings={settings}
-                        onPointClick={onPointClick}
-                        onHover={onHover}
-                        register={register}
-                      />
-                    </LazyMount>
-                  </div>
-                ))}
+      {groupKeys(chosen).map(([group, groupKeysList]) => (
+        <div key={group} className={styles.group}>
+          <h3 className={styles.groupTitle}>{group}</h3>
+          <div className={styles.grid}>
+            {groupKeysList.map((key) => (
+              <div key={key} className={styles.cell} data-chart-slot={key}>
+                <LazyMount height={CHART_HEIGHT}>
+                  {(width) => (
+                    <ChartSlot
+                      metric={key}
+                      runs={runs}
+                      range={range}
+                      axis={axis}
+                      smoothing={smoothing}
+                      logY={logY}
+                      width={width}
+                      store={store}
+                      runLabel={runLabel}
+                      onPointClick={onPointClick}
+                      onHover={onHover}
+                      register={register}
+                    />
+                  )}
+                </LazyMount>
               </div>
-            </div>
-          ))
-        : null}
+            ))}
+          </div>
+        </div>
+      ))}
     </section>
   );
 }

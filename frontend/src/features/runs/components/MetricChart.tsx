@@ -7,7 +7,6 @@ import { ema, emaTail, minMaxBand, xOf, type ChartSeries, type Point, type XAxis
 
 export const CHART_HEIGHT = 240;
 const COLORS = ["#4f46e5", "#e11d48", "#059669", "#d97706", "#0891b2", "#7c3aed", "#db2777", "#65a30d"];
-const BAND_BUCKETS = 500;
 
 export type ChartSettings = { smoothing: number; logY: boolean; axis: XAxis };
 
@@ -36,7 +35,7 @@ function traces(series: ChartSeries[], runLabel: (run: number) => string, settin
     const steps = s.points.map((p) => p.step);
     const x = s.points.map((p) => xOf(p, settings.axis));
     const values = s.points.map((p) => p.value);
-    const band = minMaxBand(s, BAND_BUCKETS);
+    const band = minMaxBand(s);
     const bucketed = band.steps.length > 0 && band.steps.length < s.points.length;
     if (bucketed) {
       const bandX = band.steps.map((step, j) => xOf({ step, time: band.times[j] }, settings.axis));
@@ -51,6 +50,17 @@ function traces(series: ChartSeries[], runLabel: (run: number) => string, settin
   return { data, rawIndex };
 }
 
+/**
+ * Charts are built one per task, in mount order (top of the page first): the first chart
+ * appears as soon as it can, and the page keeps answering input between two builds.
+ */
+let buildQueue: Promise<unknown> = Promise.resolve();
+function inTurn<T>(build: () => Promise<T>): Promise<T> {
+  const turn = buildQueue.then(() => new Promise((resolve) => setTimeout(resolve, 0))).then(build);
+  buildQueue = turn.catch(() => undefined);
+  return turn;
+}
+
 /** One metric's plotly chart: built once, extended live, restyled on settings changes. */
 export function MetricChart({ metric, series, runLabel, settings, onPointClick, onHover, register }: MetricChartProps) {
   const div = useRef<HTMLDivElement>(null);
@@ -60,20 +70,30 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
   const [ready, setReady] = useState(false);
   const latest = useRef({ series, settings, onPointClick, onHover, runLabel });
   latest.current = { series, settings, onPointClick, onHover, runLabel };
+  // What the chart shows now: a render with the same inputs draws nothing again (unless
+  // live points reached the series between the build and `append` being registered).
+  const shown = useRef<{ series: ChartSeries[]; settings: ChartSettings; points: number } | null>(null);
 
   // Build the chart once; later data arrives through `append`, settings through `react`.
   useEffect(() => {
     let cancelled = false;
     const element = div.current;
     loadPlotly()
-      .then(async (P) => {
-        if (cancelled || !element) return;
-        plotly.current = P;
-        const { series: s, settings: st, runLabel: label } = latest.current;
-        const built = traces(s, label, st);
-        rawIndex.current = built.rawIndex;
-        await P.newPlot(element, built.data as never, layout(metric, st), { displaylogo: false, responsive: true });
-        countPoints(element, s, st.axis);
+      .then((P) =>
+        inTurn(async () => {
+          if (cancelled || !element) return false;
+          plotly.current = P;
+          const { series: s, settings: st, runLabel: label } = latest.current;
+          const built = traces(s, label, st);
+          rawIndex.current = built.rawIndex;
+          await P.newPlot(element, built.data as never, layout(metric, st), { displaylogo: false, responsive: true });
+          shown.current = { series: s, settings: st, points: pointCount(s) };
+          countPoints(element, s, st.axis);
+          return true;
+        }),
+      )
+      .then((built) => {
+        if (!built || cancelled || !element) return;
         const events = element as unknown as { on: (name: string, fn: (e: { points?: { x: number | string; customdata?: unknown; curveNumber: number }[] }) => void) => void };
         events.on("plotly_click", (e) => {
           const point = e.points?.[0];
@@ -101,6 +121,9 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
   useEffect(() => {
     const P = plotly.current;
     if (!ready || !P || !div.current) return;
+    const was = shown.current;
+    if (was?.series === series && was.settings === settings && was.points === pointCount(series)) return;
+    shown.current = { series, settings, points: pointCount(series) };
     const built = traces(series, runLabel, settings);
     rawIndex.current = built.rawIndex;
     void P.react(div.current, built.data as never, layout(metric, settings));
@@ -120,6 +143,7 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         const smooth = emaTail(allValues, points.length, smoothing);
         const update = { x: [x, x], y: [points.map((p) => p.value), smooth], customdata: [steps, steps] };
         void P.extendTraces(div.current, update as never, [index, index + 1]);
+        if (shown.current) shown.current.points += points.length;
         div.current.dataset.points = String(Number(div.current.dataset.points ?? 0) + points.length);
         div.current.dataset.livePoints = String(Number(div.current.dataset.livePoints ?? 0) + points.length);
       },
@@ -142,6 +166,19 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
   );
 }
 
+/** What a chart's slot shows while its data is on the way (counted as a chart not yet drawn). */
+export function ChartPlaceholder({ metric }: { metric: string }) {
+  return (
+    <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} aria-busy="true" data-metric={metric} data-ready={false}>
+      <Skeleton height={CHART_HEIGHT} />
+    </figure>
+  );
+}
+
+function pointCount(series: ChartSeries[]): number {
+  return series.reduce((sum, s) => sum + s.points.length, 0);
+}
+
 /** How many points the chart shows (those with an x on its axis), as a data attribute (for tests and the bench). */
 function countPoints(element: HTMLElement, series: ChartSeries[], axis: XAxis) {
   element.dataset.points = String(series.reduce((sum, s) => sum + s.points.filter((p) => xOf(p, axis) !== null).length, 0));
@@ -151,11 +188,14 @@ function layout(metric: string, settings: ChartSettings) {
   return {
     title: { text: metric, font: { size: 13 }, x: 0.02 },
     height: CHART_HEIGHT,
-    margin: { l: 48, r: 12, t: 32, b: 32 },
+    // Room below for the step axis's ticks and title: a margin plotly must widen itself
+    // (automargin) costs a second layout pass, about half of a chart's first draw. Date
+    // ticks may take two lines, so the time axis still widens it when it must.
+    margin: { l: 48, r: 12, t: 32, b: 48 },
     xaxis:
       settings.axis === "time"
         ? { title: { text: "wall time (UTC)" }, type: "date", automargin: true }
-        : { title: { text: "step" }, type: "linear", automargin: true },
+        : { title: { text: "step" }, type: "linear", automargin: false },
     yaxis: { type: settings.logY ? "log" : "linear", automargin: true },
     hovermode: "x",
     showlegend: true,

@@ -1,4 +1,5 @@
 import { useQueries, useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { ButtonAnchor } from "../../../components/Button";
@@ -9,6 +10,7 @@ import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
 import { RunsIcon } from "../../../components/icons";
 import ui from "../../../components/ui.module.css";
+import { loadPlotly } from "../../../lib/plotly";
 import { useProjectSlug } from "../../projects/hooks";
 import { fetchMetricKeys, getRun, reportUrl, runKeys } from "../api";
 import { ChartGrid } from "../components/ChartGrid";
@@ -29,6 +31,7 @@ export function ComparePage() {
     queryFn: async ({ signal }) => [...new Set((await Promise.all(ids.map((id) => fetchMetricKeys(id, signal)))).flat())].sort(),
     enabled: ids.length >= MIN_RUNS,
   });
+  useEffect(() => void loadPlotly(), []); // beside the runs' requests, not after them
 
   if (ids.length < MIN_RUNS) {
     return (
@@ -84,7 +87,7 @@ export function ComparePage() {
       <h2 style={{ fontSize: "1rem", margin: "24px 0 8px" }}>Curves</h2>
       {keys.isPending ? <Loading what="metric keys" /> : null}
       {keys.isError ? <ErrorState title="Could not load the metric keys" error={keys.error} /> : null}
-      {keys.data ? <ChartGrid runs={ids} keys={keys.data} runLabel={name} emptyHint="None of these runs reported metrics yet." /> : null}
+      {keys.data ? <ChartGrid key={ids.join(",")} runs={ids} keys={keys.data} runLabel={name} emptyHint="None of these runs reported metrics yet." /> : null}
     </>
   );
 }

@@ -1,5 +1,5 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { useCallback, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 
 import { Button, ButtonAnchor, ButtonLink } from "../../../components/Button";
@@ -9,6 +9,7 @@ import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Tabs } from "../../../components/Tabs";
 import ui from "../../../components/ui.module.css";
+import { loadPlotly } from "../../../lib/plotly";
 import { useEventStream } from "../../../lib/useEventStream";
 import { useProjectSlug } from "../../projects/hooks";
 import { ACTIVE_STATUSES, reportUrl, runKeys, type LogLine, type RunDetail } from "../api";
@@ -32,6 +33,9 @@ export function RunPage() {
   const slug = useProjectSlug();
   const runId = Number(useParams().runId);
   const run = useRun(runId);
+  // Asked for beside the run, not after it: the charts need both, and plotly.
+  useMetricKeys(runId);
+  useEffect(() => void loadPlotly(), []);
   if (run.isPending) return <Loading what="the run" />;
   if (run.isError) return <ErrorState title={`Could not load run #${runId}`} error={run.error} onRetry={() => void run.refetch()} />;
   return <RunView run={run.data} slug={slug} />;
@@ -113,6 +117,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
             <ErrorState title="Could not load the metric keys" error={keys.error} onRetry={() => void keys.refetch()} />
           ) : (
             <ChartGrid
+              key={run.id} // another run: its own charts, store and live points
               runs={[run.id]}
               keys={keys.data}
               runLabel={() => run.name}

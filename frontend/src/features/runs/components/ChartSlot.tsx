@@ -1,0 +1,61 @@
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useLayoutEffect, useMemo } from "react";
+
+import { ErrorState } from "../../../components/ErrorState";
+import { loadSeries, runKeys, type StepRange } from "../api";
+import { fromApi, pointsForWidth, type ChartSeries, type XAxis } from "../chartData";
+import { ChartPlaceholder, MetricChart, type ChartHandle, type ChartSettings } from "./MetricChart";
+
+/** Where a chart's data lives once fetched, with the live points that arrive after. */
+export type SeriesStore = {
+  /** The fetched series merged with the live points held for `key`: what the chart draws. */
+  adopt: (key: string, fetched: ChartSeries[]) => ChartSeries[];
+};
+
+type ChartSlotProps = {
+  metric: string;
+  runs: number[];
+  range: StepRange;
+  axis: XAxis;
+  smoothing: number;
+  logY: boolean;
+  /** The slot's width in CSS pixels: the series is downsampled to about one bucket per pixel. */
+  width: number;
+  store: SeriesStore;
+  runLabel: (run: number) => string;
+  onPointClick?: (run: number, step: number) => void;
+  onHover?: (x: number | null) => void;
+  register: (metric: string, handle: ChartHandle | null) => void;
+};
+
+/**
+ * One chart of the grid, mounted when scrolled into view: it asks for its own key only
+ * (charts that come into view together share one request) at its own pixel width.
+ */
+export function ChartSlot({ metric, runs, range, axis, smoothing, logY, width, store, ...chart }: ChartSlotProps) {
+  const points = pointsForWidth(width);
+  const times = axis === "time";
+  const request = {
+    queryKey: runKeys.metrics(runs, metric, range, times, points),
+    queryFn: () => loadSeries({ runs, range, times, points }, metric),
+    staleTime: Infinity,
+  };
+  // Asked for while the grid commits, with the other charts mounted with it: useQuery
+  // alone would ask after the browser's next task (plotly's evaluation, say).
+  const queryClient = useQueryClient();
+  const requestId = JSON.stringify(request.queryKey);
+  useLayoutEffect(() => void queryClient.prefetchQuery(request), [requestId]); // eslint-disable-line react-hooks/exhaustive-deps
+  // A new range or axis refetches; the chart stays (and is updated) meanwhile.
+  const query = useQuery({ ...request, placeholderData: keepPreviousData });
+  const fetched = query.data;
+  const series = useMemo(() => (fetched ? store.adopt(metric, fetched.map(fromApi)) : null), [fetched, metric, store]);
+  // Until the series with times arrive, the previous ones (without) stay on a step axis.
+  const shownAxis: XAxis = axis === "time" && query.isPlaceholderData ? "step" : axis;
+  const settings: ChartSettings = useMemo(() => ({ smoothing, logY, axis: shownAxis }), [smoothing, logY, shownAxis]);
+
+  if (query.isError && !series) {
+    return <ErrorState title={`Could not load ${metric}`} error={query.error} onRetry={() => void query.refetch()} />;
+  }
+  if (!series) return <ChartPlaceholder metric={metric} />;
+  return <MetricChart metric={metric} series={series} settings={settings} {...chart} />;
+}
