@@ -95,10 +95,10 @@ VERL_KEY_MAP: dict[str, str] = {
     "reward_model.max_length": "reward.model.max_length",
     "reward_model.strategy": "",
     # Its own resource pool: our worker group with one GPU per worker, as many workers
-    # as the pool's GPUs (n_gpus_per_node x nnodes; expanded below).
+    # as the pool's GPUs (n_gpus_per_node x nnodes: `_reward_model_pool`).
     "reward_model.enable_resource_pool": "reward.model.placement",
-    "reward_model.n_gpus_per_node": "",
-    "reward_model.nnodes": "",
+    "reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
+    "reward_model.nnodes": "reward.model.resources.num_workers",
     "reward_model.reward_manager": "",  # batch functions are recognised by signature
     "custom_reward_function.path": "reward.custom_path",
     "custom_reward_function.name": "reward.custom_name",
