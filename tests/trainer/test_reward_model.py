@@ -81,6 +81,17 @@ def test_the_combined_reward_is_the_weighted_sum_of_its_sources_each_reported(
         assert result.components["reward_model"] == result.sources["reward_model"]
 
 
+def test_a_reward_model_worker_group_needs_the_ray_runtime(demo_reward_model):
+    cfg = RewardConfig.model_validate(
+        {
+            "executor": "inprocess",
+            "model": {"path": str(demo_reward_model), "placement": "worker_group"},
+        }
+    )
+    with pytest.raises(ValueError, match="placement='worker_group' runs the reward model on"):
+        make_reward_scorer(cfg, CPU)
+
+
 def test_a_source_that_fails_a_row_makes_that_row_an_error_naming_it():
     def picky(data_source, solution_str, ground_truth, extra_info):
         if solution_str == "boom":

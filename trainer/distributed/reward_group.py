@@ -12,7 +12,6 @@ placed with the trainer's `resources.placement_strategy` and answers within
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import torch
@@ -21,7 +20,7 @@ from trainer.config.reward_section import RewardModelConfig
 from trainer.config.schema import ResourcesConfig
 from trainer.data_parallel import shard_range
 from trainer.distributed.group import ActorGroup
-from trainer.distributed.worker import WorkerInfo
+from trainer.distributed.worker import WorkerInfo, worker_info
 from trainer.rewards.contract import RewardRequest, RewardResult
 
 SECTION = "reward.model.resources"
@@ -42,16 +41,8 @@ class RewardModelWorker:
         self.scorer = RewardModelScorer(self.cfg, self.device)
 
     def info(self) -> WorkerInfo:
-        import ray
-
-        name = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else ""
-        return WorkerInfo(
-            rank=self.rank,
-            pid=os.getpid(),
-            node_ip=ray.util.get_node_ip_address(),
-            device=f"{self.device} ({name})" if name else str(self.device),
-            num_params=sum(p.numel() for p in self.scorer.model.parameters()),
-        )
+        num_params = sum(p.numel() for p in self.scorer.model.parameters())
+        return worker_info(self.rank, self.device, num_params)
 
     def assigned_resources(self) -> dict[str, float]:
         """What Ray reserved for this worker (CPU, GPU, memory in bytes)."""
