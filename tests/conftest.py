@@ -53,6 +53,25 @@ def demo_assets() -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def demo_reward_model(demo_assets: Path) -> Path:
+    """The demo reward model (trainer.models.demo_reward) on the cached demo model, cached
+    beside it under a key of its builder's source (a few seconds to build)."""
+    from trainer.models.demo_reward import build_demo_reward_model
+
+    source = REPO_ROOT / "trainer" / "models" / "demo_reward.py"
+    key = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    folder = demo_assets / f"reward-model-{key}"
+    with open(demo_assets.parent / "demo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "config.json").exists():
+            building = demo_assets.parent / f"building-rm-{os.getpid()}"
+            shutil.rmtree(building, ignore_errors=True)
+            build_demo_reward_model(demo_assets / "model", building, seed=0)
+            building.rename(folder)
+    return folder
+
+
 @pytest.fixture(scope="session", autouse=True)
 def fast_password_hashing():
     """Hash test passwords with MD5 instead of PBKDF2. PBKDF2's million rounds cost ~0.33 s

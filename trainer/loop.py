@@ -182,7 +182,8 @@ class Trainer:
 
     def validate(self) -> dict[str, float]:
         """Greedy (by default) generations on the validation prompts: mean reward per
-        data source under verl's `val-core/{data_source}/reward/mean@{n}` names."""
+        data source under verl's `val-core/{data_source}/reward/mean@{n}` names, and each
+        source of a combined reward under `val-aux/{data_source}/{source}/mean@{n}`."""
         r = self.cfg.rollout
         sampling = SamplingParams(
             n=r.val_n,
@@ -195,16 +196,24 @@ class Trainer:
         )
         started = time.perf_counter()
         by_source: dict[str, list[float]] = defaultdict(list)
+        # Each reward source of a combined reward, unweighted (verl's val-aux section).
+        by_reward_source: dict[tuple[str, str], list[float]] = defaultdict(list)
         val_samples: list[Sample] = []
         for start in range(0, len(self.val_items), self.cfg.data.val_batch_size):
             chunk = self.val_items[start : start + self.cfg.data.val_batch_size]
             samples = score(self.state.scorer, generate(self.state.engine, chunk, sampling))
             for s in samples:
                 by_source[s.prompt.data_source].append(s.score)
+                for name, value in s.reward.sources.items():
+                    by_reward_source[(s.prompt.data_source, name)].append(value)
             val_samples += samples
         metrics = {
             f"val-core/{source}/reward/mean@{r.val_n}": sum(v) / len(v)
             for source, v in by_source.items()
+        }
+        metrics |= {
+            f"val-aux/{source}/{name}/mean@{r.val_n}": sum(v) / len(v)
+            for (source, name), v in by_reward_source.items()
         }
         metrics["timing_s/testing"] = time.perf_counter() - started
         self.reporter.samples(

@@ -66,17 +66,29 @@ def function_source_name(cfg: RewardConfig) -> str:
     return cfg.custom_name if cfg.function == "custom" else cfg.function
 
 
-def make_reward_scorer(cfg: RewardConfig, device: torch.device) -> RewardScorer:
+def make_reward_scorer(
+    cfg: RewardConfig, device: torch.device, model_scorer: RewardScorer | None = None
+) -> RewardScorer:
     """The reward function's scorer alone, or combined with the reward model when
-    `reward.model.path` is set."""
+    `reward.model.path` is set: loaded here on `device` (`colocated`), or `model_scorer`,
+    the model's own worker group (`worker_group`, built by the distributed runtime)."""
     function = make_scorer(cfg)
     if not cfg.model.path:
         return function
-    from trainer.models.reward_model import RewardModelScorer
+    if model_scorer is None:
+        if cfg.model.placement != "colocated":
+            function.close()
+            raise ValueError(
+                f"reward.model.placement={cfg.model.placement!r} runs the reward model on a "
+                "Ray worker group of its own: start the run with `python -m trainer run` "
+                "(trainer.runtime.open_runtime), or set reward.model.placement=colocated"
+            )
+        from trainer.models.reward_model import RewardModelScorer
 
+        model_scorer = RewardModelScorer(cfg.model, device)
     return CombinedScorer(
         [
             RewardSource(function_source_name(cfg), cfg.function_weight, function),
-            RewardSource(cfg.model.name, cfg.model.weight, RewardModelScorer(cfg.model, device)),
+            RewardSource(cfg.model.name, cfg.model.weight, model_scorer),
         ]
     )

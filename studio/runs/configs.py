@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainer.config import ConfigError, RunConfig, deep_merge, load_config, schema_paths
+from trainer.config.resources_section import WorkerResources
+from trainer.distributed import uses_reward_model_group
 
 FieldErrors = dict[str, list[str]]
 
@@ -95,10 +97,13 @@ def resolve_edit(
 
 
 def resources_of(config: RunConfig) -> dict[str, float]:
-    """The run's whole resource request, from the per-worker numbers in its config."""
-    r = config.resources
+    """The run's whole resource request, from the per-worker numbers in its config: the
+    trainer's workers, and the reward model's when it has a worker group of its own."""
+    groups: list[WorkerResources] = [config.resources]
+    if uses_reward_model_group(config):
+        groups.append(config.reward.model.resources)
     return {
-        "cpus": r.num_workers * r.cpus_per_worker,
-        "gpus": r.num_workers * r.gpus_per_worker,
-        "memory_gb": r.num_workers * r.memory_gb,
+        "cpus": sum(g.num_workers * g.cpus_per_worker for g in groups),
+        "gpus": sum(g.num_workers * g.gpus_per_worker for g in groups),
+        "memory_gb": sum(g.num_workers * g.memory_gb for g in groups),
     }

@@ -102,6 +102,20 @@ def test_resources_default_from_the_config_and_can_be_overridden(member):
     assert body["resources"] == {"cpus": 1.0, "gpus": 1.0, "memory_gb": 4.0}
 
 
+def test_a_reward_model_on_its_own_workers_adds_their_resources(member):
+    group = [
+        "reward.model.path=/models/rm",
+        "reward.model.placement=worker_group",
+        "reward.model.resources.num_workers=2",
+        "reward.model.resources.gpus_per_worker=1",
+        "reward.model.resources.memory_gb=8",
+    ]
+    body = create(member, overrides=group).json()
+    assert body["resources"] == {"cpus": 3.0, "gpus": 2.0, "memory_gb": 20.0}
+    colocated = create(member, overrides=group[:1] + group[2:]).json()
+    assert colocated["resources"] == {"cpus": 1.0, "gpus": 0.0, "memory_gb": 4.0}
+
+
 @pytest.mark.parametrize(
     "body",
     [{"config": {"actor": {"optim": {"lr": -1}}}}, {"overrides": ["actor.optim.lr=-1"]}],

@@ -92,6 +92,24 @@ def test_verl_reward_model_overrides_are_translated():
         load_config(overrides=["reward_model.ulysses_sequence_parallel_size=2"])
 
 
+def test_verl_reward_model_resource_pool_becomes_its_own_worker_group():
+    cfg = load_config(
+        overrides=[
+            "reward_model.model.path=/models/rm",
+            "reward_model.enable_resource_pool=True",
+            "reward_model.n_gpus_per_node=2",
+            "reward_model.nnodes=3",
+        ]
+    )
+    assert cfg.reward.model.placement == "worker_group"
+    resources = cfg.reward.model.resources
+    assert (resources.num_workers, resources.gpus_per_worker) == (6, 1.0)
+    off = load_config(overrides=["reward_model.enable_resource_pool=false"])
+    assert off.reward.model.placement == "colocated"
+    with pytest.raises(ConfigError, match="reward_model.nnodes=0"):
+        load_config(overrides=["reward_model.n_gpus_per_node=1", "reward_model.nnodes=0"])
+
+
 def test_untranslatable_verl_overrides_are_listed():
     with pytest.raises(ConfigError, match="actor_rollout_ref.rollout.gpu_memory_utilization"):
         load_config(overrides=["actor_rollout_ref.rollout.gpu_memory_utilization=0.5"])

@@ -13,8 +13,11 @@ from pydantic import Field, model_validator
 
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
+from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
+from trainer.config.reward_section import RewardConfig as RewardConfig
+from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
 from trainer.config.sampling import DEFAULT_SAMPLING
-from trainer.config.section import Section
+from trainer.config.section import Dtype, Section
 
 AdvantageEstimator = Literal[
     "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
@@ -24,7 +27,6 @@ LossAggMode = Literal[
     "token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
 ]
 KLEstimator = Literal["k1", "k2", "k3", "low_var_kl", "abs"]
-Dtype = Literal["float32", "bfloat16", "float16"]
 
 
 class ModelConfig(Section):
@@ -242,87 +244,6 @@ class CriticConfig(Section):
     ppo_epochs: int = Field(1, ge=1, description="Passes of critic updates per batch.")
     cliprange_value: float = Field(0.5, gt=0.0, description="Value clipping range.")
     loss_agg_mode: LossAggMode = Field("token-mean", description="Value-loss aggregation.")
-
-
-class RewardModelConfig(Section):
-    path: str | None = Field(
-        None,
-        description="Folder of a Hugging Face sequence-classification model with one label "
-        "(its logit is the score) and its tokenizer; empty: no reward model. "
-        "`rlstudio make-demo-model` builds a tiny one in var/demo-reward-model.",
-    )
-    name: str = Field(
-        "reward_model",
-        min_length=1,
-        max_length=64,
-        pattern=r"^[A-Za-z0-9_.-]+$",
-        description="Its reward component's name (metrics `critic/score/<name>/mean`).",
-    )
-    weight: float = Field(1.0, description="Weight of its score in the combined reward.")
-    dtype: Dtype = Field("float32", description="Parameter dtype of the reward model.")
-    max_length: int = Field(
-        512, ge=8, le=32768, description="Prompt + response tokens scored; longer is cut left."
-    )
-    batch_size: int = Field(16, ge=1, le=4096, description="Responses scored per forward pass.")
-    placement: Literal["colocated"] = Field(
-        "colocated",
-        description="Where it runs: `colocated` loads it in the process that scores rewards "
-        "(the trainer's driver), on the trainer's device.",
-    )
-
-
-class RewardConfig(Section):
-    function: str = Field(
-        "arith",
-        description="A built-in reward (`arith`, `exact_match`, `numeric`, `gsm8k`, "
-        "`countdown`, ...) or `custom` to load `custom_path`.",
-    )
-    custom_path: str | None = Field(
-        None, description="Python file defining the reward function (verl signature)."
-    )
-    custom_name: str = Field("compute_score", description="Function name in `custom_path`.")
-    executor: Literal["inprocess", "sandbox"] = Field(
-        "sandbox",
-        description="Run rewards in the sandbox pool, or `inprocess`: inside the trainer "
-        "process, unsandboxed (trusted code only; logged as a warning; refused by the studio).",
-    )
-    max_error_rate: float = Field(
-        0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
-    )
-    function_weight: float = Field(
-        1.0,
-        description="Weight of the reward function's score when a reward model is set; the "
-        "combined reward is the weighted sum, each source reported as its own component. "
-        "0 keeps the function as a reported metric only.",
-    )
-    model: RewardModelConfig = Field(default_factory=RewardModelConfig)
-
-
-class ResourcesConfig(Section):
-    num_workers: int = Field(1, ge=1, description="Data-parallel trainer workers (FSDP2 ranks).")
-    cpus_per_worker: float = Field(1.0, gt=0.0, description="CPUs requested per worker.")
-    gpus_per_worker: float = Field(0.0, ge=0.0, description="GPUs requested per worker.")
-    memory_gb: float = Field(4.0, gt=0.0, description="Memory requested per worker, GiB.")
-    device: Literal["auto", "cpu", "cuda"] = Field(
-        "auto", description="`auto` uses CUDA when available."
-    )
-    worker_timeout_s: float = Field(
-        1800.0,
-        gt=0.0,
-        le=86400.0,
-        description="Distributed trainer: longest a worker may take over one phase "
-        "(start-up, generation, an update, a checkpoint) and the collectives' timeout; "
-        "past it the run fails naming the worker instead of hanging.",
-    )
-    placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = Field(
-        "PACK",
-        description="How Ray places the distributed workers (one placement-group bundle "
-        "each) over the cluster's nodes: PACK (default) fills as few nodes as it can, SPREAD "
-        "spreads them over as many as it can; STRICT_PACK puts all on one node and "
-        "STRICT_SPREAD each on a different node, and the run waits (then fails after "
-        "resources.worker_timeout_s) while the cluster can't. The run's attempts show "
-        "where the workers landed, per node.",
-    )
 
 
 class CheckpointConfig(Section):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
+
+Dtype = Literal["float32", "bfloat16", "float16"]
 
 
 class Section(BaseModel):

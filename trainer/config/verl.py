@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trainer.config.overrides import ConfigError
+
 _AR = "actor_rollout_ref"
 
 # verl key -> our key (values pass through unchanged).
@@ -92,6 +94,11 @@ VERL_KEY_MAP: dict[str, str] = {
     "reward_model.micro_batch_size": "reward.model.batch_size",
     "reward_model.max_length": "reward.model.max_length",
     "reward_model.strategy": "",
+    # Its own resource pool: our worker group with one GPU per worker, as many workers
+    # as the pool's GPUs (n_gpus_per_node x nnodes: `_reward_model_pool`).
+    "reward_model.enable_resource_pool": "reward.model.placement",
+    "reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
+    "reward_model.nnodes": "reward.model.resources.num_workers",
     "reward_model.reward_manager": "",  # batch functions are recognised by signature
     "custom_reward_function.path": "reward.custom_path",
     "custom_reward_function.name": "reward.custom_name",
@@ -103,7 +110,29 @@ _VALUE_MAP: dict[str, Callable[[Any], Any]] = {
     "actor.policy_loss": lambda v: "ppo" if v in ("vanilla", "ppo") else v,
     # verl takes `all-linear` or a list; ours is always a list.
     "actor.lora.target_modules": lambda v: [v] if isinstance(v, str) else v,
+    "reward.model.placement": lambda v: "worker_group" if _is_true(v) else "colocated",
 }
+
+_RM_POOL_SIZE = ("reward_model.n_gpus_per_node", "reward_model.nnodes")
+
+
+def _is_true(value: Any) -> bool:
+    return value is True or str(value).lower() == "true"
+
+
+def _reward_model_pool(sizes: dict[str, Any]) -> list[tuple[str, Any]]:
+    """verl's reward-model pool of n_gpus_per_node x nnodes GPUs as our worker group: one
+    GPU per worker (a size left out counts 1)."""
+    workers = 1
+    for key in _RM_POOL_SIZE:
+        value = sizes.get(key, 1)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"{key}={value!r}: a whole number of at least 1 is expected")
+        workers *= value
+    return [
+        ("reward.model.resources.num_workers", workers),
+        ("reward.model.resources.gpus_per_worker", 1.0),
+    ]
 
 
 def is_verl_key(key: str) -> bool:
@@ -119,7 +148,11 @@ def translate_verl_overrides(
     """Return (translated (key, value) pairs, verl keys that have no equivalent)."""
     translated: list[tuple[str, Any]] = []
     unknown: list[str] = []
+    pool_sizes: dict[str, Any] = {}
     for key, value in pairs:
+        if key in _RM_POOL_SIZE:
+            pool_sizes[key] = value
+            continue
         if key == f"{_AR}.actor.clip_ratio":
             translated += [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
             continue
@@ -132,4 +165,6 @@ def translate_verl_overrides(
         if key == "custom_reward_function.path":
             translated.append(("reward.function", "custom"))
         translated.append((target, _VALUE_MAP.get(target, lambda v: v)(value)))
+    if pool_sizes:
+        translated += _reward_model_pool(pool_sizes)
     return translated, unknown

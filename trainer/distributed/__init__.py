@@ -10,6 +10,10 @@
   the per-rank functions the single process runs (`update_actor`, `update_critic`,
   `rank_logprobs`, `rank_values`) on its shard, with gradients summed by FSDP and
   metrics all-reduced.
+- With `reward.model.placement=worker_group` the reward model has a group of its own
+  (`reward_group.RewardModelGroup`, placed from `reward.model.resources`): the
+  controller's reward scorer sends each batch there in shares and combines the scores
+  with the reward function's as in one process (`trainer.reward_sources`).
 
 Nothing here is imported by the single-process path; this module stays light (no ray).
 """
@@ -20,5 +24,15 @@ from trainer.config.schema import RunConfig
 
 
 def uses_distributed(cfg: RunConfig) -> bool:
-    """Several workers or GPU workers: the run goes through Ray worker groups."""
-    return cfg.resources.num_workers > 1 or cfg.resources.gpus_per_worker > 0
+    """Several workers, GPU workers, or a reward model on a worker group of its own: the
+    run goes through Ray worker groups."""
+    return (
+        cfg.resources.num_workers > 1
+        or cfg.resources.gpus_per_worker > 0
+        or uses_reward_model_group(cfg)
+    )
+
+
+def uses_reward_model_group(cfg: RunConfig) -> bool:
+    model = cfg.reward.model
+    return bool(model.path) and model.placement == "worker_group"

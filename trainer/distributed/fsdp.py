@@ -125,7 +125,15 @@ def full_model_state(model: nn.Module, trainable_only: bool = False) -> dict[str
     the CPU, other ranks `{}`."""
     options = GATHER_TRAINABLE_TO_RANK0 if trainable_only else GATHER_TO_RANK0
     state = get_model_state_dict(model, options=options)
-    return {name: value for name, value in state.items() if isinstance(value, Tensor)}
+    # torch drops frozen parameters by their first name only: a tied alias of a frozen
+    # one (a LoRA model's lm_head.weight, tied to the frozen embedding) stays unless
+    # filtered by name here.
+    keep = set(parameter_names(model)) if trainable_only else None
+    return {
+        name: value
+        for name, value in state.items()
+        if isinstance(value, Tensor) and (keep is None or name in keep)
+    }
 
 
 def full_optimizer_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:

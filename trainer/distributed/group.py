@@ -1,61 +1,72 @@
-"""A group of `PolicyWorker` Ray actors, one per rank, in a placement group.
+"""Groups of Ray actors, one per rank, each group in a placement group of its own.
 
-Every call goes to all ranks at once (FSDP collectives need every rank) and is awaited
-with a deadline: the first rank to die or raise fails the whole call at once, naming
-the rank, its process and the phase, instead of leaving the other ranks blocked in a
-collective. Closing the group kills the actors and frees their placement group.
+`ActorGroup` is what every group shares: its workers placed from a `WorkerResources`
+request, calls to all ranks at once awaited with a deadline (the first rank to die or
+raise fails the whole call at once, naming the rank, its process and the phase, instead
+of leaving the other ranks blocked in a collective), and closing (the actors killed,
+the placement group freed). `WorkerGroup` is the trainer's group of `PolicyWorker`
+FSDP2 ranks; the reward model's group is `trainer.distributed.reward_group`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from trainer.config.schema import ResourcesConfig, RunConfig
+from trainer.config.resources_section import WorkerResources
+from trainer.config.schema import RunConfig
 from trainer.distributed.worker import PolicyWorker, WorkerInfo
 
 log = logging.getLogger(__name__)
+
+Strategy = Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"]
 
 
 class WorkerFailed(RuntimeError):
     """A worker died, raised or did not answer in time: the run cannot go on."""
 
 
-def worker_bundle(res: ResourcesConfig) -> dict[str, float]:
+def worker_bundle(res: WorkerResources) -> dict[str, float]:
     bundle = {"CPU": res.cpus_per_worker, "memory": float(int(res.memory_gb * 2**30))}
     if res.gpus_per_worker:
         bundle["GPU"] = res.gpus_per_worker
     return bundle
 
 
-def check_cluster_fits(res: ResourcesConfig, available: dict[str, float]) -> None:
-    """Fail at once, naming the fields, when the cluster could never hold the workers."""
+def check_cluster_fits(
+    res: WorkerResources, available: dict[str, float], section: str = "resources"
+) -> None:
+    """Fail at once, naming the fields (under `section`), when the cluster could never
+    hold the workers."""
     fields = {"CPU": "cpus_per_worker", "GPU": "gpus_per_worker", "memory": "memory_gb"}
     for resource, amount in worker_bundle(res).items():
         needed, has = amount * res.num_workers, available.get(resource, 0.0)
         if needed > has:
             unit = 2**30 if resource == "memory" else 1
             raise WorkerFailed(
-                f"resources.num_workers={res.num_workers} x resources.{fields[resource]}="
+                f"{section}.num_workers={res.num_workers} x {section}.{fields[resource]}="
                 f"{amount / unit:g} needs {needed / unit:g} {resource}"
                 f"{' GiB' if unit > 1 else ''}; the Ray cluster has {has / unit:g} in total"
             )
 
 
-def place_workers(res: ResourcesConfig, timeout_s: float) -> PlacementGroup:
-    check_cluster_fits(res, ray.cluster_resources())
+def place_workers(
+    res: WorkerResources, timeout_s: float, strategy: Strategy, section: str = "resources"
+) -> PlacementGroup:
+    check_cluster_fits(res, ray.cluster_resources(), section)
     if res.gpus_per_worker and res.gpus_per_worker != int(res.gpus_per_worker):
         raise WorkerFailed(
-            f"resources.gpus_per_worker={res.gpus_per_worker:g}: NCCL needs a whole GPU per "
-            "rank; use 1 (or 0 for CPU workers)"
+            f"{section}.gpus_per_worker={res.gpus_per_worker:g}: a worker needs whole GPUs "
+            "(NCCL needs a whole GPU per rank); use 1 (or 0 for CPU workers)"
         )
-    group = placement_group([worker_bundle(res)] * res.num_workers, strategy=res.placement_strategy)
+    group = placement_group([worker_bundle(res)] * res.num_workers, strategy=strategy)
     ready, _ = ray.wait([group.ready()], timeout=min(10.0, timeout_s))
     if not ready:  # say why the run is not starting instead of waiting in silence
         log.warning(
@@ -71,17 +82,29 @@ def place_workers(res: ResourcesConfig, timeout_s: float) -> PlacementGroup:
         raise WorkerFailed(
             f"Ray could not place {res.num_workers} workers of {worker_bundle(res)} within "
             f"resources.worker_timeout_s={timeout_s:g} s (strategy "
-            f"{res.placement_strategy}); free now: {ray.available_resources()}"
+            f"{strategy}); free now: {ray.available_resources()}"
         )
     return group
 
 
-class WorkerGroup:
-    def __init__(self, cfg: RunConfig) -> None:
-        res = cfg.resources
-        self.timeout_s = res.worker_timeout_s
-        self.placement = place_workers(res, self.timeout_s)
-        remote: Any = ray.remote(PolicyWorker)  # ray's stubs cannot type actor methods
+class ActorGroup:
+    """`actor_class(*args_of(rank))` on every rank, in one placement group (module
+    docstring). `role` names its workers in errors and logs."""
+
+    def __init__(
+        self,
+        actor_class: type,
+        args_of: Callable[[int], tuple[Any, ...]],
+        res: WorkerResources,
+        timeout_s: float,
+        strategy: Strategy,
+        section: str = "resources",
+        role: str = "worker",
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.role = role
+        self.placement = place_workers(res, timeout_s, strategy, section)
+        remote: Any = ray.remote(actor_class)  # ray's stubs cannot type actor methods
         self.workers: list[Any] = [
             remote.options(
                 num_cpus=res.cpus_per_worker,
@@ -90,17 +113,10 @@ class WorkerGroup:
                 scheduling_strategy=PlacementGroupSchedulingStrategy(
                     self.placement, placement_group_bundle_index=rank
                 ),
-            ).remote(cfg.model_dump(mode="json"), rank, res.num_workers)
+            ).remote(*args_of(rank))
             for rank in range(res.num_workers)
         ]
         self.infos: list[WorkerInfo] = []
-        try:
-            address, port = self._wait([self.workers[0].rendezvous.remote()], "start-up")[0]
-            # All ranks at once: gloo/nccl rendezvous blocks until every rank has joined.
-            self.infos = self.call("setup", address, port, phase="start-up")
-        except BaseException:
-            self.close()
-            raise
 
     @property
     def size(self) -> int:
@@ -121,8 +137,8 @@ class WorkerGroup:
     def describe(self, rank: int) -> str:
         if rank < len(self.infos):
             info = self.infos[rank]
-            return f"worker rank {rank} (pid {info.pid} on {info.node_ip}, {info.device})"
-        return f"worker rank {rank}"
+            return f"{self.role} rank {rank} (pid {info.pid} on {info.node_ip}, {info.device})"
+        return f"{self.role} rank {rank}"
 
     def _wait(self, refs: list[Any], phase: str) -> list[Any]:
         deadline = time.monotonic() + self.timeout_s
@@ -166,3 +182,25 @@ class WorkerGroup:
             except Exception as exc:  # already gone: nothing to free
                 log.debug("killing a worker: %s", exc)
         remove_placement_group(self.placement)
+
+
+class WorkerGroup(ActorGroup):
+    """The trainer's `PolicyWorker` ranks, joined in one torch.distributed group."""
+
+    def __init__(self, cfg: RunConfig) -> None:
+        res = cfg.resources
+        config = cfg.model_dump(mode="json")
+        super().__init__(
+            PolicyWorker,
+            lambda rank: (config, rank, res.num_workers),
+            res,
+            res.worker_timeout_s,
+            res.placement_strategy,
+        )
+        try:
+            address, port = self._wait([self.workers[0].rendezvous.remote()], "start-up")[0]
+            # All ranks at once: gloo/nccl rendezvous blocks until every rank has joined.
+            self.infos = self.call("setup", address, port, phase="start-up")
+        except BaseException:
+            self.close()
+            raise

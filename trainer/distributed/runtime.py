@@ -12,9 +12,11 @@ import torch
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
+from trainer.distributed import uses_reward_model_group
 from trainer.distributed.cluster import ray_session
 from trainer.distributed.controller import DistributedRoles, ShardedRollout
 from trainer.distributed.group import WorkerGroup
+from trainer.distributed.reward_group import RewardModelGroup
 from trainer.models.loading import load_tokenizer
 from trainer.reporting.base import Reporter
 from trainer.reward_sources import make_reward_scorer
@@ -76,9 +78,18 @@ def distributed_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]
         )
         torch.manual_seed(cfg.trainer.seed)
         tokenizer = load_tokenizer(cfg.model.path)
-        # The driver scores rewards (a reward model, too) on its CPU.
-        scorer = make_reward_scorer(cfg.reward, torch.device("cpu"))
-        stack.callback(scorer.close)
+        # The driver scores rewards, and a colocated reward model, on its CPU.
+        model_group = None
+        if uses_reward_model_group(cfg):
+            model_group = RewardModelGroup(cfg.reward.model, cfg.resources)
+            reporter.log("info", f"reward model workers: {model_group.describe()}")
+        try:
+            scorer = make_reward_scorer(cfg.reward, torch.device("cpu"), model_group)
+        except BaseException:
+            if model_group is not None:
+                model_group.close()
+            raise
+        stack.callback(scorer.close)  # the combined scorer closes the model's group too
         per_chunk = chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
         chunks = -(-cfg.data.train_batch_size // per_chunk)
         if chunks < group.size:

@@ -51,6 +51,20 @@ class WorkerInfo:
     num_params: int  # the actor's parameters (full model)
 
 
+def worker_info(rank: int, device: torch.device, num_params: int) -> WorkerInfo:
+    """This Ray worker process's `WorkerInfo`."""
+    import ray
+
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else ""
+    return WorkerInfo(
+        rank=rank,
+        pid=os.getpid(),
+        node_ip=ray.util.get_node_ip_address(),
+        device=f"{device} ({name})" if name else str(device),
+        num_params=num_params,
+    )
+
+
 @dataclass(frozen=True)
 class UpdateResult:
     metrics: dict[str, float]
@@ -100,8 +114,6 @@ class PolicyWorker:
     def setup(self, master_addr: str, master_port: int) -> WorkerInfo:
         """Join the process group (every rank must be here at once), load and shard the
         models, build optimizers and the rollout engine."""
-        import ray
-
         cfg = self.cfg
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
@@ -145,14 +157,7 @@ class PolicyWorker:
                 self.critic_optimizer, total_steps, cfg.critic.optim
             )
         self.engine = self._rollout_engine()
-        name = torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else ""
-        return WorkerInfo(
-            rank=self.rank,
-            pid=os.getpid(),
-            node_ip=ray.util.get_node_ip_address(),
-            device=f"{self.device} ({name})" if name else str(self.device),
-            num_params=num_params,
-        )
+        return worker_info(self.rank, self.device, num_params)
 
     def _policy(self, dtype: str) -> nn.Module:
         # Loaded on the CPU: fully_shard moves only this rank's shard to the GPU.

@@ -1,0 +1,79 @@
+"""The `reward` section of the run config: the reward function and a learned reward
+model, their weights in the combined reward, and where the reward model runs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from trainer.config.resources_section import WorkerResources
+from trainer.config.section import Dtype, Section
+
+
+class RewardModelResources(WorkerResources):
+    num_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Reward-model workers (`reward.model.placement=worker_group`): each "
+        "loads the model and scores a contiguous share of every batch.",
+    )
+
+
+class RewardModelConfig(Section):
+    path: str | None = Field(
+        None,
+        description="Folder of a Hugging Face sequence-classification model with one label "
+        "(its logit is the score) and its tokenizer; empty: no reward model. "
+        "`rlstudio make-demo-model` builds a tiny one in var/demo-reward-model.",
+    )
+    name: str = Field(
+        "reward_model",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="Its reward component's name (metrics `critic/score/<name>/mean`).",
+    )
+    weight: float = Field(1.0, description="Weight of its score in the combined reward.")
+    dtype: Dtype = Field("float32", description="Parameter dtype of the reward model.")
+    max_length: int = Field(
+        512, ge=8, le=32768, description="Prompt + response tokens scored; longer is cut left."
+    )
+    batch_size: int = Field(16, ge=1, le=4096, description="Responses scored per forward pass.")
+    placement: Literal["colocated", "worker_group"] = Field(
+        "colocated",
+        description="Where it runs: `colocated` loads it in the process that scores rewards "
+        "(the trainer's driver), on the trainer's device; `worker_group` on Ray workers of "
+        "its own (`reward.model.resources`), each holding a copy and scoring a share of "
+        "every batch, so it can have GPUs (or nodes) apart from the actor's. A run with a "
+        "worker group goes through Ray even with one trainer worker.",
+    )
+    resources: RewardModelResources = Field(default_factory=RewardModelResources)
+
+
+class RewardConfig(Section):
+    function: str = Field(
+        "arith",
+        description="A built-in reward (`arith`, `exact_match`, `numeric`, `gsm8k`, "
+        "`countdown`, ...) or `custom` to load `custom_path`.",
+    )
+    custom_path: str | None = Field(
+        None, description="Python file defining the reward function (verl signature)."
+    )
+    custom_name: str = Field("compute_score", description="Function name in `custom_path`.")
+    executor: Literal["inprocess", "sandbox"] = Field(
+        "sandbox",
+        description="Run rewards in the sandbox pool, or `inprocess`: inside the trainer "
+        "process, unsandboxed (trusted code only; logged as a warning; refused by the studio).",
+    )
+    max_error_rate: float = Field(
+        0.5, ge=0.0, le=1.0, description="Fail the run when a batch's reward error rate exceeds it."
+    )
+    function_weight: float = Field(
+        1.0,
+        description="Weight of the reward function's score when a reward model is set; the "
+        "combined reward is the weighted sum, each source reported as its own component. "
+        "0 keeps the function as a reported metric only.",
+    )
+    model: RewardModelConfig = Field(default_factory=RewardModelConfig)
