@@ -257,7 +257,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
 
 
 @cache
-def _presets() -> list[dict[str, Any]]:
+def resolved_presets() -> list[dict[str, Any]]:
     return [{"name": n, "config": resolve(preset=n).tree} for n in preset_names() if n in PRESETS]
 
 
@@ -278,7 +278,7 @@ class ConfigPresetsView(APIView):
 
     @extend_schema(responses=PresetSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(_presets())
+        return Response(resolved_presets())
 
 
 class ConfigValidateView(APIView):

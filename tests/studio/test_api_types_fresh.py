@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
+from studio.api.form_fixtures import fixture_texts
 from studio.paths import REPO_ROOT
 
 FRONTEND = REPO_ROOT / "frontend"
@@ -46,3 +47,9 @@ def test_the_committed_openapi_json_and_typescript_types_match_the_served_schema
     )
     stale = types.read_text() != (FRONTEND / "src" / "api" / "schema.d.ts").read_text()
     assert not stale, f"frontend/src/api/schema.d.ts is stale. {REGENERATE}"
+
+
+def test_the_run_form_fixtures_are_the_served_config_schema_and_presets() -> None:
+    # The form tests render these as "the real schema"; a stale copy would test an old one.
+    for path, text in fixture_texts().items():
+        assert path.read_text() == text, f"{path.name} is stale. {REGENERATE}"
