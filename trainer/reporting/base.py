@@ -33,6 +33,11 @@ class SampleRecord:
     # Per-token view (a seeded fraction of stored samples): "token_ids", "tokens"
     # (decoded one by one), "logprobs" (sampling), "advantages" (training only).
     token_data: dict[str, list[Any]] | None = None
+    # Multi-turn episodes: the conversation after the prompt, in order. Each turn is
+    # {"role": "assistant"|"tool"|"user", "content": str} plus, when present,
+    # "tool_calls": [{"name": str, "arguments": dict}] (assistant), "name": str and
+    # "error": str (tool results), "reward": float (per-turn reward). None for single-turn.
+    turns: list[dict[str, Any]] | None = None
 
 
 class Reporter(Protocol):

@@ -121,6 +121,8 @@ def token_data(
         data["tokens"] = decoder.batch_decode([[t] for t in ids])
     if advantages is not None:
         data["advantages"] = advantages[: len(ids)]
+    if sample.completion.response_mask is not None:  # multi-turn: 0 on inserted context
+        data["mask"] = [int(m) for m in sample.completion.response_mask[: len(ids)]]
     return data
 
 
@@ -147,6 +149,7 @@ def to_record(
         error=sample.reward.error,
         split=split,
         token_data=tokens,
+        turns=[dict(t) for t in sample.completion.turns] if sample.completion.turns else None,
     )
 
 
