@@ -22,6 +22,7 @@ from trainer.algorithms.advantages import (
 from trainer.algorithms.dapo import groups_with_reward_spread, overlong_penalty
 from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.batch import RolloutBatch, build_batch
+from trainer.config.schema import RunConfig
 from trainer.env.episodes import EpisodeRunner, episode_metrics
 from trainer.metrics import rollout_metrics, tensor_stats
 from trainer.rewards.contract import error_rate
@@ -124,13 +125,19 @@ def sampling_params(state: StepContext, salt: int) -> SamplingParams:
     )
 
 
+def response_limit(cfg: RunConfig) -> int:
+    """The longest response a rollout can return: one message, or a multi-turn episode."""
+    mt = cfg.rollout.multi_turn
+    return mt.max_episode_tokens if mt.enabled else cfg.rollout.max_new_tokens
+
+
 def shape_overlong(state: StepContext, samples: list[Sample]) -> None:
     over = state.cfg.algorithm.overlong
     if not over.enabled or not samples:
         return
     lengths = torch.tensor([len(s.completion.token_ids) for s in samples])
     penalty = overlong_penalty(
-        lengths, state.cfg.rollout.max_new_tokens, over.buffer_len, over.penalty_factor
+        lengths, response_limit(state.cfg), over.buffer_len, over.penalty_factor
     )
     for s, p in zip(samples, penalty.tolist(), strict=True):
         s.score += p
@@ -204,7 +211,7 @@ def train_step(
         )
         batch.advantages, batch.returns = advantages, returns
 
-    norm_constant = float(cfg.rollout.max_new_tokens)
+    norm_constant = float(response_limit(cfg))
     if cfg.needs_critic:
         with timed(metrics, "update_critic"):
             metrics |= roles.update_critic(batch, mini_rows, state.update_generator)
@@ -217,7 +224,7 @@ def train_step(
         roles.sync_rollout_weights()
         state.engine.wake()
 
-    metrics |= rollout_metrics(samples, cfg.rollout.max_new_tokens)
+    metrics |= rollout_metrics(samples, response_limit(cfg))
     metrics |= episode_metrics([s.completion for s in samples])
     metrics |= tensor_stats("critic/advantages", batch.advantages, batch.response_mask)
     metrics |= tensor_stats("critic/returns", batch.returns, batch.response_mask)

@@ -9,7 +9,9 @@ Its tokenizer is the demo tokenizer with `TOOLS_CHAT_TEMPLATE`, our own ChatML
 template that renders ``tools=`` (as one system line naming them: a tiny model cannot
 read a JSON schema; real models' templates render the whole schema) and ``tool``
 messages as their own ChatML role. Calls are written in the Hermes / Qwen2.5 format
-that trainer.env.toolcalls parses.
+that trainer.env.toolcalls parses; the tokenizer gains `CALL_TOKENS`, plain (not
+special) tokens for the call's fixed markup, so a call is 11 tokens instead of ~70
+byte-level ones (the model's embeddings grow by as many rows).
 
 The warm start supervises two answer styles, like the arith demo: call the calculator
 and copy its result (`tool_fraction` of the examples), or answer directly. Direct
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from tokenizers import AddedToken
 from transformers import AutoTokenizer, LlamaForCausalLM, PreTrainedTokenizerBase
 
 from trainer.data.toy import arith_answer, arith_prompt, verl_row, write_rows
@@ -41,6 +44,16 @@ TOOLS_CHAT_TEMPLATE = (
     "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+# Plain added tokens: they decode as their text, so parsing sees the usual markup.
+CALL_TOKENS = (
+    "<tool_call>",
+    "</tool_call>",
+    '{"name": "calculator"',
+    ', "arguments": {"expression": "',
+    '"}}',
 )
 
 
@@ -165,7 +178,9 @@ def build_demo_tools_model(
     """Write the tools model folder and the tools-arith dataset; returns the last loss."""
     tokenizer = AutoTokenizer.from_pretrained(demo_model_dir)
     tokenizer.chat_template = TOOLS_CHAT_TEMPLATE
+    tokenizer.add_tokens([AddedToken(t, normalized=False, special=False) for t in CALL_TOKENS])
     model = LlamaForCausalLM.from_pretrained(demo_model_dir)
+    model.resize_token_embeddings(len(tokenizer))
     write_tools_arith(data_dir, n_train=2000, n_test=200, seed=seed)
     loss = warm_start_tools(model, tokenizer, cfg, seed)
     model.save_pretrained(out_dir)
