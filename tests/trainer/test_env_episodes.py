@@ -222,3 +222,23 @@ def test_each_call_gets_its_observation_and_failures_say_why(tokenizer, calculat
     assert "unsupported syntax" in tools[3]["error"]
     assert all(t["content"].startswith("error: ") for t in tools[1:])
     assert episode.turns[-1] == {"role": "assistant", "content": "42"}
+
+
+def test_an_episode_is_reported_with_its_turns_and_token_mask(tokenizer, calculator_env):
+    from trainer.reporting.sample_policy import SamplePolicy, val_records
+    from trainer.rewards.contract import RewardResult
+    from trainer.rollout.collect import Sample
+
+    engine = ScriptedEngine(tokenizer, [CALL, "85"])
+    runner = EpisodeRunner(engine, calculator_env, tokenizer, EpisodeLimits(4, 256))
+    [(prompt, group, episode)] = runner.generate(
+        [_prompt(tokenizer)], SamplingParams(n=1, max_new_tokens=100)
+    )
+    sample = Sample(prompt, group, episode, RewardResult(score=1.0), 1.0)
+    policy = SamplePolicy(samples_per_step=4, token_data_fraction=1.0, val_samples_cap=4, seed=0)
+    [record] = val_records([sample], policy, step=3, decoder=tokenizer)
+    assert record.turns == episode.turns and record.turns is not episode.turns
+    assert record.token_data is not None
+    assert record.token_data["mask"] == episode.response_mask
+    assert len(record.token_data["tokens"]) == len(record.token_data["mask"])
+    assert "<tool_call>" in record.response and record.response.endswith("85<|im_end|>")

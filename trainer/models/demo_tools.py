@@ -59,11 +59,11 @@ CALL_TOKENS = (
 
 @dataclass(frozen=True)
 class ToolsWarmStart:
-    steps: int = 200
+    steps: int = 150
     batch_size: int = 32
     lr: float = 1e-3
     lr_warmup_steps: int = 20
-    tool_fraction: float = 0.25  # share of examples that call the calculator
+    tool_fraction: float = 0.2  # share of examples that call the calculator
 
 
 def tools_arith_problems(low: int = 10, high: int = 99) -> list[tuple[int, str, int]]:
