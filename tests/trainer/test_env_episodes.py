@@ -242,3 +242,13 @@ def test_an_episode_is_reported_with_its_turns_and_token_mask(tokenizer, calcula
     assert record.token_data["mask"] == episode.response_mask
     assert len(record.token_data["tokens"]) == len(record.token_data["mask"])
     assert "<tool_call>" in record.response and record.response.endswith("85<|im_end|>")
+
+
+def test_a_record_keeps_at_most_the_turns_the_studio_stores():
+    from trainer.reporting.sample_policy import MAX_RECORDED_TURNS, recorded_turns
+
+    turns = [{"role": "tool", "content": str(i), "name": "calculator"} for i in range(100)]
+    kept = recorded_turns(turns)
+    assert kept is not None and len(kept) == MAX_RECORDED_TURNS == 64
+    assert kept[-1]["content"] == "63"
+    assert recorded_turns(None) is None

@@ -14,7 +14,9 @@ special) tokens for the call's fixed markup, so a call is 11 tokens instead of ~
 byte-level ones (the model's embeddings grow by as many rows).
 
 The warm start supervises two answer styles, like the arith demo: call the calculator
-and copy its result (`tool_fraction` of the examples), or answer directly. Direct
+and copy its result, or answer directly. Its first `tool_only_steps` steps call the tool
+every time (that is where copying the result is learnt), the rest only in
+`tool_fraction` of the examples. Direct
 answers are mostly wrong, so greedy accuracy starts low; GRPO with the calculator
 environment learns to call the tool (preset ``grpo-tools-arith``).
 """
@@ -63,7 +65,10 @@ class ToolsWarmStart:
     batch_size: int = 32
     lr: float = 1e-3
     lr_warmup_steps: int = 20
-    tool_fraction: float = 0.2  # share of examples that call the calculator
+    # The first steps only call the tool: copying its result into the answer is learnt
+    # there (mixed from the start, the model ignores the result and answers by itself).
+    tool_only_steps: int = 60
+    tool_fraction: float = 0.2  # share of examples that call the calculator afterwards
 
 
 def tools_arith_problems(low: int = 10, high: int = 99) -> list[tuple[int, str, int]]:
@@ -145,9 +150,10 @@ def warm_start_tools(
     model.train()
     loss = torch.tensor(float("nan"))
     pad = int(tokenizer.pad_token_id)
-    for _ in range(cfg.steps):
+    for step in range(cfg.steps):
+        fraction = 1.0 if step < cfg.tool_only_steps else cfg.tool_fraction
         batch = [
-            _example(tokenizer, renderer, rng.choice(problems), rng.random() < cfg.tool_fraction)
+            _example(tokenizer, renderer, rng.choice(problems), rng.random() < fraction)
             for _ in range(cfg.batch_size)
         ]
         width = max(len(ids) for ids, _ in batch)

@@ -149,8 +149,17 @@ def to_record(
         error=sample.reward.error,
         split=split,
         token_data=tokens,
-        turns=[dict(t) for t in sample.completion.turns] if sample.completion.turns else None,
+        turns=recorded_turns(sample.completion.turns),
     )
+
+
+# The studio stores at most this many turns per sample; `response` keeps the whole episode.
+MAX_RECORDED_TURNS = 64
+
+
+def recorded_turns(turns: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """A copy of an episode's first `MAX_RECORDED_TURNS` turns (None for single-turn)."""
+    return [dict(t) for t in turns[:MAX_RECORDED_TURNS]] if turns else None
 
 
 def pick_token_rows(count: int, fraction: float, rng: random.Random) -> set[int]:
