@@ -36,7 +36,8 @@ def test_grpo_tools_arith_raises_validation_accuracy_by_calling_the_calculator(
     # The calls ran in the sandbox, and the samples carry their turns and the mask.
     episodes = [s for s in reporter.samples_seen if s.split == "train" and s.turns]
     tool_turns = [t for s in episodes for t in s.turns or () if t["role"] == "tool"]
-    assert tool_turns and all(t["name"] == "calculator" for t in tool_turns)
+    # Malformed calls are answered too, with no tool name.
+    assert tool_turns and {t["name"] for t in tool_turns} <= {"calculator", ""}
     assert any(t["content"].lstrip("-").isdigit() and "error" not in t for t in tool_turns)
     masked = [s.token_data for s in episodes if s.token_data and 0 in s.token_data["mask"]]
     assert masked

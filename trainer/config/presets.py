@@ -85,7 +85,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             },
         },
         "actor": {"optim": {"lr": 1e-4}, "ppo_mini_batch_size": 8, "micro_batch_size": 64},
-        "trainer": {"total_steps": 20, "val_every": 10},
+        "trainer": {"total_steps": 12, "val_every": 6},
     },
     "grpo-kl": {
         "actor": {"use_kl_loss": True, "kl_loss_coef": 0.001, "kl_loss_type": "low_var_kl"},
