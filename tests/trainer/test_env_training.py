@@ -29,7 +29,8 @@ def test_grpo_tools_arith_raises_validation_accuracy_by_calling_the_calculator(
         f"validation accuracy {start:.3f} -> {end:.3f}; calls/episode {calls_first:.2f} -> "
         f"{calls_last:.2f}"
     )
-    assert end >= start + 0.3
+    # Observed 0.141 -> 0.922 at seeds 0, 1 and 2 (greedy, 64 validation prompts).
+    assert end >= start + 0.5
     assert calls_last > calls_first
     assert reporter.statuses == ["running", "succeeded"]
 
