@@ -62,8 +62,13 @@ def build_batch(
     group_index: list[int],
     scores: list[float],
     pad_token_id: int,
+    response_masks: list[list[int] | None] | None = None,
 ) -> RolloutBatch:
-    """Pack prompt/response token lists into the left|right padded layout."""
+    """Pack prompt/response token lists into the left|right padded layout.
+
+    `response_masks` (multi-turn) marks each response token 1 when the policy generated
+    it and 0 when it was inserted (tool results, user turns): those are attended to
+    but carry no loss. None, or a None row, means every response token is the policy's."""
     width_p = max(len(p) for p in prompts)
     width_r = max(1, max(len(r) for r in responses))
     rows = len(prompts)
@@ -77,11 +82,19 @@ def build_batch(
             input_ids[i, width_p : width_p + len(response)] = torch.tensor(response)
             attention[i, width_p : width_p + len(response)] = 1
     position_ids = (attention.cumsum(dim=1) - 1).clamp(min=0)
+    response_mask = attention[:, width_p:].float()
+    for i, mask in enumerate(response_masks or ()):
+        if mask is not None:
+            if len(mask) != len(responses[i]):
+                raise ValueError(
+                    f"response mask {i} has {len(mask)} entries for {len(responses[i])} tokens"
+                )
+            response_mask[i, : len(mask)] = torch.tensor(mask, dtype=torch.float32)
     return RolloutBatch(
         input_ids=input_ids,
         attention_mask=attention,
         position_ids=position_ids,
-        response_mask=attention[:, width_p:].float(),
+        response_mask=response_mask,
         group_index=torch.tensor(group_index, dtype=torch.long),
         scores=torch.tensor(scores, dtype=torch.float32),
         prompt_width=width_p,

@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
         default="demo",
         help="demo: hidden 256 x 4 layers; large: hidden 512 x 8 layers",
     )
+    demo.add_argument(
+        "--tools-model-dir",
+        default="var/demo-model-tools",
+        help="the demo model warm-started on calling a calculator (preset grpo-tools-arith)",
+    )
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--force", action="store_true", help="rebuild even if present")
 
@@ -118,8 +123,10 @@ def _fit(cfg: RunConfig, reporter: Any) -> dict[str, float]:
 
 
 def _make_demo(args: argparse.Namespace) -> int:
+    from trainer.data.toy_program import write_tools_program
     from trainer.models.demo import build_demo_assets
     from trainer.models.demo_reward import build_demo_reward_model
+    from trainer.models.demo_tools import build_demo_tools_model
 
     model_dir = Path(args.model_dir)
     reward_dir = Path(args.reward_model_dir)
@@ -134,8 +141,15 @@ def _make_demo(args: argparse.Namespace) -> int:
         print(f"demo assets: {assets}")
     if (reward_dir / "config.json").exists() and not args.force:
         print(f"demo reward model already at {reward_dir} (use --force to rebuild)")
-        return 0
-    print(f"demo reward model: {build_demo_reward_model(model_dir, reward_dir, args.seed)}")
+    else:
+        print(f"demo reward model: {build_demo_reward_model(model_dir, reward_dir, args.seed)}")
+    tools_dir = Path(args.tools_model_dir)
+    if (tools_dir / "config.json").exists() and not args.force:
+        print(f"demo tools model already at {tools_dir} (use --force to rebuild)")
+    else:
+        loss = build_demo_tools_model(model_dir, tools_dir, args.data_dir, seed=args.seed)
+        print(f"demo tools model: {tools_dir} (warm-start loss {loss:.3f})")
+    print(f"tools-program data (python tool): {write_tools_program(args.data_dir, seed=args.seed)}")
     return 0
 
 

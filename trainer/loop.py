@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,6 +21,8 @@ from trainer.data.formats import read_prompt_records
 from trainer.data.prompts import encode_prompts
 from trainer.data.remote import local_copy
 from trainer.data.sampler import ResumableSampler
+from trainer.env.builtin import make_episode_runner
+from trainer.env.chat import check_template_renders_tools
 from trainer.reporting.base import Reporter
 from trainer.reporting.sample_policy import (
     SamplePolicy,
@@ -36,15 +39,16 @@ log = logging.getLogger(__name__)
 
 
 def load_prompt_items(
-    files: list[str], tokenizer: Any, cfg: DataConfig
+    files: list[str], tokenizer: Any, cfg: DataConfig, tools: Sequence[dict[str, Any]] = ()
 ) -> tuple[list[PromptItem], int]:
-    """Read, template and tokenize prompts; returns (items, prompts filtered as too long)."""
+    """Read, template and tokenize prompts (with a multi-turn environment's `tools`);
+    returns (items, prompts filtered as too long)."""
     items: list[PromptItem] = []
     filtered_total = 0
     for file_index, path in enumerate(files):
         # A studio-launched run names its dataset by URL (fetched with the run token).
         records = read_prompt_records(local_copy(path), cfg)
-        encoded, filtered = encode_prompts(records, tokenizer, cfg)
+        encoded, filtered = encode_prompts(records, tokenizer, cfg, tools)
         filtered_total += filtered
         items += [
             PromptItem(
@@ -76,8 +80,13 @@ class Trainer:
         self.roles = runtime.roles
         if cfg.reward.executor == "inprocess":
             reporter.log("warning", INPROCESS_WARNING)
+        # Multi-turn (rollout.multi_turn): episodes with tools run in the sandbox.
+        self.episodes = make_episode_runner(cfg, self.state.engine, self.state.tokenizer)
+        env_tools = self.episodes.env.tools if self.episodes else ()
+        tools = [t.as_chat_template_tool() for t in env_tools]
+        check_template_renders_tools(self.state.tokenizer, tools)
         self.train_items, filtered = load_prompt_items(
-            cfg.data.train_files, self.state.tokenizer, cfg.data
+            cfg.data.train_files, self.state.tokenizer, cfg.data, tools
         )
         if filtered:
             reporter.log(
@@ -93,7 +102,7 @@ class Trainer:
         self.val_items: list[PromptItem] = []
         if cfg.data.val_files:
             self.val_items, _ = load_prompt_items(
-                cfg.data.val_files, self.state.tokenizer, cfg.data
+                cfg.data.val_files, self.state.tokenizer, cfg.data, tools
             )
             self.val_items = self.val_items[: cfg.data.max_val_samples]
         self.sampler = ResumableSampler(
@@ -143,7 +152,9 @@ class Trainer:
         save_every = self.cfg.checkpoint.save_every
         val_every = self.cfg.trainer.val_every
         while self.step < self.total_steps:
-            result = train_step(self.state, self.roles, self.next_prompts(), self.step + 1)
+            result = train_step(
+                self.state, self.roles, self.next_prompts(), self.step + 1, self.episodes
+            )
             self.step += 1
             last = result.metrics
             if val_every and self.step % val_every == 0 and self.val_items:
@@ -201,7 +212,12 @@ class Trainer:
         val_samples: list[Sample] = []
         for start in range(0, len(self.val_items), self.cfg.data.val_batch_size):
             chunk = self.val_items[start : start + self.cfg.data.val_batch_size]
-            samples = score(self.state.scorer, generate(self.state.engine, chunk, sampling))
+            generated = (
+                self.episodes.generate(chunk, sampling)
+                if self.episodes
+                else generate(self.state.engine, chunk, sampling)
+            )
+            samples = score(self.state.scorer, generated)
             for s in samples:
                 by_source[s.prompt.data_source].append(s.score)
                 for name, value in s.reward.sources.items():

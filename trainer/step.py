@@ -22,6 +22,8 @@ from trainer.algorithms.advantages import (
 from trainer.algorithms.dapo import groups_with_reward_spread, overlong_penalty
 from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.batch import RolloutBatch, build_batch
+from trainer.config.schema import RunConfig
+from trainer.env.episodes import EpisodeRunner, episode_metrics
 from trainer.metrics import rollout_metrics, tensor_stats
 from trainer.rewards.contract import error_rate
 from trainer.roles import ModelRoles, StepContext
@@ -51,7 +53,11 @@ def timed(metrics: dict[str, float], name: str) -> Iterator[None]:
 
 
 def rollout_with_dynamic_sampling(
-    state: StepContext, prompts: list[PromptItem], step: int, metrics: dict[str, float]
+    state: StepContext,
+    prompts: list[PromptItem],
+    step: int,
+    metrics: dict[str, float],
+    episodes: EpisodeRunner | None = None,
 ) -> list[Sample]:
     """Generate and score. With DAPO dynamic sampling, groups whose rewards are all
     equal carry no signal: drop them and draw more prompts until the batch holds as
@@ -63,8 +69,12 @@ def rollout_with_dynamic_sampling(
     pending = prompts
     for round_index in range(1, dyn.max_gen_batches + 1):
         sampling = sampling_params(state, step * 1000 + round_index)
-        with timed(metrics, "gen"):
-            generated = generate(state.engine, pending, sampling)
+        with timed(metrics, "gen"):  # multi-turn: episodes, tool calls included
+            generated = (
+                episodes.generate(pending, sampling)
+                if episodes
+                else generate(state.engine, pending, sampling)
+            )
         with timed(metrics, "reward"):
             samples = score(state.scorer, generated)
         shape_overlong(state, samples)
@@ -115,13 +125,19 @@ def sampling_params(state: StepContext, salt: int) -> SamplingParams:
     )
 
 
+def response_limit(cfg: RunConfig) -> int:
+    """The longest response a rollout can return: one message, or a multi-turn episode."""
+    mt = cfg.rollout.multi_turn
+    return mt.max_episode_tokens if mt.enabled else cfg.rollout.max_new_tokens
+
+
 def shape_overlong(state: StepContext, samples: list[Sample]) -> None:
     over = state.cfg.algorithm.overlong
     if not over.enabled or not samples:
         return
     lengths = torch.tensor([len(s.completion.token_ids) for s in samples])
     penalty = overlong_penalty(
-        lengths, state.cfg.rollout.max_new_tokens, over.buffer_len, over.penalty_factor
+        lengths, response_limit(state.cfg), over.buffer_len, over.penalty_factor
     )
     for s, p in zip(samples, penalty.tolist(), strict=True):
         s.score += p
@@ -134,16 +150,22 @@ def to_batch(state: StepContext, samples: list[Sample]) -> RolloutBatch:
         group_index=[s.group for s in samples],
         scores=[s.score for s in samples],
         pad_token_id=state.pad_token_id,
+        response_masks=[s.completion.response_mask for s in samples],
     )
 
 
 def train_step(
-    state: StepContext, roles: ModelRoles, prompts: list[PromptItem], step: int
+    state: StepContext,
+    roles: ModelRoles,
+    prompts: list[PromptItem],
+    step: int,
+    episodes: EpisodeRunner | None = None,
 ) -> StepResult:
+    """One step; `episodes` rolls out multi-turn episodes instead of single responses."""
     cfg = state.cfg
     metrics: dict[str, float] = {}
     started = time.perf_counter()
-    samples = rollout_with_dynamic_sampling(state, prompts, step, metrics)
+    samples = rollout_with_dynamic_sampling(state, prompts, step, metrics, episodes)
     batch = to_batch(state, samples).to(state.device)
     temperature = cfg.rollout.temperature or 1.0
     mini_rows = cfg.actor.ppo_mini_batch_size * cfg.rollout.n
@@ -189,7 +211,7 @@ def train_step(
         )
         batch.advantages, batch.returns = advantages, returns
 
-    norm_constant = float(cfg.rollout.max_new_tokens)
+    norm_constant = float(response_limit(cfg))
     if cfg.needs_critic:
         with timed(metrics, "update_critic"):
             metrics |= roles.update_critic(batch, mini_rows, state.update_generator)
@@ -202,7 +224,8 @@ def train_step(
         roles.sync_rollout_weights()
         state.engine.wake()
 
-    metrics |= rollout_metrics(samples, cfg.rollout.max_new_tokens)
+    metrics |= rollout_metrics(samples, response_limit(cfg))
+    metrics |= episode_metrics([s.completion for s in samples])
     metrics |= tensor_stats("critic/advantages", batch.advantages, batch.response_mask)
     metrics |= tensor_stats("critic/returns", batch.returns, batch.response_mask)
     metrics |= tensor_stats("critic/rewards", batch.token_rewards.sum(-1))

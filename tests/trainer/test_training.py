@@ -13,7 +13,7 @@ from trainer.loop import INPROCESS_WARNING, Trainer
 from trainer.reporting.base import MultiReporter, SampleRecord
 from trainer.reporting.jsonl import JsonlReporter, read_records
 
-from .conftest import demo_config
+from .conftest import demo_config, tools_config
 
 
 class RecordingReporter:
@@ -91,17 +91,17 @@ def test_ppo_with_gae_runs_two_steps_with_finite_losses(demo_assets, tmp_path):
 
 @pytest.mark.parametrize("preset", preset_names())
 def test_every_preset_runs_one_step(demo_assets, tmp_path, preset, request):
-    cfg = demo_config(
-        demo_assets,
-        tmp_path,
+    overrides = (
         "trainer.total_steps=1",
         "trainer.val_before_train=false",
         "data.max_val_samples=4",
         "data.train_batch_size=2",
         "actor.ppo_mini_batch_size=2",
         "rollout.max_new_tokens=8",
-        preset=preset,
     )
+    cfg = demo_config(demo_assets, tmp_path, *overrides, preset=preset)
+    if cfg.rollout.multi_turn.enabled:  # the preset names var/: use the tests' tools model
+        cfg = tools_config(request.getfixturevalue("demo_tools_assets"), tmp_path, *overrides)
     if cfg.algorithm.overlong.enabled:
         cfg.algorithm.overlong.buffer_len = 2
     if cfg.reward.model.path:  # the preset names var/: use the tests' demo reward model

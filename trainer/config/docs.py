@@ -11,6 +11,7 @@ from pydantic.fields import FieldInfo
 from trainer.config.presets import PRESETS
 from trainer.config.schema import RunConfig
 from trainer.config.verl import VERL_KEY_MAP
+from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS
 
 HEADER = """# Run configuration reference
 
@@ -87,4 +88,7 @@ def render_config_docs() -> str:
         "| `actor_rollout_ref.actor.clip_ratio` | `actor.clip_ratio_low` and "
         "`actor.clip_ratio_high` |"
     )
+    for verl_key, ours in sorted(VERL_MULTI_TURN_KEYS.items()):
+        target = f"`{ours}`" if ours else "see docs/multi-turn.md"
+        out.append(f"| `{verl_key}` | {target} |")
     return "\n".join(out) + "\n"

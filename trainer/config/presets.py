@@ -68,6 +68,30 @@ PRESETS: dict[str, dict[str, Any]] = {
         },
         "trainer": {"total_steps": 30, "val_every": 10},
     },
+    "grpo-tools-arith": {
+        # Two-digit arith with a calculator tool run in the sandbox: the demo tools model
+        # (`make-demo-model` builds it) learns to call the tool instead of guessing.
+        "model": {"path": "var/demo-model-tools"},
+        "data": {
+            "train_files": ["var/demo-data/tools-arith/train.parquet"],
+            "val_files": ["var/demo-data/tools-arith/test.parquet"],
+            "train_batch_size": 8,
+            "max_val_samples": 64,
+        },
+        "rollout": {
+            "n": 8,
+            "max_new_tokens": 24,
+            "temperature": 1.0,
+            "multi_turn": {
+                "enabled": True,
+                "environment": "calculator",
+                "max_turns": 3,
+                "max_episode_tokens": 96,
+            },
+        },
+        "actor": {"optim": {"lr": 1e-4}, "ppo_mini_batch_size": 8, "micro_batch_size": 64},
+        "trainer": {"total_steps": 12, "val_every": 6},
+    },
     "grpo-kl": {
         "actor": {"use_kl_loss": True, "kl_loss_coef": 0.001, "kl_loss_type": "low_var_kl"},
     },

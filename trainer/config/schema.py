@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
+from trainer.config.multi_turn_section import MultiTurnConfig
 from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
 from trainer.config.reward_section import RewardConfig as RewardConfig
 from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
@@ -103,6 +104,7 @@ class RolloutConfig(Section):
         0.0, ge=0.0, description="Temperature for validation generations (0 = greedy)."
     )
     val_n: int = Field(1, ge=1, description="Samples per validation prompt (mean@N).")
+    multi_turn: MultiTurnConfig = Field(default_factory=MultiTurnConfig)
 
 
 class KLControlConfig(Section):

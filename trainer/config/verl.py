@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trainer.config.overrides import ConfigError
+from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS, translate_multi_turn
 
 _AR = "actor_rollout_ref"
 
@@ -155,6 +156,9 @@ def translate_verl_overrides(
             continue
         if key == f"{_AR}.actor.clip_ratio":
             translated += [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
+            continue
+        if key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
+            translated += translate_multi_turn(key, value)
             continue
         if key not in VERL_KEY_MAP:
             unknown.append(key)

@@ -17,12 +17,18 @@ class EncodedPrompt:
     prompt_text: str  # what was tokenised: the rendered chat template or the joined contents
 
 
-def render_prompt(record: PromptRecord, tokenizer: Any, apply_chat_template: bool) -> str:
+def render_prompt(
+    record: PromptRecord,
+    tokenizer: Any,
+    apply_chat_template: bool,
+    tools: Sequence[dict[str, Any]] = (),
+) -> str:
     """The prompt text the model sees.
 
     With the chat template, the assistant turn is opened (add_generation_prompt)
-    so the response starts right after it; without, message contents are joined
-    by newlines.
+    so the response starts right after it, and `tools` (a multi-turn environment's,
+    OpenAI function entries) are rendered by the template; without, message contents
+    are joined by newlines.
     """
     if not apply_chat_template:
         return "\n".join(m["content"] for m in record.messages)
@@ -32,7 +38,7 @@ def render_prompt(record: PromptRecord, tokenizer: Any, apply_chat_template: boo
             "or use a model folder whose tokenizer_config.json defines one"
         )
     text = tokenizer.apply_chat_template(
-        record.messages, add_generation_prompt=True, tokenize=False
+        record.messages, tools=list(tools) or None, add_generation_prompt=True, tokenize=False
     )
     if not isinstance(text, str):
         raise TypeError(f"apply_chat_template returned {type(text).__name__}, expected str")
@@ -40,7 +46,10 @@ def render_prompt(record: PromptRecord, tokenizer: Any, apply_chat_template: boo
 
 
 def encode_prompts(
-    records: Sequence[PromptRecord], tokenizer: Any, cfg: DataConfig
+    records: Sequence[PromptRecord],
+    tokenizer: Any,
+    cfg: DataConfig,
+    tools: Sequence[dict[str, Any]] = (),
 ) -> tuple[list[EncodedPrompt], int]:
     """Tokenise every record; returns the kept prompts and how many were too long.
 
@@ -49,7 +58,7 @@ def encode_prompts(
     usual special tokens (e.g. BOS). Prompts longer than
     `cfg.max_prompt_length` tokens are dropped; the caller reports the count.
     """
-    texts = [render_prompt(r, tokenizer, cfg.apply_chat_template) for r in records]
+    texts = [render_prompt(r, tokenizer, cfg.apply_chat_template, tools) for r in records]
     if not texts:
         return [], 0
     ids: list[list[int]] = tokenizer(texts, add_special_tokens=not cfg.apply_chat_template)[

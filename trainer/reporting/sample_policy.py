@@ -121,6 +121,8 @@ def token_data(
         data["tokens"] = decoder.batch_decode([[t] for t in ids])
     if advantages is not None:
         data["advantages"] = advantages[: len(ids)]
+    if sample.completion.response_mask is not None:  # multi-turn: 0 on inserted context
+        data["mask"] = [int(m) for m in sample.completion.response_mask[: len(ids)]]
     return data
 
 
@@ -147,7 +149,17 @@ def to_record(
         error=sample.reward.error,
         split=split,
         token_data=tokens,
+        turns=recorded_turns(sample.completion.turns),
     )
+
+
+# The studio stores at most this many turns per sample; `response` keeps the whole episode.
+MAX_RECORDED_TURNS = 64
+
+
+def recorded_turns(turns: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """A copy of an episode's first `MAX_RECORDED_TURNS` turns (None for single-turn)."""
+    return [dict(t) for t in turns[:MAX_RECORDED_TURNS]] if turns else None
 
 
 def pick_token_rows(count: int, fraction: float, rng: random.Random) -> set[int]:

@@ -43,7 +43,7 @@ def score(
     requests = [
         RewardRequest(
             data_source=p.data_source,
-            solution_str=c.text,
+            solution_str=c.text if c.answer is None else c.answer,
             ground_truth=p.ground_truth,
             extra_info=p.extra_info,
             prompt=p.prompt_text,
@@ -52,6 +52,6 @@ def score(
     ]
     results = scorer.score_batch(requests)
     return [
-        Sample(prompt=p, group=g, completion=c, reward=r, score=r.score)
+        Sample(prompt=p, group=g, completion=c, reward=r, score=r.score + c.turn_reward)
         for (p, g, c), r in zip(generated, results, strict=True)
     ]

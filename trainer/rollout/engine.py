@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -27,6 +27,16 @@ class Completion:
     text: str  # decoded response (special tokens skipped)
     finish_reason: str  # "eos" | "stop" | "length"
     extra: dict[str, float] = field(default_factory=dict)
+    # Multi-turn episodes (trainer.env.episodes) only; None for a single generation.
+    # 1 where the token is the policy's own, 0 for inserted tool results / user turns.
+    response_mask: list[int] | None = None
+    turns: list[dict[str, Any]] | None = None  # SampleRecord.turns' shape
+    answer: str | None = None  # the last assistant message: what the reward function scores
+
+    @property
+    def turn_reward(self) -> float:
+        """Sum of the environment's per-turn rewards (0.0 for single-turn)."""
+        return sum(float(t.get("reward") or 0.0) for t in self.turns or ())
 
 
 class RolloutEngine(Protocol):

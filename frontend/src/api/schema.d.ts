@@ -2169,6 +2169,7 @@ export interface components {
          *     * `grpo-kl` - grpo-kl
          *     * `grpo-lora-tiny` - grpo-lora-tiny
          *     * `grpo-tiny-arith` - grpo-tiny-arith
+         *     * `grpo-tools-arith` - grpo-tools-arith
          *     * `gspo` - gspo
          *     * `ppo-gae` - ppo-gae
          *     * `ppo-rm-tiny` - ppo-rm-tiny
@@ -2176,7 +2177,7 @@ export interface components {
          *     * `rloo` - rloo
          * @enum {string}
          */
-        PresetEnum: "dapo" | "dr-grpo" | "grpo-kl" | "grpo-lora-tiny" | "grpo-tiny-arith" | "gspo" | "ppo-gae" | "ppo-rm-tiny" | "reinforce-pp" | "rloo";
+        PresetEnum: "dapo" | "dr-grpo" | "grpo-kl" | "grpo-lora-tiny" | "grpo-tiny-arith" | "grpo-tools-arith" | "gspo" | "ppo-gae" | "ppo-rm-tiny" | "reinforce-pp" | "rloo";
         Preview: {
             offset: number;
             /** @description The limit applied (after clamping). */

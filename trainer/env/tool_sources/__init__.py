@@ -1,0 +1,1 @@
+"""Source of the built-in tools: standalone modules run in the sandbox."""
