@@ -72,6 +72,34 @@ def demo_reward_model(demo_assets: Path) -> Path:
     return folder
 
 
+TOOLS_MODEL_SOURCES = (
+    "trainer/models/demo_tools.py",
+    "trainer/env/chat.py",
+    "trainer/env/toolcalls.py",
+)
+
+
+@pytest.fixture(scope="session")
+def demo_tools_assets(demo_assets: Path) -> Path:
+    """The demo tools model (`model/`) and the tools-arith data (`data/tools-arith/`), built
+    by trainer.models.demo_tools on the cached demo model, cached beside it under a key of
+    its sources (the warm start takes a minute or two on a busy machine)."""
+    from trainer.models.demo_tools import build_demo_tools_model
+
+    digest = hashlib.sha256()
+    for name in TOOLS_MODEL_SOURCES:
+        digest.update((REPO_ROOT / name).read_bytes())
+    folder = demo_assets / f"tools-{digest.hexdigest()[:12]}"
+    with open(demo_assets.parent / "demo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "model" / "config.json").exists():
+            building = demo_assets.parent / f"building-tools-{os.getpid()}"
+            shutil.rmtree(building, ignore_errors=True)
+            build_demo_tools_model(demo_assets / "model", building / "model", building / "data")
+            building.rename(folder)
+    return folder
+
+
 @pytest.fixture(scope="session", autouse=True)
 def fast_password_hashing():
     """Hash test passwords with MD5 instead of PBKDF2. PBKDF2's million rounds cost ~0.33 s

@@ -42,6 +42,18 @@ DEMO_PROJECT_SLUG = "demo"
 DEMO_BUILD_TIMEOUT_S = 600
 
 
+def demo_asset_dirs(var: Path) -> dict[str, Path]:
+    """`make-demo-model`'s output folders, each under the studio's var dir: the paths the
+    presets name (`var/demo-model-tools`, ...) resolve there at launch (runs.var_paths),
+    while the build's own defaults are relative to its working directory, the checkout."""
+    return {
+        "--model-dir": var / "demo-model",
+        "--data-dir": var / "demo-data",
+        "--reward-model-dir": var / "demo-reward-model",
+        "--tools-model-dir": var / "demo-model-tools",
+    }
+
+
 class Command(BaseCommand):
     help = (
         "Create the admin user once, build the demo model and data if missing, "
@@ -57,7 +69,7 @@ class Command(BaseCommand):
         var = var_dir()
         self.ensure_admin()
         if not options["skip_demo_model"]:
-            self.ensure_demo_assets(var / "demo-model", var / "demo-data", var / "logs")
+            self.ensure_demo_assets(var)
         self.write_preset(var)
         self.ensure_demo_project(var / "demo-data" / "arith" / "train.parquet")
 
@@ -85,9 +97,14 @@ class Command(BaseCommand):
                 )
             )
 
-    def ensure_demo_assets(self, model_dir: Path, data_dir: Path, logs: Path) -> None:
-        if (model_dir / "config.json").exists() and data_dir.is_dir() and any(data_dir.iterdir()):
+    def ensure_demo_assets(self, var: Path) -> None:
+        dirs = demo_asset_dirs(var)
+        models = (dirs["--model-dir"], dirs["--reward-model-dir"], dirs["--tools-model-dir"])
+        data_dir = dirs["--data-dir"]
+        datasets = (data_dir / "arith", data_dir / "tools-arith")
+        if all((m / "config.json").exists() for m in models) and all(d.is_dir() for d in datasets):
             return
+        model_dir = dirs["--model-dir"]
         if importlib.util.find_spec("trainer.__main__") is None:
             self.stdout.write(
                 self.style.WARNING(
@@ -97,10 +114,12 @@ class Command(BaseCommand):
                 )
             )
             return
+        logs = var / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log_path = logs / "demo-build.log"
         command = [sys.executable, "-m", "trainer", "make-demo-model"]
-        command += ["--model-dir", str(model_dir), "--data-dir", str(data_dir)]
+        for option, folder in dirs.items():
+            command += [option, str(folder)]
         started = time.monotonic()
         with log_path.open("ab") as log:
             try:
