@@ -58,13 +58,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
-def _demo_var_dir(root: Path, demo_assets: Path) -> Path:
-    """The run config's defaults name `var/demo-model` and `var/demo-data`, which the
-    launch resolves against the studio's var dir: a var dir holding the test's demo."""
+def _demo_var_dir(root: Path, demo_assets: Path, demo_tools_assets: Path) -> Path:
+    """The run config's defaults and presets name `var/demo-model`, `var/demo-model-tools`
+    and datasets under `var/demo-data`, which the launch resolves against the studio's var
+    dir: a var dir laid out as `rlstudio up` seeds it, linking the tests' cached builds."""
     var = root / "var"
-    var.mkdir(parents=True)
+    data = var / "demo-data"
+    data.mkdir(parents=True)
     (var / "demo-model").symlink_to(demo_assets / "model")
-    (var / "demo-data").symlink_to(demo_assets / "data")
+    (var / "demo-model-tools").symlink_to(demo_tools_assets / "model")
+    for dataset in [*(demo_assets / "data").iterdir(), *(demo_tools_assets / "data").iterdir()]:
+        (data / dataset.name).symlink_to(dataset)
     return var
 
 
@@ -108,6 +112,7 @@ def studio(
     browser_db: None,
     django_db_blocker: Any,
     demo_assets: Path,
+    demo_tools_assets: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[LiveStudio]:
     if not (REPO_ROOT / "frontend" / "dist" / "index.html").exists():
@@ -131,7 +136,9 @@ def studio(
         "RLSTUDIO_DEMO_MODEL_DIR": str(demo_assets / "model"),
         # The trainer starts elsewhere than the var dir, as under `rlstudio up` with
         # RLSTUDIO_VAR_DIR set: the demo paths must still reach the var dir.
-        "RLSTUDIO_VAR_DIR": str(_demo_var_dir(tmp_path_factory.mktemp("studio"), demo_assets)),
+        "RLSTUDIO_VAR_DIR": str(
+            _demo_var_dir(tmp_path_factory.mktemp("studio"), demo_assets, demo_tools_assets)
+        ),
         "RLSTUDIO_TRAINER_WORKDIR": str(tmp_path_factory.mktemp("trainer")),
     }
     processes = []
