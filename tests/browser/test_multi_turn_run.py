@@ -70,12 +70,14 @@ def wait_streaming(studio: LiveStudio, owner: Any, run_id: int) -> tuple[bool, d
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while time.monotonic() < deadline:
         episodes = api.get(
-            f"{studio.url}/api/samples/", params={"run": run_id, "turns_min": 1}, timeout=30
-        ).json()["count"]
+            f"{studio.url}/api/samples/",
+            params={"run": run_id, "turns_min": 1, "page_size": 1},
+            timeout=30,
+        ).json()["results"]
         run: dict[str, Any] = api.get(f"{studio.url}/api/runs/{run_id}/", timeout=30).json()
         if run["status"] in TERMINAL:
             return listed_while_running, run
-        listed_while_running |= episodes > 0 and run["status"] == "running"
+        listed_while_running |= bool(episodes) and run["status"] == "running"
         time.sleep(0.25)
     return listed_while_running, studio.wait_for_run(owner, run_id, TERMINAL, timeout_s=1)
 
