@@ -20,7 +20,7 @@ import os
 import sys
 
 from studio.cli import remote
-from studio.paths import var_dir
+from studio.paths import demo_asset_dirs, var_dir
 from studio.platform import doctor, up
 
 # rlstudio subcommand -> `python -m trainer` subcommand
@@ -84,9 +84,9 @@ def delegate(command: str, rest: list[str]) -> int:
         return 1
     args = list(rest)
     if command == "make-demo-model" and "--help" not in args and "-h" not in args:
-        for flag, folder in (("--model-dir", "demo-model"), ("--data-dir", "demo-data")):
+        for flag, folder in demo_asset_dirs(var_dir()).items():
             if not any(a == flag or a.startswith(f"{flag}=") for a in args):
-                args += [flag, str(var_dir() / folder)]
+                args += [flag, str(folder)]
     argv = [sys.executable, "-m", "trainer", DELEGATED[command], *args]
     sys.stdout.flush()
     sys.stderr.flush()

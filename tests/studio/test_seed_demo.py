@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from studio.core.management.commands.seed_demo import demo_asset_dirs
 from studio.datasets.models import DatasetVersion
+from studio.paths import demo_asset_dirs
 from studio.projects.models import Membership, Project
 from studio.rewards.models import RewardVersion
 from trainer.cli import _parser
@@ -35,9 +35,10 @@ def test_seed_creates_the_demo_project_once(tmp_path, monkeypatch, settings):
 
 
 def test_the_demo_build_writes_every_asset_under_the_var_dir(tmp_path):
-    """Each output folder of `make-demo-model` is named on the command seed_demo runs, under
-    the var dir: left to its default, a folder lands under the checkout's var/, where a run
-    launched with RLSTUDIO_VAR_DIR elsewhere never looks (runs.var_paths)."""
+    """Each output folder of `make-demo-model` is named, under the var dir, on the command
+    seed_demo and `rlstudio make-demo-model` run: left to its default, a folder lands under
+    the checkout's var/, where a run launched with RLSTUDIO_VAR_DIR elsewhere never looks
+    (runs.var_paths)."""
     make_demo = _parser()._subparsers._group_actions[0].choices["make-demo-model"]
     outputs = {o for a in make_demo._actions for o in a.option_strings if o.endswith("-dir")}
     dirs = demo_asset_dirs(tmp_path)

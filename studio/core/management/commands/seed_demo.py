@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from studio.datasets.models import Dataset
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
-from studio.paths import REPO_ROOT, var_dir
+from studio.paths import REPO_ROOT, demo_asset_dirs, var_dir
 from studio.projects.models import Membership, Project, Role
 from studio.rewards.models import RewardFunction, RewardVersion
 from trainer.config import PRESETS, ConfigError, load_config
@@ -40,18 +40,6 @@ from trainer.rewards import builtin_source
 DEMO_PRESET = "grpo-tiny-arith"
 DEMO_PROJECT_SLUG = "demo"
 DEMO_BUILD_TIMEOUT_S = 600
-
-
-def demo_asset_dirs(var: Path) -> dict[str, Path]:
-    """`make-demo-model`'s output folders, each under the studio's var dir: the paths the
-    presets name (`var/demo-model-tools`, ...) resolve there at launch (runs.var_paths),
-    while the build's own defaults are relative to its working directory, the checkout."""
-    return {
-        "--model-dir": var / "demo-model",
-        "--data-dir": var / "demo-data",
-        "--reward-model-dir": var / "demo-reward-model",
-        "--tools-model-dir": var / "demo-model-tools",
-    }
 
 
 class Command(BaseCommand):
