@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -39,7 +41,8 @@ def test_the_demo_build_writes_every_asset_under_the_var_dir(tmp_path):
     seed_demo and `rlstudio make-demo-model` run: left to its default, a folder lands under
     the checkout's var/, where a run launched with RLSTUDIO_VAR_DIR elsewhere never looks
     (runs.var_paths)."""
-    make_demo = _parser()._subparsers._group_actions[0].choices["make-demo-model"]
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    make_demo = commands._name_parser_map["make-demo-model"]
     outputs = {o for a in make_demo._actions for o in a.option_strings if o.endswith("-dir")}
     dirs = demo_asset_dirs(tmp_path)
     assert set(dirs) == outputs
