@@ -1,6 +1,7 @@
 import type { Turn } from "../api";
 import { FoldedText, formatScore } from "./SampleText";
 import styles from "./Conversation.module.css";
+import { countOf } from "../../../lib/plural";
 
 const ROLE_NAMES: Record<Turn["role"], string> = { assistant: "assistant", tool: "tool result", user: "user" };
 
@@ -66,7 +67,7 @@ export function Conversation({ turns }: { turns: Turn[] }) {
   return (
     <section aria-label="Conversation" data-testid="conversation">
       <p className={styles.summary}>
-        {turns.length} turns · {calls} tool {calls === 1 ? "call" : "calls"}
+        {countOf(turns.length, "turn")} · {countOf(calls, "tool call")}
         {errors ? ` · ${errors} failed` : ""}
       </p>
       <ol className={styles.turns}>

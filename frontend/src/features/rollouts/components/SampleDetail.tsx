@@ -5,6 +5,7 @@ import styles from "../rollouts.module.css";
 import { LabelButtons } from "./LabelButtons";
 import { Conversation } from "./Conversation";
 import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } from "./SampleText";
+import { countOf } from "../../../lib/plural";
 
 /** The list's copy (no turns) shows while the detail (with them) loads. */
 type Props = { sample: Sample & Partial<Pick<SampleDetailData, "turns">>; base: string; me: string | null };
@@ -21,7 +22,7 @@ export function SampleDetail({ sample, base, me }: Props) {
           step {sample.step} · {sample.split} · {sample.data_source}
         </span>
         <FinishPill reason={sample.finish_reason} />
-        {sample.num_turns ? <span className={styles.pill}>{sample.num_turns} turns</span> : null}
+        {sample.num_turns ? <span className={styles.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
       </div>
       <dl className={styles.stats}>
         <div className={styles.stat}>

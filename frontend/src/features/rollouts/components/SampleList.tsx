@@ -4,6 +4,7 @@ import { type KeyboardEvent, useEffect, useRef } from "react";
 import type { Sample } from "../api";
 import styles from "../rollouts.module.css";
 import { componentEntries, FinishPill, formatScore } from "./SampleText";
+import { countOf } from "../../../lib/plural";
 
 export const ROW_HEIGHT = 58;
 
@@ -91,7 +92,7 @@ export function SampleList(props: Props) {
                 <span>step {sample.step}</span>
                 <span>group {sample.group_id}</span>
                 <span>{sample.response_length} tok</span>
-                {sample.num_turns ? <span className={styles.pill}>{sample.num_turns} turns</span> : null}
+                {sample.num_turns ? <span className={styles.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
                 <FinishPill reason={sample.finish_reason} />
                 {sample.error ? <span className={styles.errorPill}>error</span> : null}
                 {sample.labels.map((l) => (

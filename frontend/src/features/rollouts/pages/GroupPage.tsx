@@ -4,6 +4,7 @@ import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } fro
 import { useGroup, useRun } from "../hooks";
 import styles from "../rollouts.module.css";
 import { RunHeader, useRunIds } from "./shared";
+import { countOf } from "../../../lib/plural";
 
 /** Scores this close count as equal (the server's zero-spread rule). */
 const SPREAD_EPSILON = 1e-9;
@@ -63,7 +64,7 @@ export function GroupPage() {
                   <span className={styles.score}>score {formatScore(sample.score)}</span>
                   <span>adv {formatScore(sample.advantage)}</span>
                   <span>{sample.response_length} tok</span>
-                  {sample.num_turns ? <span className={styles.pill}>{sample.num_turns} turns</span> : null}
+                  {sample.num_turns ? <span className={styles.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
                   <FinishPill reason={sample.finish_reason} />
                 </div>
                 {components.length ? (

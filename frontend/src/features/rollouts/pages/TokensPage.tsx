@@ -7,6 +7,7 @@ import { useRun, useSample } from "../hooks";
 import { readTokenData } from "../lib/tokenData";
 import styles from "../rollouts.module.css";
 import { RunHeader, useRunIds } from "./shared";
+import { countOf } from "../../../lib/plural";
 
 /** One response token by token, coloured by a metric the user picks. */
 export function TokensPage() {
@@ -45,7 +46,7 @@ export function TokensPage() {
           )}
           {sample.data.turns ? (
             <details className={styles.card}>
-              <summary>Episode ({sample.data.turns.length} turns)</summary>
+              <summary>Episode ({countOf(sample.data.turns.length, "turn")})</summary>
               <Conversation turns={sample.data.turns} />
             </details>
           ) : null}
