@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
+from transformers.cache_utils import DynamicCache
 
 from trainer.batch import RolloutBatch
 from trainer.packing import segments_by_prompt
@@ -31,6 +32,10 @@ from trainer.packing import segments_by_prompt
 # the padded / packed update times of the 25M bench model at 64-token responses on CPU
 # (the packed layout was 2.5x slower with 1/3 fewer token positions), it is ~1/170.
 ATTENTION_PAIR_COST = 1 / 128
+# Fixed cost of one more forward/backward (per-op overhead, accumulating every parameter's
+# gradient), in token positions: measured ~20 on the 25M bench model on CPU; doubled here
+# and more so rows are not cut into many small forwards for little padding.
+BUCKET_OVERHEAD = 64
 
 
 def layout_costs(
@@ -74,6 +79,7 @@ class SharedPrefixBatch:
     response_ids: Tensor  # (B, L - 1) long: response tokens that predict a next token
     response_mask: Tensor  # (B, L - 1) long: 1 on real tokens (attention mask)
     response_pos: Tensor  # (B, L - 1) long: position ids
+    lengths: Tensor  # (B,) long: real response tokens per row (attention mask)
     width: int  # L: longest real response in the batch (columns scored)
 
 
@@ -105,13 +111,43 @@ def shared_prefix_layout(batch: RolloutBatch) -> SharedPrefixBatch:
         response_ids=response_ids,
         response_mask=response_mask,
         response_pos=response_pos,
+        lengths=attention.sum(dim=1),
         width=width,
     )
 
 
+def length_buckets(lengths: list[int], prompt_width: int) -> list[list[int]]:
+    """Rows (indices into `lengths`, real response lengths) in buckets scored by one
+    forward each, padded to the bucket's longest: the split of the rows sorted by length
+    that minimises the estimated cost (`layout_costs`' units plus BUCKET_OVERHEAD per
+    forward). Equal lengths (long completions at their limit) give one bucket."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    scored = [max(lengths[i], 1) - 1 for i in order]
+
+    def cost(first: int, end: int) -> float:  # rows order[first:end], widest first
+        width = scored[first]
+        attention = 1 + ATTENTION_PAIR_COST * (prompt_width + width)
+        return BUCKET_OVERHEAD + (end - first) * width * attention
+
+    # best[j]: cheapest split of the first j sorted rows; cut[j]: where its last bucket starts
+    best = [0.0] + [float("inf")] * len(order)
+    cut = [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for first in range(end):
+            total = best[first] + cost(first, end)
+            if total < best[end]:
+                best[end], cut[end] = total, first
+    buckets: list[list[int]] = []
+    end = len(order)
+    while end > 0:
+        buckets.append(order[cut[end] : end])
+        end = cut[end]
+    return buckets[::-1]
+
+
 def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tensor:
     """Logits (B, L, V) that predicted response tokens 0..L-1 (L = longest real response;
-    columns past a row's own length are padding), as the padded layout computes them."""
+    columns past a row's own length are zero), as the padded layout computes them."""
     layout = shared_prefix_layout(batch)
     device = batch.input_ids.device
     prompt_mask = layout.prompt_mask.to(device)
@@ -126,14 +162,29 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
     first = prompt.logits[row_prompt, -1:, :]  # (B, 1, V): predicts response token 0
     if layout.width == 1:
         return first
-    cache = prompt.past_key_values
-    cache.batch_select_indices(row_prompt)  # (G, ...) -> (B, ...), differentiable
-    response_mask = layout.response_mask.to(device)
-    out = model(
-        input_ids=layout.response_ids.to(device),
-        attention_mask=torch.cat([prompt_mask[row_prompt], response_mask], dim=1),
-        position_ids=layout.response_pos.to(device),
-        past_key_values=cache,
-        use_cache=True,
-    )
-    return torch.cat([first, out.logits], dim=1)  # (B, L, V)
+    prompt_states = [(layer.keys, layer.values) for layer in prompt.past_key_values.layers]
+    lengths = layout.lengths.tolist()
+    parts: list[Tensor] = []
+    rows: list[int] = []
+    for bucket in length_buckets(lengths, layout.prompt_ids.shape[1]):
+        width = max(lengths[i] for i in bucket)
+        if width <= 1:  # nothing to score past the first token
+            parts.append(first.new_zeros((len(bucket), layout.width - 1, first.shape[-1])))
+            rows += bucket
+            continue
+        picked = torch.tensor(bucket, device=device)
+        prompts = row_prompt[picked]
+        # Each row attends to its own prompt's keys and values: gathered, differentiable.
+        cache = DynamicCache(ddp_cache_data=[(k[prompts], v[prompts]) for k, v in prompt_states])
+        response_mask = layout.response_mask[bucket, : width - 1].to(device)
+        out = model(
+            input_ids=layout.response_ids[bucket, : width - 1].to(device),
+            attention_mask=torch.cat([prompt_mask[prompts], response_mask], dim=1),
+            position_ids=layout.response_pos[bucket, : width - 1].to(device),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        parts.append(nn.functional.pad(out.logits, (0, 0, 0, layout.width - width)))
+        rows += bucket
+    rest = torch.cat(parts, dim=0)[torch.tensor(rows, device=device).argsort()]
+    return torch.cat([first, rest], dim=1)  # (B, L, V)

@@ -13,6 +13,7 @@ from trainer.config.schema import ActorConfig
 from trainer.logprobs import response_logits, response_token_stats
 from trainer.shared_prefix import (
     layout_costs,
+    length_buckets,
     prefers_shared_prefix,
     shared_prefix_layout,
     shared_prefix_response_logits,
@@ -125,3 +126,14 @@ def test_an_update_is_the_same_with_shared_prefixes(tiny: tuple[torch.nn.Module,
         assert m_a[key] == pytest.approx(m_b[key], abs=1e-5)
     for key in s_a:
         torch.testing.assert_close(s_a[key], s_b[key], atol=1e-5, rtol=1e-5)
+
+
+def test_rows_are_bucketed_by_real_length_only_when_it_saves_work() -> None:
+    # completions at their limit: one forward
+    assert length_buckets([128] * 8, 28) == [list(range(8))]
+    # a few short ones among long ones get their own narrower forward(s)
+    buckets = length_buckets([128] * 6 + [20, 10], 28)
+    assert buckets[0] == list(range(6))
+    assert sorted(row for bucket in buckets[1:] for row in bucket) == [6, 7]
+    # small differences are not worth another forward
+    assert length_buckets([30, 29, 28, 27], 28) == [[0, 1, 2, 3]]

@@ -55,8 +55,11 @@ class PreallocatedLayer(DynamicLayer):
         return self.keys, self.values
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self._keys = self._keys[indices]
-        self._values = self._values[indices]
+        # Copy the kept rows' filled columns only (as the dynamic layer would), not the
+        # whole buffer: rows finishing one by one would otherwise copy it every time.
+        capacity = self._keys.shape[-2]
+        self._keys = self._buffer(self.keys[indices], capacity)
+        self._values = self._buffer(self.values[indices], capacity)
         self._refresh()
 
     def crop(self, tokens_to_remove: int) -> None:
