@@ -1,18 +1,27 @@
 """Our GRPO trainer vs TRL's GRPOTrainer (CPU): completion tokens/s and reward at matched settings.
 
-Both trainers start from the same weights (each model size built once by the demo builder,
-warm start included), train on the same toy arith prompts in the same order, with the same
-reward (our `arith` built-in, wrapped as a TRL reward function), batch shape, sampling,
-loss aggregation, optimizer and seed (see `MATCHED` and the two config builders). Runs
-alternate (ours, TRL, ours, TRL, ...), each in a fresh subprocess of this script. Per run:
-completion tokens/s (generated response tokens incl. EOS over the wall time of the training
-steps, model load and setup excluded), the mean training reward of the last 5 steps, and the
-greedy accuracy on the arith test split afterwards, computed for every run's final weights
-by one evaluator process (plain `transformers` generate, shared by both).
+Workloads (`WORKLOADS`):
+- short (`demo`, `large`): the warm-started demo models (3.3M, 25.5M) on the toy arith
+  prompts, 16 prompts x 8, at most 16 new tokens; answers end after ~6 tokens.
+- long (`long128`, `long512`): the 25.5M shape with random weights, which almost never
+  samples EOS, so completions run to the limit (128 or 512 new tokens); 8 prompts x 8,
+  reward `bench/digit_share_reward.py` (graded, so every group has a signal).
+
+Both trainers start from the same weights (each model built once by the demo builder),
+train on the same prompts in the same order, with the same reward (wrapped as a TRL reward
+function), batch shape, sampling, loss aggregation, optimizer, seed and torch threads (see
+`Matched`, the two config builders and `--threads`). Runs alternate (ours, TRL, ours,
+TRL, ...), each in a fresh subprocess of this script. Per run: completion tokens/s
+(generated response tokens incl. EOS over the wall time of the training steps, model load
+and setup excluded), per-phase seconds (generation, reward, old and reference log-probs,
+update, weight sync, other), the mean training reward of the last 5 steps, and for the
+short workloads the greedy accuracy on the arith test split afterwards, computed for every
+run's final weights by one evaluator process (plain `transformers` generate, shared by both).
 
     .venv/bin/pip install -e '.[bench]'   # trl==1.16.0
-    .venv/bin/python bench/trainer_vs_trl.py [--sizes demo,large] [--runs 3] [--steps 20]
-    .venv/bin/python bench/trainer_vs_trl.py --quick   # 1 run x 2 steps per size
+    .venv/bin/python bench/trainer_vs_trl.py [--workloads demo,large,long128,long512]
+        [--runs 3] [--steps 20,long512=10] [--threads 2]
+    .venv/bin/python bench/trainer_vs_trl.py --quick   # 1 run x 2 steps per workload
 
 Before a full run it waits (30 s polls, 25 min at most) for the 1-minute load average to
 drop below 1.5, and before each run up to `--run-wait` seconds more; it records the load
@@ -975,7 +984,7 @@ def run_workload(
                 run_dir / "result.json",
                 run_dir / "worker.log",
                 *("--workload", name, "--run-dir", str(run_dir)),
-                *("--steps", str(steps), "--seed", str(seed)),
+                *("--steps", str(steps), "--seed", str(seed), "--threads", str(args.threads)),
             )
             run.update(
                 run=i,
@@ -1124,6 +1133,13 @@ def main() -> None:
     )
     parser.add_argument("--keep-weights", action="store_true", help="keep every run's weights")
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="torch threads of every worker, both trainers alike (0: torch's default); "
+        "1 is steadier on a machine shared with other jobs",
+    )
+    parser.add_argument(
         "--show-config", action="store_true", help="print both trainers' effective configs"
     )
     parser.add_argument("--report", metavar="RESULTS_JSON", help="print the tables of a past run")
@@ -1138,6 +1154,10 @@ def main() -> None:
     if args.worker:
         if args.worker in ("ours", "trl", "show-config"):
             args.steps = int(args.steps)
+        if args.threads > 0:  # the same for both trainers (and the evaluator)
+            import torch
+
+            torch.set_num_threads(args.threads)
         worker_main(args)
     elif args.report:
         report(Path(args.report))

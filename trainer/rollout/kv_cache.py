@@ -39,6 +39,9 @@ class PreallocatedLayer(DynamicLayer):
         self.keys = self._keys[:, :, : self.length]
         self.values = self._values[:, :, : self.length]
 
+    def _filled(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._keys[:, :, : self.length], self._values[:, :, : self.length]
+
     def update(
         self, key_states: torch.Tensor, value_states: torch.Tensor, *args: object, **kwargs: object
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,20 +49,22 @@ class PreallocatedLayer(DynamicLayer):
         end = self.length + new
         if end > self._keys.shape[-2]:  # outgrown: double, amortised O(1) per token
             capacity = max(end, 2 * self._keys.shape[-2])
-            self._keys = self._buffer(self.keys, capacity)
-            self._values = self._buffer(self.values, capacity)
+            keys, values = self._filled()
+            self._keys = self._buffer(keys, capacity)
+            self._values = self._buffer(values, capacity)
         self._keys[:, :, self.length : end] = key_states
         self._values[:, :, self.length : end] = value_states
         self.length = end
         self._refresh()
-        return self.keys, self.values
+        return self._filled()
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
         # Copy the kept rows' filled columns only (as the dynamic layer would), not the
         # whole buffer: rows finishing one by one would otherwise copy it every time.
         capacity = self._keys.shape[-2]
-        self._keys = self._buffer(self.keys[indices], capacity)
-        self._values = self._buffer(self.values[indices], capacity)
+        keys, values = self._filled()
+        self._keys = self._buffer(keys[indices], capacity)
+        self._values = self._buffer(values[indices], capacity)
         self._refresh()
 
     def crop(self, tokens_to_remove: int) -> None:
@@ -76,10 +81,12 @@ class PreallocatedLayer(DynamicLayer):
 def preallocate(cache: Cache, capacity: int) -> Cache:
     """Swap each plain `DynamicLayer` of `cache` (after a prefill) for a `PreallocatedLayer`
     of `capacity` positions; other layer kinds (sliding windows, ...) stay as they are."""
-    cache.layers = [
-        PreallocatedLayer(layer.keys, layer.values, capacity)
-        if type(layer) is DynamicLayer and layer.is_initialized and layer.keys is not None
-        else layer
-        for layer in cache.layers
-    ]
+    layers = list(cache.layers)
+    for index, layer in enumerate(cache.layers):
+        if type(layer) is not DynamicLayer or not isinstance(layer, DynamicLayer):
+            continue
+        keys, values = layer.keys, layer.values
+        if layer.is_initialized and keys is not None and values is not None:
+            layers[index] = PreallocatedLayer(keys, values, capacity)
+    cache.layers = layers
     return cache
