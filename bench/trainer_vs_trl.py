@@ -20,7 +20,7 @@ run's final weights by one evaluator process (plain `transformers` generate, sha
 
     .venv/bin/pip install -e '.[bench]'   # trl==1.16.0
     .venv/bin/python bench/trainer_vs_trl.py [--workloads demo,large,long128,long512]
-        [--runs 3] [--steps 20,long512=10] [--threads 2]
+        [--runs 3] [--steps 20,long128=10,long512=5] [--threads 2]
     .venv/bin/python bench/trainer_vs_trl.py --quick   # 1 run x 2 steps per workload
 
 Before a full run it waits (30 s polls, 25 min at most) for the 1-minute load average to
@@ -1120,7 +1120,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per trainer and workload")
     parser.add_argument(
         "--steps",
-        default="20,long512=10",
+        default="20,long128=10,long512=5",
         help="optimizer steps per run: one number, and/or per workload (name=steps)",
     )
     parser.add_argument("--quick", action="store_true", help="1 run x 2 steps per workload")
