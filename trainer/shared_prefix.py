@@ -61,7 +61,13 @@ def layout_costs(
 
 
 def prefers_shared_prefix(batch: RolloutBatch) -> bool:
-    """True when the shared-prefix layout is estimated cheaper than block packing."""
+    """True when the shared-prefix layout is estimated cheaper than block packing.
+
+    Single process only: FSDP ranks must run the same forwards, and the layout and its
+    length buckets (one forward each) are chosen from each rank's own rows, so ranks
+    could disagree; distributed runs keep block packing (one forward per micro-batch)."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return False
     mask = batch.attention_mask
     packed, prefix = layout_costs(
         mask[:, : batch.prompt_width].sum(dim=1).tolist(),
