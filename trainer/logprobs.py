@@ -10,6 +10,7 @@ from torch import Tensor, nn
 from trainer.algorithms.entropy import entropy_from_logits
 from trainer.batch import RolloutBatch
 from trainer.packing import PackedBatch, pack_shared_prompts
+from trainer.shared_prefix import prefers_shared_prefix, shared_prefix_response_logits
 
 
 @dataclass
@@ -79,10 +80,22 @@ def response_token_stats(
 ) -> TokenStats:
     """Log-probs (B, R) of the response tokens and, if asked, the policy's entropy there.
 
-    `packed` scores the batch in the shared-prompt layout (same values, far fewer token
-    positions when groups share prompts). `entropy_grad=False` computes the entropy
-    without an autograd graph: enough when it is only reported, not in the loss.
+    `packed` scores each group's prompt once: block-packed (`trainer.packing`) or, when
+    that is estimated cheaper (long responses), shared-prefix (`trainer.shared_prefix`);
+    the same values either way, far fewer token positions when groups share prompts.
+    `entropy_grad=False` computes the entropy without an autograd graph: enough when it is
+    only reported, not in the loss.
     """
+    if packed and prefers_shared_prefix(batch):
+        logits = shared_prefix_response_logits(model, batch)  # (B, L, V), L <= R
+        if temperature > 0 and temperature != 1.0:
+            logits = logits / temperature
+        stats = _padded_token_stats(logits, batch, with_entropy, entropy_grad)
+        width = batch.response_width
+        return TokenStats(
+            logprobs=_widen(stats.logprobs, width),
+            entropy=None if stats.entropy is None else _widen(stats.entropy, width),
+        )
     if packed:
         flat_logits, layout = packed_response_logits(model, batch, temperature)  # (N, V)
         device = flat_logits.device
@@ -100,14 +113,29 @@ def response_token_stats(
                 )
         return TokenStats(logprobs=logprobs, entropy=entropy)
     logits = response_logits(model, batch, temperature)  # (B, R, V)
-    targets = batch.input_ids[:, batch.prompt_width :]  # (B, R)
-    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, R)
+    return _padded_token_stats(logits, batch, with_entropy, entropy_grad)
+
+
+def _padded_token_stats(
+    logits: Tensor, batch: RolloutBatch, with_entropy: bool, entropy_grad: bool
+) -> TokenStats:
+    """Stats of the first logits.shape[1] response columns from (B, R', V) logits."""
+    width = logits.shape[1]
+    targets = batch.input_ids[:, batch.prompt_width : batch.prompt_width + width]  # (B, R')
+    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, R')
     logprobs = picked - torch.logsumexp(logits, dim=-1)
     entropy = None
     if with_entropy:
         with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
             entropy = entropy_from_logits(logits if entropy_grad else logits.detach())
     return TokenStats(logprobs=logprobs, entropy=entropy)
+
+
+def _widen(values: Tensor, width: int) -> Tensor:
+    """(B, R') -> (B, R) with zeros in the columns past every real response."""
+    if values.shape[1] == width:
+        return values
+    return torch.nn.functional.pad(values, (0, width - values.shape[1]))
 
 
 @torch.no_grad()

@@ -35,7 +35,7 @@ class PackedBatch:
     first_logit_col: int  # logits are needed from this column on (logits_to_keep)
 
 
-def _segments(
+def segments_by_prompt(
     input_ids: Tensor, attention_mask: Tensor, group_index: Tensor, width_p: int
 ) -> list[tuple[list[int], list[int]]]:
     """[(prompt tokens, [batch rows that share it])], in first-seen order."""
@@ -61,9 +61,11 @@ def pack_shared_prompts(
 ) -> PackedBatch:
     """Lay out a padded rollout batch (see `trainer.batch`) as one sequence per group."""
     width_r = response_mask.shape[1]
-    lengths = response_mask.sum(dim=1).long().tolist()  # responses are contiguous from col P
+    # Real response tokens are contiguous from col P; count them with the attention mask, as
+    # tokens a multi-turn response holds from a tool or user have response_mask 0.
+    lengths = attention_mask[:, prompt_width:].sum(dim=1).long().tolist()
     responses = input_ids[:, prompt_width : prompt_width + width_r].tolist()
-    segments = _segments(input_ids, attention_mask, group_index, prompt_width)
+    segments = segments_by_prompt(input_ids, attention_mask, group_index, prompt_width)
     total = [len(p) + sum(lengths[r] for r in rows) for p, rows in segments]
     width = max(total)
     g = len(segments)

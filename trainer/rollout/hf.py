@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.kv_cache import preallocate
 
 
 @dataclass
@@ -191,6 +192,8 @@ class HFEngine:
                 attention_mask[expand],
                 next_pos[expand],
             )
+        # Room for the whole completion: decoding then writes in place, no per-token copy.
+        cache = preallocate(cache, width + sampling.max_new_tokens)
         stop_window = 4 * max((len(s) for s in sampling.stop), default=0) + 8
 
         for step in range(sampling.max_new_tokens):
