@@ -76,6 +76,7 @@ def response_token_stats(
     with_entropy: bool,
     *,
     packed: bool = False,
+    shared_prefix: bool = True,
     entropy_grad: bool = True,
 ) -> TokenStats:
     """Log-probs (B, R) of the response tokens and, if asked, the policy's entropy there.
@@ -83,10 +84,12 @@ def response_token_stats(
     `packed` scores each group's prompt once: block-packed (`trainer.packing`) or, when
     that is estimated cheaper (long responses), shared-prefix (`trainer.shared_prefix`);
     the same values either way, far fewer token positions when groups share prompts.
+    `shared_prefix=False` keeps block packing whatever the estimate (distributed runs
+    always do), so a single process computes exactly what N workers compute.
     `entropy_grad=False` computes the entropy without an autograd graph: enough when it is
     only reported, not in the loss.
     """
-    if packed and prefers_shared_prefix(batch):
+    if packed and shared_prefix and prefers_shared_prefix(batch):
         logits = shared_prefix_response_logits(model, batch)  # (B, L, V), L <= R
         if temperature > 0 and temperature != 1.0:
             logits = logits / temperature
@@ -145,11 +148,17 @@ def compute_logprobs(
     temperature: float,
     micro_batch_size: int,
     packed: bool = False,
+    shared_prefix: bool = True,
 ) -> Tensor:
     """Log-probs of every response token, in micro-batches, without gradients."""
     parts = [
         response_token_stats(
-            model, batch.select(slice(i, i + micro_batch_size)), temperature, False, packed=packed
+            model,
+            batch.select(slice(i, i + micro_batch_size)),
+            temperature,
+            False,
+            packed=packed,
+            shared_prefix=shared_prefix,
         ).logprobs
         for i in range(0, batch.size, micro_batch_size)
     ]

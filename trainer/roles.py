@@ -121,14 +121,25 @@ def rank_logprobs(
     model: nn.Module, batch: RolloutBatch, temperature: float, cfg: ActorConfig, group: DataGroup
 ) -> Tensor:
     """(shard rows, R) log-probs over this rank's shard of `batch`, without gradients."""
-    packed = cfg.pack_shared_prompts
 
     def forward(micro: RolloutBatch) -> Tensor:
-        return response_token_stats(model, micro, temperature, False, packed=packed).logprobs
+        return response_token_stats(
+            model,
+            micro,
+            temperature,
+            False,
+            packed=cfg.pack_shared_prompts,
+            shared_prefix=cfg.shared_prefix_scoring,
+        ).logprobs
 
     with torch.no_grad():
         return map_rows(
-            batch, group, cfg.micro_batch_size, cfg.max_tokens_per_micro_batch, packed, forward
+            batch,
+            group,
+            cfg.micro_batch_size,
+            cfg.max_tokens_per_micro_batch,
+            cfg.pack_shared_prompts,
+            forward,
         )
 
 
@@ -168,7 +179,12 @@ class LocalRoles:
         actor = self.cfg.actor
         if actor.max_tokens_per_micro_batch is None:
             return compute_logprobs(
-                model, batch, temperature, actor.micro_batch_size, actor.pack_shared_prompts
+                model,
+                batch,
+                temperature,
+                actor.micro_batch_size,
+                actor.pack_shared_prompts,
+                actor.shared_prefix_scoring,
             )
         return rank_logprobs(model, batch, temperature, actor, SINGLE_PROCESS)
 

@@ -112,6 +112,7 @@ def update_actor(
                 temperature,
                 need_entropy,
                 packed=cfg.pack_shared_prompts,
+                shared_prefix=cfg.shared_prefix_scoring,
                 entropy_grad=cfg.entropy_coeff > 0,  # else it is only reported
             )
             # One optimizer step per batch makes the rollout policy the current one:

@@ -89,6 +89,10 @@ def small_run_overrides(root: Path, tmp: Path) -> list[str]:
         "reward.function=custom",
         f"reward.custom_path={root / 'reward.py'}",
         "resources.memory_gb=1",
+        # Distributed runs always block-pack; the single-process runs these tests compare
+        # them with must too, or they agree only to float rounding (the shared-prefix
+        # layout's equality is tested in tests/trainer/test_shared_prefix.py).
+        "actor.shared_prefix_scoring=false",
     ]
 
 

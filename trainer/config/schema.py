@@ -211,6 +211,14 @@ class ActorConfig(Section):
         description="Score each group's responses in one sequence behind one copy of their "
         "prompt, without response padding (same log-probs, fewer tokens; see trainer/packing.py).",
     )
+    shared_prefix_scoring: bool = Field(
+        True,
+        description="With `pack_shared_prompts`: where long responses make it cheaper, score "
+        "each prompt once and its responses as a batch behind its cached keys/values instead "
+        "of block packing (trainer/shared_prefix.py; same values to float rounding). Single "
+        "process only: distributed runs always block-pack. Off: a single process computes "
+        "bit for bit what N workers compute.",
+    )
     max_tokens_per_micro_batch: int | None = Field(
         None,
         ge=1,
