@@ -242,14 +242,22 @@ def warm_start(
     loss = torch.tensor(float("nan"))
     for _ in range(cfg.steps):
         pick = torch.multinomial(weights, cfg.batch_size, replacement=True, generator=gen)
-        loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=lab[pick]).loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        loss = supervised_step(model, opt, sched, ids[pick], mask[pick], lab[pick])
     model.eval()
     return float(loss.detach())
+
+
+def supervised_step(
+    model: Any, opt: Any, sched: Any, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor
+) -> torch.Tensor:
+    """One clipped optimizer step of next-token loss: the demo models' warm starts."""
+    loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return loss
 
 
 _INT = re.compile(r"-?\d+")

@@ -36,6 +36,7 @@ from trainer.env.chat import ObservationRenderer
 from trainer.env.protocol import Observation, ToolCall
 from trainer.env.toolcalls import format_tool_call
 from trainer.env.tools import CALCULATOR
+from trainer.models.demo import supervised_step
 
 TOOLS_CHAT_TEMPLATE = (
     "{% if tools %}{{ '<|im_start|>system\ntools: ' }}"
@@ -164,12 +165,7 @@ def warm_start_tools(
             ids[i, : len(seq)] = torch.tensor(seq)
             mask[i, : len(seq)] = 1
             lab[i, : len(seq)] = torch.tensor(label)
-        loss = model(input_ids=ids, attention_mask=mask, labels=lab).loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
+        loss = supervised_step(model, opt, sched, ids, mask, lab)
     model.eval()
     return float(loss.detach())
 
