@@ -1,4 +1,4 @@
-"""Several reward sources combined: the reward function and a reward model.
+"""Several reward sources combined: the reward function and the reward models.
 
 Each source scores every response; the reward is the weighted sum of their scores.
 Every source's unweighted score is kept by name (`RewardResult.sources`, charted as
@@ -9,11 +9,12 @@ error result naming the source, as with a single reward function.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 
-from trainer.config.schema import RewardConfig
+from trainer.config.schema import RewardConfig, RewardModelConfig
 from trainer.rewards.contract import RewardRequest, RewardResult, RewardScorer, error_result
 from trainer.rewards.sandbox.pool import make_scorer
 
@@ -62,33 +63,50 @@ class CombinedScorer:
             source.scorer.close()
 
 
-def function_source_name(cfg: RewardConfig) -> str:
-    return cfg.custom_name if cfg.function == "custom" else cfg.function
-
-
 def make_reward_scorer(
-    cfg: RewardConfig, device: torch.device, model_scorer: RewardScorer | None = None
+    cfg: RewardConfig,
+    device: torch.device,
+    model_groups: Mapping[str, RewardScorer] | None = None,
 ) -> RewardScorer:
-    """The reward function's scorer alone, or combined with the reward model when
-    `reward.model.path` is set: loaded here on `device` (`colocated`), or `model_scorer`,
-    the model's own worker group (`worker_group`, built by the distributed runtime)."""
+    """The reward function's scorer alone, or combined with every reward model in use
+    (`reward.model`, `reward.extra_models`): each loaded here on `device` (`colocated`),
+    or taken from `model_groups`, its own worker group by the model's name
+    (`worker_group`, built by the distributed runtime)."""
     function = make_scorer(cfg)
-    if not cfg.model.path:
+    sections = cfg.model_sections()
+    if not sections:
         return function
-    if model_scorer is None:
-        if cfg.model.placement != "colocated":
-            function.close()
-            raise ValueError(
-                f"reward.model.placement={cfg.model.placement!r} runs the reward model on a "
-                "Ray worker group of its own: start the run with `python -m trainer run` "
-                "(trainer.runtime.open_runtime), or set reward.model.placement=colocated"
+    sources = [RewardSource(cfg.function_source_name(), cfg.function_weight, function)]
+    try:
+        for section, model in sections:
+            sources.append(
+                RewardSource(
+                    model.name,
+                    model.weight,
+                    _model_scorer(section, model, device, model_groups or {}),
+                )
             )
-        from trainer.models.reward_model import RewardModelScorer
+    except BaseException:
+        for source in sources:
+            source.scorer.close()
+        raise
+    return CombinedScorer(sources)
 
-        model_scorer = RewardModelScorer(cfg.model, device)
-    return CombinedScorer(
-        [
-            RewardSource(function_source_name(cfg), cfg.function_weight, function),
-            RewardSource(cfg.model.name, cfg.model.weight, model_scorer),
-        ]
-    )
+
+def _model_scorer(
+    section: str,
+    model: RewardModelConfig,
+    device: torch.device,
+    model_groups: Mapping[str, RewardScorer],
+) -> RewardScorer:
+    if model.name in model_groups:
+        return model_groups[model.name]
+    if model.placement != "colocated":
+        raise ValueError(
+            f"{section}.placement={model.placement!r} runs the reward model on a Ray worker "
+            "group of its own: start the run with `python -m trainer run` "
+            f"(trainer.runtime.open_runtime), or set {section}.placement=colocated"
+        )
+    from trainer.models.reward_model import RewardModelScorer
+
+    return RewardModelScorer(model, device)

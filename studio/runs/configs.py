@@ -11,7 +11,7 @@ from typing import Any
 
 from trainer.config import ConfigError, RunConfig, deep_merge, load_config, schema_paths
 from trainer.config.resources_section import WorkerResources
-from trainer.distributed import uses_reward_model_group
+from trainer.distributed import reward_model_groups
 
 FieldErrors = dict[str, list[str]]
 
@@ -98,10 +98,9 @@ def resolve_edit(
 
 def resources_of(config: RunConfig) -> dict[str, float]:
     """The run's whole resource request, from the per-worker numbers in its config: the
-    trainer's workers, and the reward model's when it has a worker group of its own."""
+    trainer's workers, and those of each reward model with a worker group of its own."""
     groups: list[WorkerResources] = [config.resources]
-    if uses_reward_model_group(config):
-        groups.append(config.reward.model.resources)
+    groups += [model.resources for _, model in reward_model_groups(config)]
     return {
         "cpus": sum(g.num_workers * g.cpus_per_worker for g in groups),
         "gpus": sum(g.num_workers * g.gpus_per_worker for g in groups),

@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 VAR_PREFIX = "var/"
-# (section, ..., field) of the config's path fields; a list field holds several paths.
+EVERY_ITEM = "*"
+# (section, ..., field) of the config's path fields; a list field holds several paths, and
+# EVERY_ITEM steps into each element of a list of sections.
 PATH_FIELDS: tuple[tuple[str, ...], ...] = (
     ("model", "path"),
     ("data", "train_files"),
     ("data", "val_files"),
     ("reward", "model", "path"),
+    ("reward", "extra_models", EVERY_ITEM, "path"),
     ("reward", "custom_path"),
 )
 
@@ -32,13 +35,20 @@ def in_var_dir(path: str, var: Path) -> str:
 def resolve_var_paths(tree: dict[str, Any], var: Path) -> None:
     """Makes the `var/...` paths of a config tree absolute under `var`, in place."""
     for *sections, name in PATH_FIELDS:
-        parent: Any = tree
-        for section in sections:
-            parent = parent.get(section) if isinstance(parent, dict) else None
-        if not isinstance(parent, dict):
-            continue
-        value = parent.get(name)
-        if isinstance(value, str):
-            parent[name] = in_var_dir(value, var)
-        elif isinstance(value, list):
-            parent[name] = [in_var_dir(v, var) if isinstance(v, str) else v for v in value]
+        for parent in _sections_at(tree, sections):
+            value = parent.get(name)
+            if isinstance(value, str):
+                parent[name] = in_var_dir(value, var)
+            elif isinstance(value, list):
+                parent[name] = [in_var_dir(v, var) if isinstance(v, str) else v for v in value]
+
+
+def _sections_at(tree: Any, sections: list[str]) -> list[dict[str, Any]]:
+    """The dicts that `sections` leads to in `tree` (several through an EVERY_ITEM)."""
+    found = [tree]
+    for section in sections:
+        if section == EVERY_ITEM:
+            found = [item for parent in found if isinstance(parent, list) for item in parent]
+        else:
+            found = [parent.get(section) for parent in found if isinstance(parent, dict)]
+    return [parent for parent in found if isinstance(parent, dict)]

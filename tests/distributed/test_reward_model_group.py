@@ -22,7 +22,12 @@ from .conftest import RecordingReporter, small_run
 pytestmark = pytest.mark.slow
 
 GiB = 2**30
-SCORES = ("critic/score/mean", "critic/score/arith/mean", "critic/score/reward_model/mean")
+SCORES = (
+    "critic/score/mean",
+    "critic/score/arith/mean",
+    "critic/score/reward_model/mean",
+    "critic/score/judge/mean",
+)
 
 
 def group_config(path, **resources) -> RewardModelConfig:
@@ -76,6 +81,10 @@ def test_a_run_with_the_reward_model_on_its_group_scores_like_one_colocated(
             f"reward.model.path={demo_reward_model}",
             "reward.model.batch_size=4",
             "reward.function_weight=0.5",
+            # A third source, colocated in both runs: the same folder reading only the
+            # last 16 tokens, so it scores differently.
+            f"reward.extra_models=[{{path: {demo_reward_model}, name: judge, weight: 0.25, "
+            "max_length: 16}]",
             *overrides,
         )
 
@@ -99,7 +108,9 @@ def test_a_run_with_the_reward_model_on_its_group_scores_like_one_colocated(
         for key in SCORES:
             expected = pytest.approx(colocated.steps[step][key], abs=1e-5)
             assert grouped.steps[step][key] == expected, (step, key)
-    assert colocated.steps[1]["critic/score/reward_model/mean"] != 0.0
+    first = colocated.steps[1]
+    assert first["critic/score/reward_model/mean"] != 0.0
+    assert first["critic/score/judge/mean"] != first["critic/score/reward_model/mean"]
     responses = [(s.step, s.response, s.score) for s in grouped.samples_seen]
     expected_responses = [(s.step, s.response, s.score) for s in colocated.samples_seen]
     assert [r[:2] for r in responses] == [r[:2] for r in expected_responses]

@@ -106,7 +106,11 @@ def test_the_demo_paths_of_a_config_name_the_studios_var_dir_wherever_it_is(
         config={
             "model": {"path": "var/demo-model"},
             "data": {"train_files": ["var/demo-data/arith/train.parquet", "/data/x.parquet"]},
-            "reward": {"model": {"path": None}, "custom_path": "rewards/mine.py"},
+            "reward": {
+                "model": {"path": None},
+                "extra_models": [{"path": "var/demo-reward-model"}, {"path": "/models/judge"}],
+                "custom_path": "rewards/mine.py",
+            },
         },
     )
     attempt = claim(run.pk)
@@ -120,7 +124,11 @@ def test_the_demo_paths_of_a_config_name_the_studios_var_dir_wherever_it_is(
         str(var / "demo-data/arith/train.parquet"),
         "/data/x.parquet",
     ]
-    assert tree["reward"] == {"model": {"path": None}, "custom_path": "rewards/mine.py"}
+    assert tree["reward"] == {
+        "model": {"path": None},
+        "extra_models": [{"path": str(var / "demo-reward-model")}, {"path": "/models/judge"}],
+        "custom_path": "rewards/mine.py",
+    }
 
 
 def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world: World):

@@ -114,6 +114,22 @@ def test_a_reward_model_on_its_own_workers_adds_their_resources(member):
     assert body["resources"] == {"cpus": 3.0, "gpus": 2.0, "memory_gb": 20.0}
     colocated = create(member, overrides=group[:1] + group[2:]).json()
     assert colocated["resources"] == {"cpus": 1.0, "gpus": 0.0, "memory_gb": 4.0}
+    judge = (
+        "reward.extra_models=[{path: /models/judge, name: judge, placement: worker_group, "
+        "resources: {num_workers: 1, cpus_per_worker: 4, gpus_per_worker: 1, memory_gb: 16}}]"
+    )
+    both = create(member, overrides=[*group, judge]).json()
+    assert both["resources"] == {"cpus": 7.0, "gpus": 3.0, "memory_gb": 36.0}
+
+
+def test_reward_sources_with_one_name_are_refused_naming_it(member):
+    response = create(
+        member, overrides=["reward.model.path=/models/rm", "reward.extra_models=[{path: /m/j}]"]
+    )
+    assert response.status_code == 400
+    [message] = response.json()["error"]["fields"]["config.reward"]
+    assert "distinct names" in message and "reward_model is used more than once" in message
+    assert not Run.objects.exists()
 
 
 @pytest.mark.parametrize(

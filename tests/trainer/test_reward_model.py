@@ -67,18 +67,57 @@ def test_the_demo_reward_model_ranks_correct_answers_above_wrong_ones(
 def test_the_combined_reward_is_the_weighted_sum_of_its_sources_each_reported(
     demo_assets, demo_reward_model
 ):
+    # Three sources: the rule, the reward model, and another model (the same folder
+    # reading only the last 12 tokens, so its scores differ).
     cfg = RewardConfig.model_validate(
-        {"function_weight": 0.5, "model": {"path": str(demo_reward_model), "weight": 2.0}}
+        {
+            "function_weight": 0.5,
+            "model": {"path": str(demo_reward_model), "weight": 2.0},
+            "extra_models": [
+                {"path": str(demo_reward_model), "name": "judge", "weight": -0.75, "max_length": 12}
+            ],
+        }
     )
     scorer = make_reward_scorer(cfg, CPU)
     answers = [lambda a, op, b: str(arith_answer(a, op, b)), lambda a, op, b: "7"] * 10
     results = scorer.score_batch(arith_requests(demo_assets, answers))
     assert {r.sources["arith"] for r in results} == {0.0, 1.0}
+    assert any(r.sources["judge"] != pytest.approx(r.sources["reward_model"]) for r in results)
     for result in results:
-        assert set(result.sources) == {"arith", "reward_model"}
-        expected = 0.5 * result.sources["arith"] + 2.0 * result.sources["reward_model"]
+        assert set(result.sources) == {"arith", "reward_model", "judge"}
+        sources = result.sources
+        expected = 0.5 * sources["arith"] + 2.0 * sources["reward_model"] - 0.75 * sources["judge"]
         assert result.score == pytest.approx(expected)
-        assert result.components["reward_model"] == result.sources["reward_model"]
+        for name in ("reward_model", "judge"):
+            assert result.components[name] == sources[name]
+
+
+@pytest.mark.parametrize(
+    ("reward", "message"),
+    [
+        ({"model": {"path": "/rm"}, "extra_models": [{"path": "/j"}]}, "reward_model is used"),
+        ({"extra_models": [{"path": "/j", "name": "arith"}]}, "arith is used more than once"),
+        ({"extra_models": [{"name": "judge"}]}, "reward.extra_models.0.path is empty"),
+        ({"extra_models": [{"path": f"/j{i}", "name": f"j{i}"} for i in range(5)]}, "at most 4"),
+    ],
+    ids=["two-models", "model-named-like-the-function", "no-path", "too-many"],
+)
+def test_reward_sources_need_distinct_names_and_paths(reward, message):
+    with pytest.raises(ValueError, match=message):
+        RewardConfig.model_validate(reward)
+
+
+def test_an_extra_model_on_its_own_group_needs_the_ray_runtime_naming_its_section(
+    demo_reward_model,
+):
+    cfg = RewardConfig.model_validate(
+        {
+            "executor": "inprocess",
+            "extra_models": [{"path": str(demo_reward_model), "placement": "worker_group"}],
+        }
+    )
+    with pytest.raises(ValueError, match=r"reward.extra_models.0.placement='worker_group'"):
+        make_reward_scorer(cfg, CPU)
 
 
 def test_a_reward_model_worker_group_needs_the_ray_runtime(demo_reward_model):
@@ -124,15 +163,22 @@ def test_a_ppo_step_with_the_reward_model_reports_every_component(
         "rollout.max_new_tokens=8",
         f"reward.model.path={demo_reward_model}",
         "reward.function_weight=0.5",
+        f"reward.extra_models=[{{path: {demo_reward_model}, name: judge, weight: 0.25, "
+        "max_length: 12}]",
         preset="ppo-rm-tiny",
     )
     reporter = RecordingReporter()
     Trainer(cfg, reporter).fit()
     metrics = reporter.steps[1]
-    combined = 0.5 * metrics["critic/score/arith/mean"] + metrics["critic/score/reward_model/mean"]
+    combined = (
+        0.5 * metrics["critic/score/arith/mean"]
+        + metrics["critic/score/reward_model/mean"]
+        + 0.25 * metrics["critic/score/judge/mean"]
+    )
     assert metrics["critic/score/mean"] == pytest.approx(combined, abs=1e-5)
-    rm_mean = metrics["critic/score/reward_model/mean"]
-    assert metrics["reward/reward_model/mean"] == pytest.approx(rm_mean, abs=1e-5)
+    for model in ("reward_model", "judge"):
+        mean = metrics[f"critic/score/{model}/mean"]
+        assert metrics[f"reward/{model}/mean"] == pytest.approx(mean, abs=1e-5)
     assert "reward/arith/mean" in metrics  # what the studio's dominance alert watches
 
 
@@ -180,3 +226,19 @@ def test_ppo_with_the_demo_reward_model_raises_its_score_and_the_rule_accuracy(
     combined = 4.0 * end[RULE_VAL_KEY] + end[MODEL_VAL_KEY]
     assert end["val-core/arith/reward/mean@1"] == pytest.approx(combined, abs=1e-4)
     assert reporter.statuses == ["running", "succeeded"]
+
+
+def test_each_model_placed_on_a_worker_group_gets_a_group_of_its_own():
+    from trainer.config import load_config
+    from trainer.distributed import reward_model_groups, uses_distributed
+
+    cfg = load_config(
+        overrides=[
+            "reward.model.path=/rm",
+            "reward.extra_models=[{path: /a, name: a}, "
+            "{path: /b, name: b, placement: worker_group, resources: {num_workers: 2}}]",
+        ]
+    )
+    [(section, model)] = reward_model_groups(cfg)
+    assert (section, model.name, model.resources.num_workers) == ("reward.extra_models.1", "b", 2)
+    assert uses_distributed(cfg)  # the group is on Ray even with one trainer worker

@@ -1,14 +1,17 @@
-"""The `reward` section of the run config: the reward function and a learned reward
-model, their weights in the combined reward, and where the reward model runs."""
+"""The `reward` section of the run config: the reward function and learned reward models,
+their weights in the combined reward, and where each reward model runs."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from trainer.config.resources_section import WorkerResources
 from trainer.config.section import Dtype, Section
+
+# A few judges at most: each is a full forward pass over every response of every step.
+MAX_EXTRA_MODELS = 4
 
 
 class RewardModelResources(WorkerResources):
@@ -77,3 +80,38 @@ class RewardConfig(Section):
         "0 keeps the function as a reported metric only.",
     )
     model: RewardModelConfig = Field(default_factory=RewardModelConfig)
+    extra_models: list[RewardModelConfig] = Field(
+        default_factory=list,
+        max_length=MAX_EXTRA_MODELS,
+        description="More reward models, each one more reward source with its own `name` "
+        "(distinct), `weight`, `placement` and `resources`, fields as in `reward.model`; "
+        "e.g. `reward.extra_models=[{path: var/judge, name: judge, weight: 0.5}]`. Each needs "
+        "a `path`. verl has one reward model, so they have no verl counterpart.",
+    )
+
+    def model_sections(self) -> list[tuple[str, RewardModelConfig]]:
+        """Every reward model in use with its config path: `reward.model` when its path is
+        set, then `reward.extra_models.<i>`."""
+        sections = [("reward.model", self.model)] if self.model.path else []
+        return sections + [(f"reward.extra_models.{i}", m) for i, m in enumerate(self.extra_models)]
+
+    def function_source_name(self) -> str:
+        """The reward function's source name (`critic/score/<name>/mean`)."""
+        return self.custom_name if self.function == "custom" else self.function
+
+    @model_validator(mode="after")
+    def _check_reward_models(self) -> RewardConfig:
+        for i, extra in enumerate(self.extra_models):
+            if not extra.path:
+                raise ValueError(
+                    f"reward.extra_models.{i}.path is empty: every extra reward model needs "
+                    "the folder of a sequence-classification model (or remove it)"
+                )
+        names = [self.function_source_name()] + [m.name for _, m in self.model_sections()]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(
+                f"reward sources need distinct names (the reward function's and each reward "
+                f"model's `name`): {', '.join(repeated)} is used more than once"
+            )
+        return self

@@ -10,17 +10,18 @@
   the per-rank functions the single process runs (`update_actor`, `update_critic`,
   `rank_logprobs`, `rank_values`) on its shard, with gradients summed by FSDP and
   metrics all-reduced.
-- With `reward.model.placement=worker_group` the reward model has a group of its own
-  (`reward_group.RewardModelGroup`, placed from `reward.model.resources`): the
-  controller's reward scorer sends each batch there in shares and combines the scores
-  with the reward function's as in one process (`trainer.reward_sources`).
+- A reward model with `placement=worker_group` (`reward.model` or one of
+  `reward.extra_models`) has a group of its own (`reward_group.RewardModelGroup`, placed
+  from its `resources`): the controller's reward scorer sends each batch there in shares
+  and combines the scores with the other sources' as in one process
+  (`trainer.reward_sources`).
 
 Nothing here is imported by the single-process path; this module stays light (no ray).
 """
 
 from __future__ import annotations
 
-from trainer.config.schema import RunConfig
+from trainer.config.schema import RewardModelConfig, RunConfig
 
 
 def uses_distributed(cfg: RunConfig) -> bool:
@@ -34,5 +35,9 @@ def uses_distributed(cfg: RunConfig) -> bool:
 
 
 def uses_reward_model_group(cfg: RunConfig) -> bool:
-    model = cfg.reward.model
-    return bool(model.path) and model.placement == "worker_group"
+    return bool(reward_model_groups(cfg))
+
+
+def reward_model_groups(cfg: RunConfig) -> list[tuple[str, RewardModelConfig]]:
+    """The reward models that run on worker groups of their own, with their config paths."""
+    return [(s, m) for s, m in cfg.reward.model_sections() if m.placement == "worker_group"]

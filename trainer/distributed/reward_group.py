@@ -1,7 +1,8 @@
-"""The reward model on a Ray worker group of its own (`reward.model.placement=worker_group`).
+"""A reward model on a Ray worker group of its own (`placement=worker_group`, in
+`reward.model` or one of `reward.extra_models`; each such model has its own group).
 
 Each `RewardModelWorker` loads the reward model (`RewardModelScorer`, the same code the
-colocated placement runs) on the resources of its bundle, `reward.model.resources`:
+colocated placement runs) on the resources of its bundle, the model's `resources`:
 its own CPUs, or a GPU apart from the actor's. `RewardModelGroup` is a `RewardScorer`
 for the controller: a batch is cut into contiguous shares, one per worker, scored at
 once, and the results come back in request order, so `trainer.reward_sources` combines
@@ -22,8 +23,6 @@ from trainer.data_parallel import shard_range
 from trainer.distributed.group import ActorGroup
 from trainer.distributed.worker import WorkerInfo, worker_info
 from trainer.rewards.contract import RewardRequest, RewardResult
-
-SECTION = "reward.model.resources"
 
 
 class RewardModelWorker:
@@ -57,7 +56,12 @@ class RewardModelWorker:
 class RewardModelGroup:
     """A `RewardScorer` over the reward model's workers (module docstring)."""
 
-    def __init__(self, cfg: RewardModelConfig, trainer_resources: ResourcesConfig) -> None:
+    def __init__(
+        self,
+        cfg: RewardModelConfig,
+        trainer_resources: ResourcesConfig,
+        section: str = "reward.model",
+    ) -> None:
         config = cfg.model_dump(mode="json")
         self.group = ActorGroup(
             RewardModelWorker,
@@ -65,8 +69,8 @@ class RewardModelGroup:
             cfg.resources,
             trainer_resources.worker_timeout_s,
             trainer_resources.placement_strategy,
-            section=SECTION,
-            role="reward-model worker",
+            section=f"{section}.resources",
+            role="reward-model worker" + ("" if section == "reward.model" else f" ({section})"),
         )
         try:
             self.group.infos = self.group.call("info", phase="reward model start-up")

@@ -12,7 +12,7 @@ import torch
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
-from trainer.distributed import uses_reward_model_group
+from trainer.distributed import reward_model_groups
 from trainer.distributed.cluster import ray_session
 from trainer.distributed.controller import DistributedRoles, ShardedRollout
 from trainer.distributed.group import WorkerGroup
@@ -79,17 +79,19 @@ def distributed_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]
         torch.manual_seed(cfg.trainer.seed)
         tokenizer = load_tokenizer(cfg.model.path)
         # The driver scores rewards, and a colocated reward model, on its CPU.
-        model_group = None
-        if uses_reward_model_group(cfg):
-            model_group = RewardModelGroup(cfg.reward.model, cfg.resources)
-            reporter.log("info", f"reward model workers: {model_group.describe()}")
+        model_groups: dict[str, RewardModelGroup] = {}
         try:
-            scorer = make_reward_scorer(cfg.reward, torch.device("cpu"), model_group)
+            for section, model in reward_model_groups(cfg):
+                model_groups[model.name] = group_of = RewardModelGroup(
+                    model, cfg.resources, section
+                )
+                reporter.log("info", f"{section} workers: {group_of.describe()}")
+            scorer = make_reward_scorer(cfg.reward, torch.device("cpu"), model_groups)
         except BaseException:
-            if model_group is not None:
-                model_group.close()
+            for started in model_groups.values():
+                started.close()
             raise
-        stack.callback(scorer.close)  # the combined scorer closes the model's group too
+        stack.callback(scorer.close)  # the combined scorer closes the models' groups too
         per_chunk = chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
         chunks = -(-cfg.data.train_batch_size // per_chunk)
         if chunks < group.size:

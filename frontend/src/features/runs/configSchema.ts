@@ -66,6 +66,8 @@ function kindOf(schema: Schema): FieldKind {
   if (base.type === "boolean") return { type: "boolean" };
   if (base.type === "string") return { type: "string", nullable };
   if (base.type === "array" && base.prefixItems) return { type: "tuple", length: base.prefixItems.length };
+  // A list of sections (objects) has no one-line form: it is edited as JSON.
+  if (base.type === "array" && (base.items?.$ref || base.items?.type === "object")) return { type: "json" };
   if (base.type === "array") return { type: "list", item: base.items?.type === "number" || base.items?.type === "integer" ? "number" : "string" };
   return { type: "json" };
 }

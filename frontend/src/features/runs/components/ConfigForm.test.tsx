@@ -51,11 +51,21 @@ describe("the generated run form", () => {
       const tag = control?.tagName.toLowerCase();
       if (field.kind.type === "enum") expect(tag, field.path).toBe("select");
       if (field.kind.type === "boolean") expect(control, field.path).toHaveAttribute("type", "checkbox");
-      if (field.kind.type === "list") expect(tag, field.path).toBe("textarea");
+      if (field.kind.type === "list" || field.kind.type === "json") expect(tag, field.path).toBe("textarea");
       if (field.kind.type === "number") expect(tag, field.path).toBe("input");
     }
     // The schema really has each kind: a new kind would need a control here.
-    expect([...kinds].sort()).toEqual(["boolean", "enum", "list", "number", "string", "tuple"]);
+    expect([...kinds].sort()).toEqual(["boolean", "enum", "json", "list", "number", "string", "tuple"]);
+  });
+
+  it("edits a list of sections (reward.extra_models) as JSON", () => {
+    const onChange = vi.fn();
+    const { container } = render(<Harness onChange={onChange} />);
+    openAll(container);
+    const models = container.querySelector('[data-path="reward.extra_models"]') as HTMLTextAreaElement;
+    expect(models).toHaveValue("[]");
+    fireEvent.change(models, { target: { value: '[{"path": "var/judge", "name": "judge"}]' } });
+    expect(onChange).toHaveBeenLastCalledWith("reward.extra_models", [{ path: "var/judge", name: "judge" }]);
   });
 
   it("shows each field's description as its help text and enums as their options", () => {

@@ -113,6 +113,10 @@ function ConfigField({ field, value, baseValue, errors, onChange, baseName }: Co
         if (kind.type === "list") {
           return <textarea {...props} className={inputClass} rows={2} value={text} onChange={(e) => update(e.target.value)} placeholder="one per line" data-path={field.path} />;
         }
+        if (kind.type === "json") {
+          // A list of sections (reward.extra_models): JSON, which the server validates field by field.
+          return <textarea {...props} className={inputClass} rows={3} spellCheck={false} value={text} onChange={(e) => update(e.target.value)} placeholder="JSON" data-path={field.path} />;
+        }
         return (
           <input
             {...props}
