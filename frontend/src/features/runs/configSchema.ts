@@ -153,3 +153,39 @@ export function formatInput(kind: FieldKind, value: unknown): string {
   if (kind.type === "json") return JSON.stringify(value);
   return String(value);
 }
+
+export type PlacedErrors = {
+  /** By field path: the field the error is at, or the field holding it (a list's item). */
+  fields: Record<string, string[]>;
+  /** By section name: errors about a whole group ("reward": its sources' names clash). */
+  sections: Record<string, string[]>;
+  /** Errors about the whole config (a rule between groups). */
+  general: string[];
+};
+
+/**
+ * Puts each server error (keyed by config path, "" for the whole config) where the form can
+ * show it: at its field; at the field holding it with the rest of the path in front
+ * ("reward.extra_models.0.weight" -> reward.extra_models: "0.weight: ..."); at its section;
+ * or above the form. No message is dropped.
+ */
+export function placeErrors(sections: Section[], errors: Record<string, string[]>): PlacedErrors {
+  const placed: PlacedErrors = { fields: {}, sections: {}, general: [] };
+  const paths = sections.flatMap((s) => s.fields.map((f) => f.path));
+  for (const [key, messages] of Object.entries(errors)) {
+    const holder = paths.filter((p) => key === p || key.startsWith(`${p}.`)).sort((a, b) => b.length - a.length)[0];
+    if (holder !== undefined) {
+      const rest = key.slice(holder.length + 1);
+      (placed.fields[holder] ??= []).push(...messages.map((m) => (rest ? `${rest}: ${m}` : m)));
+      continue;
+    }
+    const section = sections.find((s) => key === s.name || key.startsWith(`${s.name}.`));
+    if (section) {
+      const rest = key.slice(section.name.length + 1);
+      (placed.sections[section.name] ??= []).push(...messages.map((m) => (rest ? `${rest}: ${m}` : m)));
+    } else {
+      placed.general.push(...messages.map((m) => (key ? `${key}: ${m}` : m)));
+    }
+  }
+  return placed;
+}

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { describe, expect, it, vi } from "vitest";
 
 import type { ConfigTree } from "../configDiff";
-import { getAt, sectionsOf, setAt } from "../configSchema";
+import { getAt, placeErrors, sectionsOf, setAt } from "../configSchema";
 import schema from "../fixtures/config-schema.json";
 import presets from "../fixtures/presets.json";
 import { ConfigForm } from "./ConfigForm";
@@ -56,6 +56,24 @@ describe("the generated run form", () => {
     }
     // The schema really has each kind: a new kind would need a control here.
     expect([...kinds].sort()).toEqual(["boolean", "enum", "json", "list", "number", "string", "tuple"]);
+  });
+
+  it("places every server error: at its field, the field holding it, its section, or above", () => {
+    const placed = placeErrors(sections, {
+      "actor.optim.lr": ["too big"],
+      "reward.extra_models.0.weight": ["Input should be a valid number"],
+      reward: ["reward sources need distinct names"],
+      "": ["train_batch_size must be a multiple"],
+    });
+    expect(placed.fields).toEqual({ "actor.optim.lr": ["too big"], "reward.extra_models": ["0.weight: Input should be a valid number"] });
+    expect(placed.sections).toEqual({ reward: ["reward sources need distinct names"] });
+    expect(placed.general).toEqual(["train_batch_size must be a multiple"]);
+  });
+
+  it("shows a section's own error inside it, opened", () => {
+    render(<ConfigForm sections={sections} value={preset} base={preset} errors={{ reward: ["names clash"] }} baseName="preset" onChange={() => {}} />);
+    expect(screen.getByRole("alert")).toHaveTextContent("names clash");
+    expect(screen.getByText("1 to fix")).toBeInTheDocument();
   });
 
   it("edits a list of sections (reward.extra_models) as JSON", () => {

@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 
 import { Field, inputClass } from "../../../components/Field";
 import { same, type ConfigTree } from "../configDiff";
-import { formatInput, getAt, parseInput, type FieldSpec, type Section } from "../configSchema";
+import { formatInput, getAt, parseInput, placeErrors, type FieldSpec, type Section } from "../configSchema";
 import styles from "./ConfigForm.module.css";
 
 type ConfigFormProps = {
@@ -10,7 +10,7 @@ type ConfigFormProps = {
   value: ConfigTree;
   /** The preset's (or parent's) config: fields that differ from it are marked. */
   base: ConfigTree;
-  /** Server messages by config path ("actor.optim.lr"). */
+  /** Server messages by config path ("actor.optim.lr"; "" for the whole config). */
   errors: Record<string, string[]>;
   onChange: (path: string, value: unknown) => void;
   baseName: string;
@@ -18,17 +18,46 @@ type ConfigFormProps = {
 
 /** The run config form, one collapsible section per config group, generated from the schema. */
 export function ConfigForm({ sections, value, base, errors, onChange, baseName }: ConfigFormProps) {
+  const placed = placeErrors(sections, errors);
   return (
     <div>
+      {placed.general.length ? <ErrorList messages={placed.general} /> : null}
       {sections.map((section) => (
-        <ConfigSection key={section.name} section={section} value={value} base={base} errors={errors} onChange={onChange} baseName={baseName} />
+        <ConfigSection
+          key={section.name}
+          section={section}
+          value={value}
+          base={base}
+          errors={placed.fields}
+          sectionErrors={placed.sections[section.name] ?? []}
+          onChange={onChange}
+          baseName={baseName}
+        />
       ))}
     </div>
   );
 }
 
-function ConfigSection({ section, value, base, errors, onChange, baseName }: Omit<ConfigFormProps, "sections"> & { section: Section }) {
-  const errorCount = section.fields.filter((f) => errors[f.path]?.length).length;
+function ErrorList({ messages }: { messages: string[] }) {
+  return (
+    <ul className={styles.errors} role="alert">
+      {messages.map((m) => (
+        <li key={m}>{m}</li>
+      ))}
+    </ul>
+  );
+}
+
+function ConfigSection({
+  section,
+  value,
+  base,
+  errors,
+  sectionErrors,
+  onChange,
+  baseName,
+}: Omit<ConfigFormProps, "sections"> & { section: Section; sectionErrors: string[] }) {
+  const errorCount = section.fields.filter((f) => errors[f.path]?.length).length + (sectionErrors.length ? 1 : 0);
   const changedCount = section.fields.filter((f) => !same(getAt(value, f.path), getAt(base, f.path))).length;
   const [open, setOpen] = useState(false);
   return (
@@ -38,6 +67,7 @@ function ConfigSection({ section, value, base, errors, onChange, baseName }: Omi
         {changedCount ? <span className={styles.count}>{changedCount} changed</span> : null}
         {errorCount ? <span className={styles.errorCount}>{errorCount} to fix</span> : null}
       </summary>
+      {sectionErrors.length ? <ErrorList messages={sectionErrors} /> : null}
       <div className={styles.fields}>
         {section.fields.map((field) => (
           <ConfigField

@@ -132,7 +132,8 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const validationErrors = translate.data && !translate.data.valid ? (translate.data.errors ?? {}) : {};
   const serverFields = submit.error instanceof FieldErrors ? submit.error.fields : {};
   for (const [key, messages] of Object.entries({ ...serverFields, ...validationErrors })) {
-    if (key.startsWith("config.")) configErrors[key.slice("config.".length)] = messages;
+    if (key === "config") configErrors[""] = messages; // a rule across groups
+    else if (key.startsWith("config.")) configErrors[key.slice("config.".length)] = messages;
   }
   const overrideErrors = [...fieldErrorsAt(submit.error, "overrides"), ...(validationErrors.overrides ?? [])];
 

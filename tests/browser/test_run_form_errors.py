@@ -1,0 +1,52 @@
+"""The new-run form shows every error the server names, wherever it points: a list of
+sections edited as JSON (`reward.extra_models`) gets its item's error at the list's
+field, and an error about a whole group (the reward sources' names clash) shows inside
+that group's section, opened. Nothing is created until the config is valid."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.db import connections
+from playwright.sync_api import expect
+
+from .test_web_foundation import config_field
+
+pytestmark = pytest.mark.browser
+
+
+def test_errors_inside_a_list_and_about_a_whole_section_are_shown(
+    studio: Any, page: Any, studio_orm: None
+) -> None:
+    user = studio.new_user("form")
+    slug = user.project_slug
+    connections.close_all()
+    page.goto(f"{studio.url}/p/{slug}/runs/new")
+    page.wait_for_url(re.compile(r"/sign-in\?next="))
+    page.get_by_label("Username").fill(user.username)
+    page.get_by_label("Password").fill(user.password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="New run")).to_be_visible()
+    page.get_by_label("Run name", exact=True).fill("judged")
+    create = page.get_by_role("button", name="Create run")
+
+    # An extra reward model named like the reward function: an error about the section.
+    models = config_field(page, "reward.extra_models")
+    models.fill('[{"path": "/models/judge", "name": "arith"}]')
+    expect(page.get_by_text("What differs from preset grpo-tiny-arith")).to_be_visible()
+    create.click()
+    reward = page.locator("details", has=page.locator("summary", has_text="Reward"))
+    expect(reward.get_by_role("alert")).to_contain_text("arith is used more than once")
+    expect(reward.locator("summary")).to_contain_text("1 to fix")
+    page.shot("run-form-section-error")
+
+    # A bad value inside the list's item: at the list's field, naming the item's field.
+    models.fill('[{"path": "/models/judge", "name": "judge", "weight": "x"}]')
+    create.click()
+    expect(models).to_have_attribute("aria-invalid", "true")
+    item_error = page.get_by_text(re.compile(r"^0\.weight: Input should be a valid number"))
+    expect(item_error).to_be_visible()
+    page.shot("run-form-list-item-error", narrow=True)
+    assert page.url.endswith("/runs/new")
