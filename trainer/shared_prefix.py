@@ -36,14 +36,24 @@ ATTENTION_PAIR_COST = 1 / 128
 # gradient), in token positions: measured ~20 on the 25M bench model on CPU; doubled here
 # and more so rows are not cut into many small forwards for little padding.
 BUCKET_OVERHEAD = 64
+# Fixed cost of the shared-prefix path beyond block packing's single forward, in token
+# positions: its prompt pass, and each bucket's cache gather (and its backward scatter) and
+# 4-D mask. Without it the layouts' estimates are close for short answers (64 rows of ~6
+# tokens behind 12-token prompts: ~540 against ~700), yet the shared-prefix layout was
+# 1.23-1.35x slower there on the 3.3M demo model at two threads (1.05x at one), an excess
+# of 200-380 positions at two threads. For long responses the packed layout's quadratic
+# attention outweighs it many times over (8 x 128-token responses: ~37k against ~9k).
+PREFIX_OVERHEAD = 256
 
 
 def layout_costs(
     prompt_lens: list[int], response_lens: list[int], groups: list[int]
 ) -> tuple[float, float]:
-    """Estimated cost (token positions, attention pairs weighted) of one forward over the
-    rows in the block-packed layout and in the shared-prefix layout. Rows of a group are
-    taken to share its prompt; both layouts pad every sequence to the longest."""
+    """Estimated cost (token positions, attention pairs weighted) of the rows' forward in
+    the block-packed layout (one forward) and in the shared-prefix layout (PREFIX_OVERHEAD,
+    the prompt pass, and the length buckets as `length_buckets` picks them). Rows of a
+    group are taken to share its prompt; sequences are padded to the longest (of their
+    bucket)."""
     sequences: dict[int, int] = {}
     prompts: dict[int, int] = {}
     for prompt, response, group in zip(prompt_lens, response_lens, groups, strict=True):
@@ -53,11 +63,9 @@ def layout_costs(
     packed_width = max(sequences.values())
     packed = n_groups * packed_width * (1 + ATTENTION_PAIR_COST * packed_width)
     prompt_width = max(prompts.values())
-    scored = max(max(response_lens), 1) - 1  # response columns that predict a next token
-    prefix = n_groups * prompt_width * (1 + ATTENTION_PAIR_COST * prompt_width) + len(
-        response_lens
-    ) * scored * (1 + ATTENTION_PAIR_COST * (prompt_width + scored))
-    return packed, prefix
+    prompt_pass = n_groups * prompt_width * (1 + ATTENTION_PAIR_COST * prompt_width)
+    _, responses = _bucketing(response_lens, prompt_width)
+    return packed, PREFIX_OVERHEAD + prompt_pass + responses
 
 
 def prefers_shared_prefix(batch: RolloutBatch) -> bool:
@@ -127,6 +135,11 @@ def length_buckets(lengths: list[int], prompt_width: int) -> list[list[int]]:
     forward each, padded to the bucket's longest: the split of the rows sorted by length
     that minimises the estimated cost (`layout_costs`' units plus BUCKET_OVERHEAD per
     forward). Equal lengths (long completions at their limit) give one bucket."""
+    return _bucketing(lengths, prompt_width)[0]
+
+
+def _bucketing(lengths: list[int], prompt_width: int) -> tuple[list[list[int]], float]:
+    """`length_buckets`' buckets and their estimated cost, BUCKET_OVERHEAD per bucket."""
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     scored = [max(lengths[i], 1) - 1 for i in order]
 
@@ -148,7 +161,7 @@ def length_buckets(lengths: list[int], prompt_width: int) -> list[list[int]]:
     while end > 0:
         buckets.append(order[cut[end] : end])
         end = cut[end]
-    return buckets[::-1]
+    return buckets[::-1], best[-1]
 
 
 def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tensor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
@@ -15,11 +16,14 @@ def states(g: torch.Generator, batch: int, length: int) -> tuple[torch.Tensor, t
     )
 
 
-def test_updates_row_selection_and_growth_match_the_dynamic_layer() -> None:
+# 6: outgrown below, then a row drop copies the whole (mostly filled) buffer once;
+# 64: the drop copies the filled columns only (gathered, then into a new buffer)
+@pytest.mark.parametrize("capacity", [6, 64])
+def test_updates_row_selection_and_growth_match_the_dynamic_layer(capacity: int) -> None:
     g = torch.Generator().manual_seed(0)
     dynamic = DynamicLayer()
     dynamic.update(*states(g, 3, 5))
-    grown = PreallocatedLayer(dynamic.keys, dynamic.values, capacity=6)  # outgrown below
+    grown = PreallocatedLayer(dynamic.keys, dynamic.values, capacity=capacity)
     for step in range(4):
         k, v = states(g, grown.keys.shape[0], 1)
         expected = dynamic.update(k, v)

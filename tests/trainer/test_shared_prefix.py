@@ -27,8 +27,9 @@ def tiny() -> tuple[torch.nn.Module, int, int]:
 
 
 def long_batch(vocab: int, pad: int, seed: int, groups: int = 3, n: int = 4) -> RolloutBatch:
-    """Groups whose responses are long next to their prompts (some shorter, one empty)."""
-    batch = batches.grpo_batch(vocab, pad, seed, groups, n, (2, 9), (20, 40))
+    """Groups whose responses are long next to their prompts (some shorter, one empty),
+    long enough that the shared-prefix layout pays for its extra forwards."""
+    batch = batches.grpo_batch(vocab, pad, seed, groups, n, (2, 9), (60, 100))
     # one empty response: only its padding is left
     batch.attention_mask[1, batch.prompt_width :] = 0
     batch.response_mask[1] = 0
@@ -47,6 +48,15 @@ def test_long_responses_choose_shared_prefix_and_short_ones_block_packing() -> N
     assert prefix < packed
     # 8 x ~6-token responses (longest 16): packing scores fewer positions.
     packed, prefix = layout_costs([28] * 8, [6, 4, 16, 5, 6, 7, 3, 5], [0] * 8)
+    assert packed < prefix
+
+
+def test_short_answers_in_a_large_micro_batch_keep_block_packing() -> None:
+    # The bench's short workload: 64 rows, 8 groups, 12-token prompts, ~6-token answers.
+    # The shared-prefix layout scores fewer positions here but runs a prompt pass and a
+    # response pass for one packed forward; measured slower, so its forwards are charged.
+    answers = [7, 5, 6, 4, 6, 5, 3, 6] * 8
+    packed, prefix = layout_costs([12] * 64, answers, [row // 8 for row in range(64)])
     assert packed < prefix
 
 

@@ -59,12 +59,18 @@ class PreallocatedLayer(DynamicLayer):
         return self._filled()
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        # Copy the kept rows' filled columns only (as the dynamic layer would), not the
-        # whole buffer: rows finishing one by one would otherwise copy it every time.
+        # Keeping rows copies either the filled columns twice (gathered, then into a new
+        # buffer) or the whole buffer once, whichever moves fewer values: early in a long
+        # completion the filled part is small next to the buffer; with short answers
+        # (rows leaving at most steps) the buffer is at most twice the filled part.
         capacity = self._keys.shape[-2]
-        keys, values = self._filled()
-        self._keys = self._buffer(keys[indices], capacity)
-        self._values = self._buffer(values[indices], capacity)
+        if 2 * self.length >= capacity:
+            self._keys = self._keys.index_select(0, indices)
+            self._values = self._values.index_select(0, indices)
+        else:
+            keys, values = self._filled()
+            self._keys = self._buffer(keys[indices], capacity)
+            self._values = self._buffer(values[indices], capacity)
         self._refresh()
 
     def crop(self, tokens_to_remove: int) -> None:
