@@ -12,6 +12,7 @@ import pytest
 from django.db import connections
 from playwright.sync_api import expect
 
+from .harness import sign_in
 from .test_web_foundation import config_field
 
 pytestmark = pytest.mark.browser
@@ -21,13 +22,9 @@ def test_errors_inside_a_list_and_about_a_whole_section_are_shown(
     studio: Any, page: Any, studio_orm: None
 ) -> None:
     user = studio.new_user("form")
-    slug = user.project_slug
-    connections.close_all()
-    page.goto(f"{studio.url}/p/{slug}/runs/new")
-    page.wait_for_url(re.compile(r"/sign-in\?next="))
-    page.get_by_label("Username").fill(user.username)
-    page.get_by_label("Password").fill(user.password)
-    page.get_by_role("button", name="Sign in").click()
+    connections.close_all()  # see test_web_foundation: the ORM call's connection
+    sign_in(page, studio, user)
+    page.goto(f"{studio.url}/p/{user.project_slug}/runs/new")
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
     page.get_by_label("Run name", exact=True).fill("judged")
     create = page.get_by_role("button", name="Create run")
