@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from trainer.batch import RolloutBatch, build_batch
+from trainer.config.schema import ActorConfig
 from trainer.models.demo import build_model, build_tokenizer
+from trainer.update import update_actor
 
 
 def tiny_model() -> tuple[torch.nn.Module, int, int]:
@@ -46,3 +49,32 @@ def grpo_batch(
         batch.advantages = torch.randn(batch.response_mask.shape, generator=g)
         batch.advantages = batch.advantages * batch.response_mask
     return batch
+
+
+def assert_update_same_either_layout(
+    model: torch.nn.Module, batch: RolloutBatch, micro_batch_size: int
+) -> None:
+    """One update with `actor.pack_shared_prompts` off and on (which picks block packing or
+    shared prefixes) gives the same metrics and weights; the model is left as it was."""
+    start = {k: v.clone() for k, v in model.state_dict().items()}
+    after = []
+    for packed in (False, True):
+        model.load_state_dict(start)
+        cfg = ActorConfig.model_validate(
+            {
+                "micro_batch_size": micro_batch_size,
+                "ppo_mini_batch_size": 4,
+                "pack_shared_prompts": packed,
+            }
+        )
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        metrics = update_actor(
+            model, optimizer, batch, cfg, 1.0, batch.size, 1.0, torch.Generator().manual_seed(0)
+        )
+        after.append((metrics, {k: v.clone() for k, v in model.state_dict().items()}))
+    model.load_state_dict(start)
+    (m_a, s_a), (m_b, s_b) = after
+    for key in ("actor/pg_loss", "actor/entropy", "actor/grad_norm"):
+        assert m_a[key] == pytest.approx(m_b[key], abs=1e-5)
+    for key in s_a:
+        torch.testing.assert_close(s_a[key], s_b[key], atol=1e-5, rtol=1e-5)

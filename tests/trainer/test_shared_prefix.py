@@ -7,9 +7,8 @@ import pytest
 import torch
 
 from tests.trainer import batches
-from tests.trainer.batches import tiny_model
+from tests.trainer.batches import assert_update_same_either_layout, tiny_model
 from trainer.batch import RolloutBatch
-from trainer.config.schema import ActorConfig
 from trainer.logprobs import response_logits, response_token_stats
 from trainer.shared_prefix import (
     layout_costs,
@@ -18,7 +17,6 @@ from trainer.shared_prefix import (
     shared_prefix_layout,
     shared_prefix_response_logits,
 )
-from trainer.update import update_actor
 
 
 @pytest.fixture(scope="module")
@@ -118,24 +116,7 @@ def test_an_update_is_the_same_with_shared_prefixes(tiny: tuple[torch.nn.Module,
     batch = multi_turn(long_batch(vocab, pad, seed=3, groups=4))
     g = torch.Generator().manual_seed(0)
     batch.advantages = torch.randn(batch.size, 1, generator=g) * batch.response_mask
-    start = {k: v.clone() for k, v in model.state_dict().items()}
-    after = []
-    for packed in (False, True):
-        model.load_state_dict(start)
-        cfg = ActorConfig.model_validate(
-            {"micro_batch_size": 8, "ppo_mini_batch_size": 4, "pack_shared_prompts": packed}
-        )
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        metrics = update_actor(
-            model, optimizer, batch, cfg, 1.0, batch.size, 1.0, torch.Generator().manual_seed(0)
-        )
-        after.append((metrics, {k: v.clone() for k, v in model.state_dict().items()}))
-    model.load_state_dict(start)
-    (m_a, s_a), (m_b, s_b) = after
-    for key in ("actor/pg_loss", "actor/entropy", "actor/grad_norm"):
-        assert m_a[key] == pytest.approx(m_b[key], abs=1e-5)
-    for key in s_a:
-        torch.testing.assert_close(s_a[key], s_b[key], atol=1e-5, rtol=1e-5)
+    assert_update_same_either_layout(model, batch, micro_batch_size=8)
 
 
 def test_rows_are_bucketed_by_real_length_only_when_it_saves_work() -> None:
