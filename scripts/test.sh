@@ -15,5 +15,8 @@ echo "== ruff format";   ruff format --check .
 echo "== mypy";          mypy studio trainer workers
 echo "== import-linter"; lint-imports --no-cache
 echo "== frontend";      (cd frontend && npm test --silent)
-echo "== pytest";        python -m pytest "$@"
+# Two workers: the suite spends much of its time waiting on subprocesses (Ray, Celery,
+# a browser), so a second worker fills the other core. PYTEST_WORKERS=0 runs it in one.
+echo "== pytest";        python -m pytest -p tests.suite_workers \
+    -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
 echo "make test finished in $(( $(date +%s) - started )) s"

@@ -146,6 +146,10 @@ def _stack(
         "RLSTUDIO_RECONCILE_INTERVAL_S": "1",
         "RLSTUDIO_LAUNCH_GRACE_S": "4",
         "RLSTUDIO_CHECKPOINT_ROOT": str(tmp_path_factory.mktemp("checkpoints")),
+        # Trainers write their spools (var/spool/run-<id>-attempt-<n>) under their working
+        # directory: a folder of this stack's own, never the checkout's, where a run of an
+        # earlier test database (or of another xdist worker) with the same id left its own.
+        "RLSTUDIO_TRAINER_WORKDIR": str(tmp_path_factory.mktemp("trainer")),
         "RLSTUDIO_FAILPOINTS_DIR": str(failpoints),
         "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),
         "RLSTUDIO_DATA_CACHE": str(tmp_path_factory.mktemp("data-cache")),
