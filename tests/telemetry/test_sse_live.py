@@ -64,7 +64,8 @@ def test_events_arrive_live(web: LiveProcess) -> None:
     snapshot, ready = stream.next(), stream.next()
     assert snapshot and snapshot.event == "run-status" and snapshot.data["status"] == "starting"
     assert ready and (ready.event, ready.id) == ("ready", "0:0:alert")
-    assert (project_ready := project.next()) and project_ready.event == "ready"
+    project_ready = project.next()  # not a walrus inside assert: pytest 8 rewrites it away
+    assert project_ready and project_ready.event == "ready"
 
     sent = time.time()
     post(web, trainer, [status(0, "running"), metrics(1, 1, {REWARD_ERROR_RATE: 0.5}), log(2)])
