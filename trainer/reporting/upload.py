@@ -107,8 +107,8 @@ class IngestClient:
             }
         )
 
-    def post(self, entries: list[SpoolEntry], timeout: float) -> Reply:
-        body = batch_body(self.target.attempt, entries)
+    def post(self, body: bytes, timeout: float) -> Reply:
+        """POST one batch body (from `batch_body`); never raises for network trouble."""
         try:
             response = self.session.post(
                 self.target.records_url,
@@ -256,6 +256,10 @@ class Uploader:
         """Settle `entries`: True once stored or refused for good; False when this
         process must stop sending (deadline passed, or the token is refused)."""
         failures = 0
+        # One body for every retry of this batch: a failed request stays referenced
+        # from its exception's reference cycle until the garbage collector runs, so a
+        # fresh copy per retry piled up (five 400 KB bodies at once in an outage test).
+        body = batch_body(self.client.target.attempt, entries)
         while True:
             left = self._time_left()
             if left is not None and left <= 0:
@@ -265,7 +269,7 @@ class Uploader:
                 if left is None
                 else min(self.limits.request_timeout_s, left)
             )
-            reply = self.client.post(entries, timeout)
+            reply = self.client.post(body, timeout)
             if reply.verdict is Verdict.STORED:
                 if failures:
                     log.info("studio reachable again after %d failed tries", failures)
