@@ -16,8 +16,7 @@ def states(g: torch.Generator, batch: int, length: int) -> tuple[torch.Tensor, t
     )
 
 
-# 6: outgrown below, then a row drop copies the whole (mostly filled) buffer once;
-# 64: the drop copies the filled columns only (gathered, then into a new buffer)
+# 6: outgrown below, before rows are dropped; 64: rows dropped inside the first buffer
 @pytest.mark.parametrize("capacity", [6, 64])
 def test_updates_row_selection_and_growth_match_the_dynamic_layer(capacity: int) -> None:
     g = torch.Generator().manual_seed(0)
@@ -35,6 +34,30 @@ def test_updates_row_selection_and_growth_match_the_dynamic_layer(capacity: int)
             dynamic.batch_select_indices(keep)
             grown.batch_select_indices(keep)
     assert grown.get_seq_length() == dynamic.get_seq_length() == 9
+
+
+# Finished rows leave one or several at a time, from anywhere in the batch (rows are moved
+# down in place); a selection that repeats or reorders rows gathers into a new buffer.
+@pytest.mark.parametrize(
+    "selections",
+    [
+        [[1, 2, 3, 4, 5, 6, 7], [0, 2, 5], [1]],  # the first row, then gaps, then all but one
+        [[0, 1, 2, 3, 4, 5, 6, 7], [0, 3, 4, 6, 7], [0, 1, 2, 3]],  # all kept, then the tail
+        [[0, 0, 1, 1, 2, 2, 3, 3], [7, 6, 5, 4, 3, 2, 1, 0]],  # repeated, then reversed
+    ],
+)
+def test_dropping_rows_keeps_each_kept_row_exactly(selections: list[list[int]]) -> None:
+    g = torch.Generator().manual_seed(1)
+    dynamic = DynamicLayer()
+    dynamic.update(*states(g, 8, 3))
+    grown = PreallocatedLayer(dynamic.keys, dynamic.values, capacity=16)
+    for keep in selections:
+        index = torch.tensor(keep)
+        dynamic.batch_select_indices(index)
+        grown.batch_select_indices(index)
+        k, v = states(g, len(keep), 1)
+        for a, b in zip(grown.update(k, v), dynamic.update(k, v), strict=True):
+            assert torch.equal(a, b)
 
 
 def test_decoding_with_it_gives_the_dynamic_cache_logits() -> None:

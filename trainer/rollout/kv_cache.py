@@ -11,6 +11,8 @@ of the filled part. Values are bit-identical to the dynamic cache's.
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
@@ -59,19 +61,30 @@ class PreallocatedLayer(DynamicLayer):
         return self._filled()
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        # Keeping rows copies either the filled columns twice (gathered, then into a new
-        # buffer) or the whole buffer once, whichever moves fewer values: early in a long
-        # completion the filled part is small next to the buffer; with short answers
-        # (rows leaving at most steps) the buffer is at most twice the filled part.
-        capacity = self._keys.shape[-2]
-        if 2 * self.length >= capacity:
-            self._keys = self._keys.index_select(0, indices)
-            self._values = self._values.index_select(0, indices)
-        else:
+        keep = indices.tolist()
+        if all(a < b for a, b in itertools.pairwise(keep)):
+            self._compact(keep)
+        else:  # a reordering or repeating selection: gather into a new buffer
             keys, values = self._filled()
+            capacity = self._keys.shape[-2]
             self._keys = self._buffer(keys[indices], capacity)
             self._values = self._buffer(values[indices], capacity)
         self._refresh()
+
+    def _compact(self, keep: list[int]) -> None:
+        """Keep the rows `keep` (strictly increasing) by moving each one down in place.
+
+        Dropping finished rows happens many times in a long completion; gathering into a
+        fresh buffer moved every kept row (twice, or the whole buffer once) and was a
+        tenth of decoding. Here rows before the first dropped one stay put and the rest
+        move once, filled columns only. Row `src` moves to `dst <= src` in increasing
+        order, so no row is overwritten before it has been read."""
+        for buffer in (self._keys, self._values):
+            for dst, src in enumerate(keep):
+                if src != dst:
+                    buffer[dst, :, : self.length].copy_(buffer[src, :, : self.length])
+        self._keys = self._keys[: len(keep)]
+        self._values = self._values[: len(keep)]
 
     def crop(self, tokens_to_remove: int) -> None:
         if tokens_to_remove > 0:
