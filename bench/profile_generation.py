@@ -36,7 +36,9 @@ def main() -> None:
     bench.worker_build(args.workload)
     matched = bench.WORKLOADS[args.workload].matched
     model_dir = bench.paths(args.workload)["model"]
-    model = AutoModelForCausalLM.from_pretrained(model_dir, attn_implementation="sdpa")
+    model = AutoModelForCausalLM.from_pretrained(
+        model_dir, attn_implementation="sdpa", dtype=getattr(torch, matched.dtype)
+    )
     _, prompt_ids = bench._train_dataset(args.workload)
     prompts = prompt_ids[: matched.prompts_per_step]
     engine = HFEngine(model, load_tokenizer(model_dir), max_batch_size=matched.generation_batch)

@@ -6,6 +6,7 @@ Workloads (`WORKLOADS`):
 - long (`long128`, `long512`): the 25.5M shape with random weights, which almost never
   samples EOS, so completions run to the limit (128 or 512 new tokens); 8 prompts x 8,
   reward `bench/digit_share_reward.py` (graded, so every group has a signal).
+  `long128-bf16` is long128 with both trainers in pure bf16; the others run in fp32.
 
 Both trainers start from the same weights (each model built once by the demo builder),
 train on the same prompts in the same order, with the same reward (wrapped as a TRL reward
@@ -20,7 +21,7 @@ run's final weights by one evaluator process (plain `transformers` generate, sha
 
     .venv/bin/pip install -e '.[bench]'   # trl==1.16.0
     .venv/bin/python bench/trainer_vs_trl.py [--workloads demo,large,long128,long512]
-        [--runs 3] [--steps 20,long128=10,long512=5] [--threads 2]
+        [--runs 3] [--steps 20,long128=10,long128-bf16=10,long512=5] [--threads 2]
     .venv/bin/python bench/trainer_vs_trl.py --quick   # 1 run x 2 steps per workload
 
 Before a full run it waits (30 s polls, 25 min at most) for the 1-minute load average to
@@ -74,6 +75,9 @@ class Matched:
     clip_low: float = 0.2
     clip_high: float = 0.2
     seed: int = 0  # pair i (ours and TRL run i) both use seed + i - 1; the models use seed
+    # Parameter dtype of both trainers, end to end (weights, activations, optimizer state):
+    # "bfloat16" is pure bf16 in both, no autocast and no fp32 master weights.
+    dtype: str = "float32"
 
     @property
     def completions_per_step(self) -> int:
@@ -116,6 +120,16 @@ WORKLOADS = {
     "demo": Workload("demo", MATCHED, "arith", True, "short: warm start, ~6-token answers"),
     "large": Workload("large", MATCHED, "arith", True, "short: warm start, ~6-token answers"),
     "long128": Workload("long", LONG, "digit_share", False, "long: 128 new tokens, no EOS"),
+    # Both trainers in pure bf16: on a CPU with AMX (this one has it) a bf16 matmul is 3.5x
+    # (64 rows) to 8x (3,500 rows) an fp32 one, so the rest of the step weighs more; GPU
+    # runs train in bf16 too.
+    "long128-bf16": Workload(
+        "long",
+        dataclasses.replace(LONG, dtype="bfloat16"),
+        "digit_share",
+        False,
+        "long: 128 new tokens, no EOS, pure bf16",
+    ),
     "long512": Workload(
         "long",
         dataclasses.replace(LONG, micro_batch=8, max_new_tokens=512),
@@ -146,7 +160,11 @@ def ours_config(
     m = workload.matched
     return RunConfig.model_validate(
         {
-            "model": {"path": str(model_dir), "dtype": "float32", "gradient_checkpointing": False},
+            "model": {
+                "path": str(model_dir),
+                "dtype": m.dtype,
+                "gradient_checkpointing": False,
+            },
             "data": {
                 "train_files": [str(train_file)],
                 "val_files": [],
@@ -534,7 +552,7 @@ def worker_trl(workload: str, run_dir: Path, steps: int, seed: int) -> dict[str,
     dataset, our_prompt_ids = _train_dataset(workload)
     tokenizer = load_tokenizer(p["model"])
     model = AutoModelForCausalLM.from_pretrained(
-        str(p["model"]), dtype=torch.float32, local_files_only=True
+        str(p["model"]), dtype=getattr(torch, spec.matched.dtype), local_files_only=True
     )
     reward_fn = load_reward(spec)
     step_reward: list[float] = []
@@ -1120,7 +1138,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per trainer and workload")
     parser.add_argument(
         "--steps",
-        default="20,long128=10,long512=5",
+        default="20,long128=10,long128-bf16=10,long512=5",
         help="optimizer steps per run: one number, and/or per workload (name=steps)",
     )
     parser.add_argument("--quick", action="store_true", help="1 run x 2 steps per workload")
