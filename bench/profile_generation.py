@@ -17,9 +17,8 @@ import time
 
 import torch
 import trainer_vs_trl as bench
-from transformers import AutoModelForCausalLM
 
-from trainer.models.loading import load_tokenizer
+from trainer.models.loading import load_policy, load_tokenizer
 from trainer.rollout.engine import SamplingParams
 from trainer.rollout.hf import HFEngine
 
@@ -36,9 +35,7 @@ def main() -> None:
     bench.worker_build(args.workload)
     matched = bench.WORKLOADS[args.workload].matched
     model_dir = bench.paths(args.workload)["model"]
-    model = AutoModelForCausalLM.from_pretrained(
-        model_dir, attn_implementation="sdpa", dtype=getattr(torch, matched.dtype)
-    )
+    model = load_policy(model_dir, matched.dtype)  # as our trainer loads it (SDPA attention)
     _, prompt_ids = bench._train_dataset(args.workload)
     prompts = prompt_ids[: matched.prompts_per_step]
     engine = HFEngine(model, load_tokenizer(model_dir), max_batch_size=matched.generation_batch)

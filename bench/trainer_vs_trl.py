@@ -544,7 +544,7 @@ def worker_trl(workload: str, run_dir: Path, steps: int, seed: int) -> dict[str,
     from transformers import AutoModelForCausalLM, TrainerCallback
     from trl import GRPOTrainer
 
-    from trainer.models.loading import load_tokenizer
+    from trainer.models.loading import load_tokenizer, resolve_dtype
 
     spec = WORKLOADS[workload]
     p = paths(workload)
@@ -552,7 +552,7 @@ def worker_trl(workload: str, run_dir: Path, steps: int, seed: int) -> dict[str,
     dataset, our_prompt_ids = _train_dataset(workload)
     tokenizer = load_tokenizer(p["model"])
     model = AutoModelForCausalLM.from_pretrained(
-        str(p["model"]), dtype=getattr(torch, spec.matched.dtype), local_files_only=True
+        str(p["model"]), dtype=resolve_dtype(spec.matched.dtype), local_files_only=True
     )
     reward_fn = load_reward(spec)
     step_reward: list[float] = []
