@@ -13,6 +13,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from trainer.linear_replay import LinearOutputs
+
 
 @dataclass
 class RolloutBatch:
@@ -29,6 +31,9 @@ class RolloutBatch:
     values: Tensor | None = None  # (B, R)
     advantages: Tensor | None = None  # (B, R)
     returns: Tensor | None = None  # (B, R)
+    # The rollout's linear-layer outputs (trainer.linear_replay) and each row's row there.
+    replay: LinearOutputs | None = None
+    replay_rows: Tensor | None = None  # (B,) long
 
     @property
     def size(self) -> int:

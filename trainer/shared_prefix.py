@@ -17,6 +17,7 @@ response_mask 0 but are real context); the loss stays multiplied by `response_ma
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -183,6 +184,7 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         return first
     prompt_states = [(layer.keys, layer.values) for layer in prompt.past_key_values.layers]
     lengths = layout.lengths.tolist()
+    replay = batch.replay if batch.replay is not None and batch.replay.fresh_for(model) else None
     parts: list[Tensor] = []
     rows: list[int] = []
     for bucket in length_buckets(lengths, layout.prompt_ids.shape[1]):
@@ -196,13 +198,20 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         # Each row attends to its own prompt's keys and values: gathered, differentiable.
         cache = DynamicCache(ddp_cache_data=[(k[prompts], v[prompts]) for k, v in prompt_states])
         response_mask = layout.response_mask[bucket, : width - 1].to(device)
-        out = model(
-            input_ids=layout.response_ids[bucket, : width - 1].to(device),
-            attention_mask=torch.cat([prompt_mask[prompts], response_mask], dim=1),
-            position_ids=layout.response_pos[bucket, : width - 1].to(device),
-            past_key_values=cache,
-            use_cache=True,
+        # The rollout computed these rows' linear outputs with these weights: replay them.
+        replaying = (
+            replay.replaying(model, batch.replay_rows[picked], width - 1, response_mask)
+            if replay is not None and batch.replay_rows is not None and width - 1 <= replay.columns
+            else nullcontext()
         )
+        with replaying:
+            out = model(
+                input_ids=layout.response_ids[bucket, : width - 1].to(device),
+                attention_mask=torch.cat([prompt_mask[prompts], response_mask], dim=1),
+                position_ids=layout.response_pos[bucket, : width - 1].to(device),
+                past_key_values=cache,
+                use_cache=True,
+            )
         parts.append(nn.functional.pad(out.logits, (0, 0, 0, layout.width - width)))
         rows += bucket
     rest = torch.cat(parts, dim=0)[torch.tensor(rows, device=device).argsort()]

@@ -24,11 +24,14 @@ from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.batch import RolloutBatch, build_batch
 from trainer.config.schema import RunConfig
 from trainer.env.episodes import EpisodeRunner, episode_metrics
+from trainer.linear_replay import recording_budget, replayable_linears
 from trainer.metrics import rollout_metrics, tensor_stats
 from trainer.rewards.contract import error_rate
 from trainer.roles import ModelRoles, StepContext
+from trainer.rollout.chunked import ChunkedRollout
 from trainer.rollout.collect import PromptItem, Sample, generate, score
-from trainer.rollout.engine import SamplingParams
+from trainer.rollout.engine import RolloutEngine, SamplingParams
+from trainer.rollout.hf import HFEngine
 
 
 class RewardErrorRateExceeded(RuntimeError):
@@ -144,7 +147,7 @@ def shape_overlong(state: StepContext, samples: list[Sample]) -> None:
 
 
 def to_batch(state: StepContext, samples: list[Sample]) -> RolloutBatch:
-    return build_batch(
+    batch = build_batch(
         prompts=[s.prompt.prompt_ids for s in samples],
         responses=[s.completion.token_ids for s in samples],
         group_index=[s.group for s in samples],
@@ -152,6 +155,33 @@ def to_batch(state: StepContext, samples: list[Sample]) -> RolloutBatch:
         pad_token_id=state.pad_token_id,
         response_masks=[s.completion.response_mask for s in samples],
     )
+    replays = [s.completion.replay for s in samples]
+    first = replays[0] if replays else None
+    if first is not None and all(r is not None and r.outputs is first.outputs for r in replays):
+        batch.replay = first.outputs
+        batch.replay_rows = torch.tensor([r.row for r in replays if r is not None])
+    return batch
+
+
+def _hf_engine(engine: RolloutEngine) -> HFEngine | None:
+    inner = engine.engine if isinstance(engine, ChunkedRollout) else engine
+    return inner if isinstance(inner, HFEngine) else None
+
+
+@contextmanager
+def recording_for_replay(state: StepContext, episodes: EpisodeRunner | None) -> Iterator[None]:
+    """Around the rollout: the HF engine records the linear layers' outputs, for the
+    update to replay instead of recomputing them (trainer.linear_replay), when it can."""
+    engine = _hf_engine(state.engine)
+    budget = recording_budget(state.cfg)
+    if engine is None or episodes is not None or not budget or not replayable_linears(engine.model):
+        yield
+        return
+    engine.start_recording(max(1, state.cfg.rollout.max_new_tokens - 1), budget)
+    try:
+        yield
+    finally:
+        engine.stop_recording()
 
 
 def train_step(
@@ -165,7 +195,8 @@ def train_step(
     cfg = state.cfg
     metrics: dict[str, float] = {}
     started = time.perf_counter()
-    samples = rollout_with_dynamic_sampling(state, prompts, step, metrics, episodes)
+    with recording_for_replay(state, episodes):
+        samples = rollout_with_dynamic_sampling(state, prompts, step, metrics, episodes)
     batch = to_batch(state, samples).to(state.device)
     temperature = cfg.rollout.temperature or 1.0
     mini_rows = cfg.actor.ppo_mini_batch_size * cfg.rollout.n
@@ -219,6 +250,8 @@ def train_step(
         metrics |= roles.update_actor(
             batch, temperature, mini_rows, norm_constant, state.update_generator
         )
+    if batch.replay is not None:
+        batch.replay.release()  # the weights move now: nothing to replay
     roles.step_schedulers()
     with timed(metrics, "update_weights"):
         roles.sync_rollout_weights()

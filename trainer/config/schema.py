@@ -219,6 +219,15 @@ class ActorConfig(Section):
         "process only: distributed runs always block-pack. Off: a single process computes "
         "bit for bit what N workers compute.",
     )
+    replay_rollout_outputs: bool = Field(
+        True,
+        description="With one optimizer step per batch (`ppo_epochs` 1, one mini-batch) in a "
+        "single process: the update takes every linear layer's output at the response tokens "
+        "from the rollout, which computed them with the same weights, instead of multiplying "
+        "again (trainer/linear_replay.py; same values to float rounding). Costs memory: every "
+        "linear output of every response token, held from the rollout to the update, up to "
+        "a quarter of the machine's memory (8 GiB at most); past that the update multiplies.",
+    )
     max_tokens_per_micro_batch: int | None = Field(
         None,
         ge=1,

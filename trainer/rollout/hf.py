@@ -14,13 +14,15 @@ teacher-forced forward pass at the same temperature; greedy decoding
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
+from trainer.linear_replay import LinearOutputs, ReplayRow
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.rollout.kv_cache import preallocate
 
@@ -31,6 +33,7 @@ class _Row:
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: str = ""
+    replay: ReplayRow | None = None
 
 
 def _eos_ids(model: nn.Module, tokenizer: Any) -> set[int]:
@@ -66,6 +69,15 @@ def _filter_logits(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tens
     return scaled
 
 
+@contextmanager
+def _recording(recording: LinearOutputs | None) -> Iterator[None]:
+    if recording is None:
+        yield
+        return
+    with recording.recording():
+        yield
+
+
 class HFEngine:
     """Batched generation with a transformers causal LM; see the module docstring.
 
@@ -92,6 +104,10 @@ class HFEngine:
         # Move the weights to CPU in sleep() (only for an engine owning a separate copy).
         self.offload_when_asleep = offload_when_asleep
         self.asleep = False
+        # Set around a rollout whose update replays the linear layers' outputs
+        # (trainer.linear_replay, `start_recording`); generate() then records into it.
+        self.recording: LinearOutputs | None = None
+        self._recorder: LinearOutputs | None = None  # kept across rollouts: its memory
         self.eos_ids = _eos_ids(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.eos_ids, default=0)
@@ -113,13 +129,19 @@ class HFEngine:
         was_training = self.model.training
         self.model.eval()
         rows: list[_Row] = []
+        recording = self.recording
+        if recording is not None and sampling.max_new_tokens - 1 > recording.columns:
+            recording = None  # longer than the recording was sized for
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), _recording(recording):
                 for start in range(0, len(expanded), self.max_batch_size):
                     chunk = expanded[start : start + self.max_batch_size]
+                    record = None
+                    if recording is not None and (part := recording.add_rows(len(chunk))):
+                        record = (recording, *part)
                     rows.extend(
                         self._generate_chunk(
-                            [prompts[i] for i in chunk], chunk, sampling, generator
+                            [prompts[i] for i in chunk], chunk, sampling, generator, record
                         )
                     )
         finally:
@@ -135,6 +157,21 @@ class HFEngine:
         ):
             return
         self.model.load_state_dict(state, strict=True)
+
+    def start_recording(self, columns: int, max_bytes: int) -> LinearOutputs:
+        """Record the linear layers' outputs of the next generate() calls (up to `columns`
+        fed tokens a row, `max_bytes` in all) until `stop_recording`; the memory of the
+        previous recording is reused."""
+        recorder = self._recorder
+        if recorder is None or recorder.model is not self.model or recorder.columns != columns:
+            recorder = self._recorder = LinearOutputs(self.model, columns, max_bytes)
+        else:
+            recorder.restart(max_bytes)
+        self.recording = recorder
+        return recorder
+
+    def stop_recording(self) -> None:
+        self.recording = None
 
     def sleep(self) -> None:
         """Drop cached memory; the KV cache lives only inside generate(), so little is held."""
@@ -157,6 +194,7 @@ class HFEngine:
         prompt_indices: list[int],
         sampling: SamplingParams,
         generator: torch.Generator | None,
+        record: tuple[LinearOutputs, int, int] | None = None,  # recording, part, first row
     ) -> list[_Row]:
         batch = len(prompts)
         # The n samples of a prompt share its prefill: run it once per distinct prompt,
@@ -173,6 +211,10 @@ class HFEngine:
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (U, P)
 
         rows = [_Row(prompt_index=i) for i in prompt_indices]
+        if record is not None:
+            record[0].stop()  # the prefill is not recorded (the update runs its own)
+            for offset, row in enumerate(rows):
+                row.replay = ReplayRow(record[0], record[2] + offset)
         active = torch.arange(batch, device=self.device)  # rows of `rows` still generating
         out = self.model(
             input_ids=input_ids,
@@ -223,6 +265,8 @@ class HFEngine:
             attention_mask = torch.cat(
                 [attention_mask, attention_mask.new_ones((len(active), 1))], dim=-1
             )
+            if record is not None:  # this forward feeds response token `step` of each row
+                record[0].target(record[1], active, column=step)
             out = self.model(
                 input_ids=tokens[:, None],
                 attention_mask=attention_mask,
@@ -267,4 +311,5 @@ class HFEngine:
             logprobs=row.logprobs,
             text=text,
             finish_reason=row.finish_reason,
+            replay=row.replay,
         )

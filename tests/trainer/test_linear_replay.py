@@ -1,0 +1,147 @@
+"""The update's replay of the rollout's linear outputs scores and differentiates what the
+ordinary forward does, and is refused once the weights have moved."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from tests.trainer.batches import tiny_model
+from trainer.batch import RolloutBatch, build_batch
+from trainer.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
+from trainer.models.demo import build_tokenizer
+from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.hf import HFEngine
+from trainer.shared_prefix import shared_prefix_response_logits
+
+PROMPTS = [[5, 9, 11, 7], [6, 8], [12, 13, 14, 15, 16, 17]]
+N = 4
+MAX_NEW = 40
+
+
+def rollout(model: torch.nn.Module, pad: int) -> tuple[RolloutBatch, list[Completion]]:
+    """A sampled rollout recorded for replay, in two engine chunks (two recording parts)."""
+    engine = HFEngine(model, build_tokenizer(), max_batch_size=8)
+    engine.eos_ids |= set(range(20, 28))  # so that some rows stop early (a random model)
+    recording = engine.start_recording(MAX_NEW - 1, max_bytes=2**30)
+    sampling = SamplingParams(n=N, temperature=1.0, max_new_tokens=MAX_NEW, seed=3)
+    completions = engine.generate(PROMPTS, sampling)
+    engine.stop_recording()
+    batch = build_batch(
+        prompts=[PROMPTS[c.prompt_index] for c in completions],
+        responses=[c.token_ids for c in completions],
+        group_index=[c.prompt_index for c in completions],
+        scores=[0.0] * len(completions),
+        pad_token_id=pad,
+    )
+    assert all(c.replay is not None for c in completions)
+    batch.replay = recording
+    batch.replay_rows = torch.tensor([c.replay.row for c in completions if c.replay])
+    return batch, completions
+
+
+def logits_and_grads(
+    model: torch.nn.Module, batch: RolloutBatch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    model.zero_grad(set_to_none=True)
+    logits = shared_prefix_response_logits(model, batch)
+    weights = torch.randn(logits.shape, generator=torch.Generator().manual_seed(1))
+    mask = batch.response_mask[:, : logits.shape[1], None]
+    (logits.log_softmax(-1) * weights * mask).sum().backward()
+    grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    return logits.detach(), grads
+
+
+@pytest.fixture
+def tiny() -> tuple[torch.nn.Module, int]:
+    model, _, pad = tiny_model()
+    return model, pad
+
+
+def test_replay_gives_the_ordinary_forwards_logits_and_gradients(
+    tiny: tuple[torch.nn.Module, int],
+) -> None:
+    model, pad = tiny
+    batch, completions = rollout(model, pad)
+    lengths = sorted({len(c.token_ids) for c in completions})
+    assert len(lengths) > 1 and lengths[-1] == MAX_NEW  # rows that stopped early, and not
+    plain_logits, plain_grads = logits_and_grads(model, replace(batch, replay=None))
+    replay_logits, replay_grads = logits_and_grads(model, batch)
+    real = batch.response_mask[:, : plain_logits.shape[1]].bool()
+    torch.testing.assert_close(replay_logits[real], plain_logits[real], rtol=1e-5, atol=1e-5)
+    assert plain_grads.keys() == replay_grads.keys()
+    for name, grad in plain_grads.items():  # float rounding: relative to the largest entry
+        error = (replay_grads[name] - grad).abs().max() / grad.abs().max()
+        assert error < 1e-5, (name, float(error))
+
+
+def test_replayed_log_probs_are_the_sampling_ones(tiny: tuple[torch.nn.Module, int]) -> None:
+    model, pad = tiny
+    batch, completions = rollout(model, pad)
+    with torch.no_grad():
+        logp = shared_prefix_response_logits(model, batch).log_softmax(-1)
+    for row, completion in enumerate(completions):
+        tokens = torch.tensor(completion.token_ids)
+        scored = logp[row, torch.arange(len(tokens)), tokens]
+        torch.testing.assert_close(scored, torch.tensor(completion.logprobs), rtol=0, atol=1e-5)
+
+
+def test_padding_columns_replay_as_zeros_not_leftover_memory(
+    tiny: tuple[torch.nn.Module, int],
+) -> None:
+    model, pad = tiny
+    batch, _ = rollout(model, pad)
+    recording = batch.replay
+    assert recording is not None and batch.replay_rows is not None
+    valid = batch.attention_mask[:, batch.prompt_width : batch.prompt_width + MAX_NEW - 1]
+    out = recording.gather("lm_head", batch.replay_rows, MAX_NEW - 1, valid)
+    assert torch.isfinite(out).all()
+    assert (out[valid == 0] == 0).all() and (out[valid == 1] != 0).any()
+
+
+def test_moved_weights_are_not_replayed(tiny: tuple[torch.nn.Module, int]) -> None:
+    model, pad = tiny
+    batch, _ = rollout(model, pad)
+    with torch.no_grad():
+        next(model.parameters()).add_(0.01)  # as an optimizer step would
+    assert batch.replay is not None and not batch.replay.fresh_for(model)
+    rows = batch.replay_rows
+    assert rows is not None
+    with pytest.raises(RuntimeError, match="weights changed"):
+        batch.replay.replaying(model, rows, 3, torch.ones(len(rows), 3)).__enter__()
+    with torch.no_grad():  # the ordinary forward runs instead
+        torch.testing.assert_close(
+            shared_prefix_response_logits(model, batch),
+            shared_prefix_response_logits(model, replace(batch, replay=None)),
+        )
+
+
+def test_wrapped_linear_layers_are_not_replayable(tiny: tuple[torch.nn.Module, int]) -> None:
+    model, _ = tiny
+    assert replayable_linears(model) is not None
+
+    class Adapted(torch.nn.Linear):  # as a LoRA layer: more than its weight's product
+        pass
+
+    model.lm_head.__class__ = Adapted
+    assert replayable_linears(model) is None
+    with pytest.raises(ValueError, match="plain nn.Linear"):
+        LinearOutputs(model, 4, max_bytes=2**30)
+
+
+def test_the_recording_stops_at_its_byte_budget_and_reuses_its_memory(
+    tiny: tuple[torch.nn.Module, int],
+) -> None:
+    model, _ = tiny
+    row_bytes = (MAX_NEW - 1) * bytes_per_token(model)
+    recording = LinearOutputs(model, MAX_NEW - 1, max_bytes=row_bytes * 8)
+    assert recording.add_rows(6) == (0, 0)
+    assert recording.add_rows(2) == (1, 6)
+    assert recording.add_rows(1) is None  # a 9th row would pass the budget: not recorded
+    memory = recording._parts[0]["lm_head"].data_ptr()
+    recording.restart(max_bytes=row_bytes * 8)
+    assert recording.rows == 0
+    assert recording.add_rows(6) == (0, 0)
+    assert recording._parts[0]["lm_head"].data_ptr() == memory  # the earlier part's, reused
