@@ -98,15 +98,33 @@ class _ReplayedLinear(torch.autograd.Function):
         return grad_x, grad_w, grad_b, None
 
 
+@dataclass
+class _Part:
+    """The rows of one generate call. `outputs[name]` is (columns * rows + 1, out): the
+    outputs of decoding step j sit in rows j * rows ... j * rows + live - 1 of it, in the
+    order of the rows still decoding then (so the layer writes them there directly, one
+    contiguous block), and its last row stays zero (padding). `slots[j, row]` says where
+    `row`'s column j went, or points at the zero row if the row never fed that column."""
+
+    outputs: dict[str, Tensor]
+    slots: Tensor  # (columns, rows) long
+    rows: int
+    start: int = 0  # its first row in the recording
+
+    @property
+    def padding(self) -> int:
+        return self.slots.shape[0] * self.rows
+
+
 class LinearOutputs:
     """Every linear layer's output at every decoded position of a rollout (module doc).
 
     Rows are added per generate call (`add_rows`: a part); column j of a row holds the
     outputs of the forward that fed its response token j, i.e. what a teacher-forced pass
-    computes at that position. Columns a row never fed (after its last token) are never
-    written, and replay zeroes them. A part is stored column-major, (columns, rows, out):
-    each decoding step then writes one contiguous block per layer. `restart` keeps the
-    memory for the next rollout (fresh pages cost a page fault each)."""
+    computes at that position; columns a row never fed (after its last token) replay as
+    zeros. While `recording`, each linear layer writes its decoding output straight into
+    the recording (no copy). `restart` keeps the memory for the next rollout (fresh pages
+    cost a page fault each)."""
 
     def __init__(self, model: nn.Module, columns: int, max_bytes: int) -> None:
         linears = replayable_linears(model)
@@ -116,13 +134,12 @@ class LinearOutputs:
         self.linears = linears
         self.columns = columns
         self._row_bytes = columns * bytes_per_token(model)
-        self._spare: list[dict[str, Tensor]] = []  # parts of an earlier rollout, for reuse
-        self._parts: list[dict[str, Tensor]] = []
-        self._starts: list[int] = []  # first row of each part
+        self._spare: list[_Part] = []  # parts of an earlier rollout, for reuse
+        self._parts: list[_Part] = []
         self.rows = 0
         self.versions: list[int] = []
-        # Set while decoding: where the next forward's outputs go (a part, its rows, a column).
-        self._target: tuple[dict[str, Tensor], Tensor, int] | None = None
+        # Set while decoding: where the next forward's outputs go (a part, a column, rows).
+        self._target: tuple[_Part, int, int] | None = None
         self.max_bytes = max_bytes
         self.versions = self._versions()
 
@@ -136,7 +153,7 @@ class LinearOutputs:
         """Forget the recorded outputs; replay is refused from then on. The memory is kept
         for the next `restart`."""
         self._spare += self._parts
-        self._parts, self._starts, self.rows, self.versions = [], [], 0, []
+        self._parts, self.rows, self.versions = [], 0, []
         self._target = None
 
     def _versions(self) -> list[int]:
@@ -151,73 +168,108 @@ class LinearOutputs:
         when they would take the recording past `max_bytes`."""
         if (self.rows + rows) * self._row_bytes > self.max_bytes:
             return None
-        reusable = [p for p in self._spare if next(iter(p.values())).shape[1] == rows]
+        reusable = [p for p in self._spare if p.rows == rows]
         if reusable:
             part = reusable[0]
             self._spare.remove(part)
         else:
             with torch.inference_mode(False):  # ordinary tensors: the update reads them
-                part = {
-                    name: m.weight.new_empty((self.columns, rows, m.out_features))
-                    for name, m in self.linears.items()
-                }
+                outputs = {}
+                for name, m in self.linears.items():
+                    outputs[name] = m.weight.new_empty((self.columns * rows + 1, m.out_features))
+                    outputs[name][-1] = 0  # the padding row
+                slots = torch.empty((self.columns, rows), dtype=torch.long)
+            part = _Part(outputs, slots.to(m.weight.device), rows)
+        part.slots.fill_(part.padding)
+        part.start = self.rows
         self._parts.append(part)
-        self._starts.append(self.rows)
-        first, self.rows = self.rows, self.rows + rows
-        return len(self._parts) - 1, first
+        self.rows += rows
+        return len(self._parts) - 1, part.start
 
     @contextmanager
     def recording(self) -> Iterator[None]:
-        """Hooks that copy each linear layer's output while `target` says where."""
-        handles = [
-            module.register_forward_hook(self._hook(name)) for name, module in self.linears.items()
-        ]
+        """Inside, each linear layer writes its output into the recording while `target`
+        says where (a decoding step), and computes as usual otherwise (a prefill)."""
+        patched: list[nn.Linear] = []
         try:
+            for name, module in self.linears.items():
+                module.forward = self._recording_forward(name, module)  # type: ignore[method-assign]
+                patched.append(module)
             yield
         finally:
             self._target = None
-            for handle in handles:
-                handle.remove()
+            for module in patched:
+                del module.forward
+
+    def _recording_forward(self, name: str, module: nn.Linear) -> Any:
+        def forward(x: Tensor) -> Tensor:
+            if self._target is None:
+                return nn.functional.linear(x, module.weight, module.bias)
+            part, column, live = self._target
+            start = column * part.rows
+            out = part.outputs[name][start : start + live]
+            flat = x.reshape(live, x.shape[-1])  # one new token per live row
+            if module.bias is None:
+                torch.mm(flat, module.weight.t(), out=out)
+            else:
+                torch.addmm(module.bias, flat, module.weight.t(), out=out)
+            return out.view(*x.shape[:-1], out.shape[-1])
+
+        return forward
 
     def target(self, part: int, rows: Tensor, column: int) -> None:
-        """Record the next forward (one new token per row) into `part`'s `rows` (local
-        indices) at `column`."""
-        self._target = (self._parts[part], rows, column) if column < self.columns else None
+        """Record the next forward (one new token for each of `part`'s `rows`, local
+        indices in the order of the forward's batch) at `column`."""
+        if column >= self.columns:
+            self._target = None
+            return
+        chosen = self._parts[part]
+        live = len(rows)
+        positions = torch.arange(live, device=chosen.slots.device) + column * chosen.rows
+        chosen.slots[column, rows.to(chosen.slots.device)] = positions
+        self._target = (chosen, column, live)
 
     def stop(self) -> None:
         """Record nothing from the next forwards (a prefill)."""
         self._target = None
 
-    def _hook(self, name: str) -> Any:
-        def hook(module: nn.Module, inputs: Any, output: Tensor) -> None:
-            if self._target is not None:
-                part, rows, column = self._target
-                part[name][column].index_copy_(0, rows, output[:, -1])
+    def _sources(self, rows: Tensor, width: int) -> list[tuple[_Part, Tensor, Tensor]]:
+        """For each part holding some of `rows`: (part, which of `rows`, their (n, width)
+        indices into the part's outputs)."""
+        sources = []
+        for part in self._parts:
+            inside = ((rows >= part.start) & (rows < part.start + part.rows)).nonzero()[:, 0]
+            if len(inside):
+                local = rows[inside] - part.start
+                sources.append((part, inside, part.slots[:width, local].t()))
+        return sources
 
-        return hook
+    def gather(self, name: str, rows: Tensor, width: int) -> Tensor:
+        """(len(rows), width, out) outputs of `name` for recording rows `rows` (zeros where
+        a row fed no token)."""
+        return self._gather(name, self._sources(rows.cpu(), width), len(rows), width)
 
-    def gather(self, name: str, rows: Tensor, width: int, valid: Tensor) -> Tensor:
-        """(len(rows), width, out) outputs of `name` for recording rows `rows`, zero where
-        `valid` (rows, width) is 0."""
-        parts = [part[name] for part in self._parts]
-        rows = rows.to(parts[0].device)
-        if len(parts) == 1:
-            picked = parts[0].transpose(0, 1)[rows, :width]
-        else:
-            picked = parts[0].new_empty((len(rows), width, parts[0].shape[-1]))
-            for part, start in zip(parts, self._starts, strict=True):
-                inside = ((rows >= start) & (rows < start + part.shape[1])).nonzero().squeeze(1)
-                picked[inside] = part.transpose(0, 1)[rows[inside] - start, :width]
-        return picked.masked_fill_(~valid.bool()[..., None], 0)
+    def _gather(
+        self, name: str, sources: list[tuple[_Part, Tensor, Tensor]], count: int, width: int
+    ) -> Tensor:
+        if len(sources) == 1 and len(sources[0][1]) == count:  # in order: one copy, no scatter
+            part, _, index = sources[0]
+            out = part.outputs[name]
+            return out.index_select(0, index.reshape(-1)).view(count, width, out.shape[-1])
+        first = sources[0][0].outputs[name]
+        picked = first.new_empty((count, width, first.shape[-1]))
+        for part, inside, index in sources:
+            out = part.outputs[name]
+            picked[inside] = out.index_select(0, index.reshape(-1)).view(-1, width, out.shape[-1])
+        return picked
 
     @contextmanager
-    def replaying(
-        self, model: nn.Module, rows: Tensor, width: int, valid: Tensor
-    ) -> Iterator[None]:
-        """Inside, `model`'s forward over responses `rows`' first `width` tokens (`valid`:
-        their attention mask) takes every linear layer's output from the recording."""
+    def replaying(self, model: nn.Module, rows: Tensor, width: int) -> Iterator[None]:
+        """Inside, `model`'s forward over the responses of recording rows `rows` (their
+        first `width` tokens) takes every linear layer's output from the recording."""
         if not self.fresh_for(model):
             raise RuntimeError("the weights changed since the rollout: nothing to replay")
+        sources = self._sources(rows.cpu(), width)
         patched: list[nn.Linear] = []
         try:
             for name, module in self.linears.items():
@@ -232,7 +284,7 @@ class LinearOutputs:
                     weight: Tensor = weight,
                     bias: Tensor | None = bias,
                 ) -> Tensor:
-                    output = self.gather(name, rows, width, valid)
+                    output = self._gather(name, sources, len(rows), width)
                     return _ReplayedLinear.apply(x, weight, bias, output)
 
                 module.forward = forward  # type: ignore[method-assign,assignment]

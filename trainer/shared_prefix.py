@@ -200,7 +200,7 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         response_mask = layout.response_mask[bucket, : width - 1].to(device)
         # The rollout computed these rows' linear outputs with these weights: replay them.
         replaying = (
-            replay.replaying(model, batch.replay_rows[picked], width - 1, response_mask)
+            replay.replaying(model, batch.replay_rows[picked], width - 1)
             if replay is not None and batch.replay_rows is not None and width - 1 <= replay.columns
             else nullcontext()
         )

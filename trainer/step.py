@@ -174,7 +174,9 @@ def recording_for_replay(state: StepContext, episodes: EpisodeRunner | None) -> 
     update to replay instead of recomputing them (trainer.linear_replay), when it can."""
     engine = _hf_engine(state.engine)
     budget = recording_budget(state.cfg)
-    if engine is None or episodes is not None or not budget or not replayable_linears(engine.model):
+    # CPU only: on a GPU the recording would take accelerator memory (not measured there).
+    on_cpu = state.device.type == "cpu"
+    if not (engine and on_cpu and budget and episodes is None and replayable_linears(engine.model)):
         yield
         return
     engine.start_recording(max(1, state.cfg.rollout.max_new_tokens - 1), budget)

@@ -4,14 +4,19 @@ ordinary forward does, and is refused once the weights have moved."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from tests.trainer.batches import tiny_model
+from tests.trainer.conftest import demo_config
+from tests.trainer.test_training import RecordingReporter
 from trainer.batch import RolloutBatch, build_batch
 from trainer.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
-from trainer.models.demo import build_tokenizer
+from trainer.loop import Trainer
+from trainer.models.demo import build_model, build_tokenizer
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.shared_prefix import shared_prefix_response_logits
@@ -96,7 +101,7 @@ def test_padding_columns_replay_as_zeros_not_leftover_memory(
     recording = batch.replay
     assert recording is not None and batch.replay_rows is not None
     valid = batch.attention_mask[:, batch.prompt_width : batch.prompt_width + MAX_NEW - 1]
-    out = recording.gather("lm_head", batch.replay_rows, MAX_NEW - 1, valid)
+    out = recording.gather("lm_head", batch.replay_rows, MAX_NEW - 1)
     assert torch.isfinite(out).all()
     assert (out[valid == 0] == 0).all() and (out[valid == 1] != 0).any()
 
@@ -110,7 +115,7 @@ def test_moved_weights_are_not_replayed(tiny: tuple[torch.nn.Module, int]) -> No
     rows = batch.replay_rows
     assert rows is not None
     with pytest.raises(RuntimeError, match="weights changed"):
-        batch.replay.replaying(model, rows, 3, torch.ones(len(rows), 3)).__enter__()
+        batch.replay.replaying(model, rows, 3).__enter__()
     with torch.no_grad():  # the ordinary forward runs instead
         torch.testing.assert_close(
             shared_prefix_response_logits(model, batch),
@@ -140,8 +145,53 @@ def test_the_recording_stops_at_its_byte_budget_and_reuses_its_memory(
     assert recording.add_rows(6) == (0, 0)
     assert recording.add_rows(2) == (1, 6)
     assert recording.add_rows(1) is None  # a 9th row would pass the budget: not recorded
-    memory = recording._parts[0]["lm_head"].data_ptr()
+    memory = recording._parts[0].outputs["lm_head"].data_ptr()
     recording.restart(max_bytes=row_bytes * 8)
     assert recording.rows == 0
     assert recording.add_rows(6) == (0, 0)
-    assert recording._parts[0]["lm_head"].data_ptr() == memory  # the earlier part's, reused
+    assert recording._parts[0].outputs["lm_head"].data_ptr() == memory  # the earlier part's, reused
+
+
+def test_a_training_step_replays_and_updates_as_without_replay(
+    demo_assets: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the trainer: a random model's long responses score in the shared-prefix
+    layout, the update replays them, and the step reports the loss and gradient norm of
+    the same step without replay (to float rounding)."""
+    torch.manual_seed(0)
+    tokenizer = build_tokenizer()
+    build_model(tokenizer, "tiny", hidden_size=64, num_layers=2).save_pretrained(tmp_path / "m")
+    tokenizer.save_pretrained(tmp_path / "m")
+    replays: list[int] = []
+    replaying = LinearOutputs.replaying
+
+    def counted(self: LinearOutputs, *args: Any, **kwargs: Any) -> Any:
+        replays.append(1)
+        return replaying(self, *args, **kwargs)
+
+    monkeypatch.setattr(LinearOutputs, "replaying", counted)
+    metrics = {}
+    for replay in (True, False):
+        replays.clear()
+        cfg = demo_config(
+            demo_assets,
+            tmp_path / str(replay),
+            f"model.path={tmp_path / 'm'}",
+            "reward.executor=inprocess",
+            "data.train_batch_size=2",
+            "rollout.n=4",
+            "rollout.max_new_tokens=48",
+            "actor.ppo_mini_batch_size=2",
+            "actor.micro_batch_size=8",
+            f"actor.replay_rollout_outputs={str(replay).lower()}",
+            "trainer.total_steps=1",
+            "trainer.val_before_train=false",
+            "trainer.val_every=0",
+        )
+        reporter = RecordingReporter()
+        Trainer(cfg, reporter).fit()
+        metrics[replay] = reporter.steps[1]
+        assert bool(replays) == replay  # replayed with the flag on, never with it off
+    assert metrics[True]["response_length/mean"] > 24  # long: the shared-prefix layout
+    for key in ("actor/pg_loss", "actor/grad_norm", "actor/entropy", "critic/score/mean"):
+        assert metrics[True][key] == pytest.approx(metrics[False][key], rel=1e-4, abs=1e-7), key

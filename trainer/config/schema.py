@@ -226,7 +226,8 @@ class ActorConfig(Section):
         "from the rollout, which computed them with the same weights, instead of multiplying "
         "again (trainer/linear_replay.py; same values to float rounding). Costs memory: every "
         "linear output of every response token, held from the rollout to the update, up to "
-        "a quarter of the machine's memory (8 GiB at most); past that the update multiplies.",
+        "a quarter of the machine's memory (8 GiB at most); past that the update multiplies. "
+        "CPU training only for now (on a GPU it would hold accelerator memory).",
     )
     max_tokens_per_micro_batch: int | None = Field(
         None,
