@@ -14,8 +14,8 @@ teacher-forced forward pass at the same temperature; greedy decoding
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,15 +67,6 @@ def _filter_logits(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tens
         drop = drop_sorted.scatter(-1, sorted_idx, drop_sorted)
         scaled = scaled.masked_fill(drop, float("-inf"))
     return scaled
-
-
-@contextmanager
-def _recording(recording: LinearOutputs | None) -> Iterator[None]:
-    if recording is None:
-        yield
-        return
-    with recording.recording():
-        yield
 
 
 class HFEngine:
@@ -133,7 +124,8 @@ class HFEngine:
         if recording is not None and sampling.max_new_tokens - 1 > recording.columns:
             recording = None  # longer than the recording was sized for
         try:
-            with torch.inference_mode(), _recording(recording):
+            recording_context = recording.recording() if recording else nullcontext()
+            with torch.inference_mode(), recording_context:
                 for start in range(0, len(expanded), self.max_batch_size):
                     chunk = expanded[start : start + self.max_batch_size]
                     record = None
