@@ -137,11 +137,10 @@ class LinearOutputs:
         self._spare: list[_Part] = []  # parts of an earlier rollout, for reuse
         self._parts: list[_Part] = []
         self.rows = 0
-        self.versions: list[int] = []
         # Set while decoding: where the next forward's outputs go (a part, a column, rows).
         self._target: tuple[_Part, int, int] | None = None
         self.max_bytes = max_bytes
-        self.versions = self._versions()
+        self.versions: list[int] = self._versions()
 
     def restart(self, max_bytes: int) -> None:
         """Start a new rollout's recording (the weights of now), reusing earlier memory."""
