@@ -3,8 +3,8 @@
 With one optimizer step per batch (GRPO's usual setting: one epoch, one mini-batch), the
 update's forward runs the very weights that sampled the batch, on the very tokens: every
 linear layer's output at every response position was already computed while decoding.
-The HF engine records those outputs (`LinearOutputs.recording`, forward hooks on the
-model's `nn.Linear` modules); the update's response pass replays them
+The HF engine records those outputs (`LinearOutputs.recording`: each of the model's linear
+layers writes its decoding output straight into it); the update's response pass replays them
 (`LinearOutputs.replaying`) instead of multiplying again. Autograd still runs the rest of
 the forward (norms, rotary, attention, activations, on the replayed values) and the whole
 backward: each replayed layer saves its recomputed input, so its weight and input
@@ -32,6 +32,13 @@ import torch
 from torch import Tensor, nn
 
 from trainer.config.schema import RunConfig
+from trainer.cpu_linear import (
+    PLAIN_LINEARS,
+    OneDnnLinear,
+    linear_backward,
+    linear_into,
+    onednn_applies,
+)
 
 # Ceiling of one rollout's recording: every linear output of every response token (the
 # long128 bench, 64 x 127 tokens of a 25M model, takes 1.4 GB; a 0.5B model would take
@@ -59,12 +66,18 @@ def recording_budget(cfg: RunConfig) -> int:
 
 
 def replayable_linears(model: nn.Module) -> dict[str, nn.Linear] | None:
-    """The model's linear layers by name, or None when a layer is not a plain `nn.Linear`
-    (LoRA adapters and other wrappers compute more than their weight's product)."""
+    """The model's linear layers by name, or None when a linear layer is a subclass other
+    than `OneDnnLinear` (it may compute more than its weight's product), or when the model
+    drops out (the update would draw other masks than the decoding did). peft's LoRA
+    layers without dropout replay: the base layer and both adapter matrices inside each
+    are plain linear layers, and the wrapper's sum is recomputed like any other op."""
     linears: dict[str, nn.Linear] = {}
     for name, module in model.named_modules():
+        dropout = module.p if isinstance(module, nn.Dropout) else 0.0
+        if dropout > 0 or float(getattr(module, "attention_dropout", 0.0) or 0.0) > 0:
+            return None
         if isinstance(module, nn.Linear):
-            if type(module) is not nn.Linear:
+            if type(module) not in PLAIN_LINEARS:
                 return None
             linears[name] = module
     return linears or None
@@ -78,24 +91,26 @@ def bytes_per_token(model: nn.Module) -> int:
 
 class _ReplayedLinear(torch.autograd.Function):
     """`x @ weight.T + bias` whose value was recorded: the forward returns it, the backward
-    is the linear layer's own (input and weight gradients from the saved input)."""
+    is the linear layer's own (input and weight gradients from the saved input, by the
+    layer's kernel: `onednn` for a `OneDnnLinear`, trainer.cpu_linear)."""
 
     @staticmethod
-    def forward(ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None, output: Tensor) -> Tensor:
+    def forward(
+        ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None, output: Tensor, onednn: bool
+    ) -> Tensor:
         ctx.save_for_backward(x, weight)
         ctx.has_bias = bias is not None
+        ctx.onednn = onednn
         return output
 
     @staticmethod
     def backward(
         ctx: Any, grad: Tensor
-    ) -> tuple[Tensor | None, Tensor | None, Tensor | None, None]:
+    ) -> tuple[Tensor | None, Tensor | None, Tensor | None, None, None]:
         x, weight = ctx.saved_tensors
-        grad_x = grad @ weight if ctx.needs_input_grad[0] else None
-        flat_grad = grad.reshape(-1, grad.shape[-1])
-        grad_w = flat_grad.t() @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None
-        grad_b = flat_grad.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
-        return grad_x, grad_w, grad_b, None
+        needs = (ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2])
+        grads = linear_backward(grad, x, weight, needs, ctx.has_bias, ctx.onednn)
+        return *grads, None, None
 
 
 @dataclass
@@ -129,7 +144,9 @@ class LinearOutputs:
     def __init__(self, model: nn.Module, columns: int, max_bytes: int) -> None:
         linears = replayable_linears(model)
         if linears is None:
-            raise ValueError("the model has linear layers that are not plain nn.Linear")
+            raise ValueError(
+                "the model cannot replay: a linear layer is not a plain one, or it drops out"
+            )
         self.model = model
         self.linears = linears
         self.columns = columns
@@ -201,17 +218,17 @@ class LinearOutputs:
                 del module.forward
 
     def _recording_forward(self, name: str, module: nn.Linear) -> Any:
+        own_forward = type(module).forward
+
         def forward(x: Tensor) -> Tensor:
             if self._target is None:
-                return nn.functional.linear(x, module.weight, module.bias)
+                return own_forward(module, x)
             part, column, live = self._target
             start = column * part.rows
             out = part.outputs[name][start : start + live]
             flat = x.reshape(live, x.shape[-1])  # one new token per live row
-            if module.bias is None:
-                torch.mm(flat, module.weight.t(), out=out)
-            else:
-                torch.addmm(module.bias, flat, module.weight.t(), out=out)
+            onednn = isinstance(module, OneDnnLinear) and onednn_applies(flat, module.weight)
+            linear_into(out, flat, module.weight, module.bias, onednn)
             return out.view(*x.shape[:-1], out.shape[-1])
 
         return forward
@@ -273,6 +290,7 @@ class LinearOutputs:
         try:
             for name, module in self.linears.items():
                 weight, bias = module.weight, module.bias
+                onednn_kernel = isinstance(module, OneDnnLinear)
 
                 # Gathered when the layer is called, not all up front: the element-wise
                 # work that follows then reads it from cache (gathering every layer's
@@ -282,9 +300,11 @@ class LinearOutputs:
                     name: str = name,
                     weight: Tensor = weight,
                     bias: Tensor | None = bias,
+                    onednn_kernel: bool = onednn_kernel,
                 ) -> Tensor:
                     output = self._gather(name, sources, len(rows), width)
-                    return _ReplayedLinear.apply(x, weight, bias, output)
+                    onednn = onednn_kernel and onednn_applies(x, weight)
+                    return _ReplayedLinear.apply(x, weight, bias, output, onednn)
 
                 module.forward = forward  # type: ignore[method-assign,assignment]
                 patched.append(module)

@@ -74,7 +74,8 @@ def build_state(cfg: RunConfig) -> TrainingState:
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)
     tokenizer = load_tokenizer(cfg.model.path)
-    actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device)
+    kernel = cfg.model.cpu_linear_kernel
+    actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
     num_params = sum(p.numel() for p in actor.parameters())
     if cfg.model.gradient_checkpointing:
         actor.gradient_checkpointing_enable()  # type: ignore[operator]
@@ -88,11 +89,11 @@ def build_state(cfg: RunConfig) -> TrainingState:
     ref = None
     # A LoRA run's reference is its actor with the adapters off (trainer.models.lora).
     if cfg.needs_reference_model and not cfg.actor.lora.enabled:
-        ref = load_policy(cfg.model.path, cfg.model.dtype, device)
+        ref = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
     if cfg.needs_critic:
-        critic = ValueModel.from_pretrained(cfg.model.path, cfg.model.dtype, device)
+        critic = ValueModel.from_pretrained(cfg.model.path, cfg.model.dtype, device, kernel)
         critic_optimizer = build_optimizer(critic, cfg.critic.optim)
         critic_scheduler = build_scheduler(critic_optimizer, total_steps, cfg.critic.optim)
     if cfg.rollout.engine == "vllm":

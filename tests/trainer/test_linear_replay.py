@@ -14,9 +14,12 @@ from tests.trainer.batches import tiny_model
 from tests.trainer.conftest import demo_config
 from tests.trainer.test_training import RecordingReporter
 from trainer.batch import RolloutBatch, build_batch
+from trainer.config.schema import LoraConfig
+from trainer.cpu_linear import use_cpu_linear_kernel
 from trainer.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
 from trainer.loop import Trainer
 from trainer.models.demo import build_model, build_tokenizer
+from trainer.models.lora import add_adapters
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.shared_prefix import shared_prefix_response_logits
@@ -59,9 +62,12 @@ def logits_and_grads(
     return logits.detach(), grads
 
 
-@pytest.fixture
-def tiny() -> tuple[torch.nn.Module, int]:
+@pytest.fixture(params=["torch", "onednn"])
+def tiny(request: pytest.FixtureRequest) -> tuple[torch.nn.Module, int]:
+    """The tiny model with PyTorch's linear layers, and with oneDNN's (trainer.cpu_linear):
+    the recording and the replayed backward run the layer's own kernel."""
     model, _, pad = tiny_model()
+    assert use_cpu_linear_kernel(model, request.param) == (15 if request.param == "onednn" else 0)
     return model, pad
 
 
@@ -132,8 +138,19 @@ def test_wrapped_linear_layers_are_not_replayable(tiny: tuple[torch.nn.Module, i
 
     model.lm_head.__class__ = Adapted
     assert replayable_linears(model) is None
-    with pytest.raises(ValueError, match="plain nn.Linear"):
+    with pytest.raises(ValueError, match="cannot replay"):
         LinearOutputs(model, 4, max_bytes=2**30)
+
+
+def test_lora_adapters_replay_unless_they_drop_out() -> None:
+    """Each LoRA layer's base and adapter matrices are plain linear layers: they replay.
+    With dropout the update would draw other masks than the decoding did: refused."""
+    model, _, _ = tiny_model()
+    linears = replayable_linears(add_adapters(model, LoraConfig(rank=4)))
+    assert linears is not None and any("lora_A" in name for name in linears)
+    model, _, _ = tiny_model()
+    with_dropout = LoraConfig(rank=4, dropout=0.1)
+    assert replayable_linears(add_adapters(model, with_dropout)) is None
 
 
 def test_the_recording_stops_at_its_byte_budget_and_reuses_its_memory(

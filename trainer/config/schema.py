@@ -28,6 +28,7 @@ LossAggMode = Literal[
     "token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
 ]
 KLEstimator = Literal["k1", "k2", "k3", "low_var_kl", "abs"]
+CpuLinearKernel = Literal["onednn", "torch"]
 
 
 class ModelConfig(Section):
@@ -39,6 +40,13 @@ class ModelConfig(Section):
     dtype: Dtype = Field("float32", description="Parameter dtype for training and rollout.")
     gradient_checkpointing: bool = Field(
         False, description="Recompute activations in backward to save memory."
+    )
+    cpu_linear_kernel: CpuLinearKernel = Field(
+        "onednn",
+        description="On CPU, what multiplies float32 linear layers (forward and backward): "
+        "`onednn` calls oneDNN directly (1.3-2.6x PyTorch's default MKL path on the AMD CPU "
+        "of our benchmarks, where MKL skips AVX-512); `torch` keeps PyTorch's default. "
+        "GPUs and other dtypes always use PyTorch's.",
     )
 
 

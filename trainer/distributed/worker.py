@@ -150,7 +150,9 @@ class PolicyWorker:
             self.ref = fsdp.shard_model(ref, mesh, mixed, offload)
         self.critic: nn.Module | None = None
         if cfg.needs_critic:
-            critic = ValueModel.from_pretrained(cfg.model.path, cfg.model.dtype, "cpu")
+            critic = ValueModel.from_pretrained(
+                cfg.model.path, cfg.model.dtype, "cpu", cfg.model.cpu_linear_kernel
+            )
             self.critic = fsdp.shard_model(critic, mesh, mixed, offload)
             self.critic_optimizer = build_optimizer(self.critic, cfg.critic.optim)
             self.critic_scheduler = build_scheduler(
@@ -161,7 +163,7 @@ class PolicyWorker:
 
     def _policy(self, dtype: str) -> nn.Module:
         # Loaded on the CPU: fully_shard moves only this rank's shard to the GPU.
-        return load_policy(self.cfg.model.path, dtype, "cpu")
+        return load_policy(self.cfg.model.path, dtype, "cpu", self.cfg.model.cpu_linear_kernel)
 
     def _rollout_engine(self) -> RolloutEngine:
         cfg = self.cfg
@@ -176,7 +178,8 @@ class PolicyWorker:
             return VLLMEngine(cfg.model.path, seed=cfg.trainer.seed)
         # bf16 on GPUs halves the copy; sampling log-probs are not used by the update.
         dtype = "bfloat16" if self.device.type == "cuda" else cfg.model.dtype
-        copy: nn.Module = load_policy(cfg.model.path, dtype, self.device)
+        kernel = cfg.model.cpu_linear_kernel
+        copy: nn.Module = load_policy(cfg.model.path, dtype, self.device, kernel)
         if self.lora:  # the copy carries adapters too: a sync then moves only them
             with torch.random.fork_rng(devices=[]):  # the adapters' init draws no run RNG
                 copy = add_adapters(copy, cfg.actor.lora)

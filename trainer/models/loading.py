@@ -19,6 +19,9 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from trainer.config.schema import CpuLinearKernel
+from trainer.cpu_linear import use_cpu_linear_kernel
+
 DevicePref = Literal["auto", "cpu", "cuda"]
 VALUE_HEAD_FILE = "value_head.safetensors"
 
@@ -75,12 +78,17 @@ def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
 
 
 def load_policy(
-    path: str | Path, dtype: str | torch.dtype = "float32", device: str | torch.device = "cpu"
+    path: str | Path,
+    dtype: str | torch.dtype = "float32",
+    device: str | torch.device = "cpu",
+    cpu_linear_kernel: CpuLinearKernel = "onednn",
 ) -> PreTrainedModel:
-    """A causal LM from a local folder, in `dtype`, on `device`."""
+    """A causal LM from a local folder, in `dtype`, on `device`; its linear layers run
+    `cpu_linear_kernel` on CPU (trainer.cpu_linear)."""
     model = AutoModelForCausalLM.from_pretrained(
         _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
     )
+    use_cpu_linear_kernel(model, cpu_linear_kernel)
     # transformers types `to` through a decorator that mypy cannot call; it returns self.
     moved: PreTrainedModel = cast(Any, model).to(torch.device(device))
     return moved
@@ -123,8 +131,10 @@ class ValueModel(nn.Module):
         path: str | Path,
         dtype: str | torch.dtype = "float32",
         device: str | torch.device = "cpu",
+        cpu_linear_kernel: CpuLinearKernel = "onednn",
     ) -> ValueModel:
-        """Backbone from a policy (or critic) folder; the value head too when one was saved."""
+        """Backbone from a policy (or critic) folder; the value head too when one was saved.
+        Its linear layers run `cpu_linear_kernel` on CPU (trainer.cpu_linear)."""
         backbone = AutoModel.from_pretrained(
             _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
         )
@@ -132,6 +142,7 @@ class ValueModel(nn.Module):
         head = Path(path) / VALUE_HEAD_FILE
         if head.is_file():
             model.value_head.load_state_dict(load_file(head))
+        use_cpu_linear_kernel(model, cpu_linear_kernel)
         return model.to(torch.device(device))
 
     def save_pretrained(self, path: str | Path) -> None:
