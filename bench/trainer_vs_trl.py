@@ -7,6 +7,9 @@ Workloads (`WORKLOADS`):
   samples EOS, so completions run to the limit (128 or 512 new tokens); 8 prompts x 8,
   reward `bench/digit_share_reward.py` (graded, so every group has a signal).
   `long128-bf16` is long128 with both trainers in pure bf16; the others run in fp32.
+  Our trainer runs float32 linear layers through oneDNN on CPU (its default,
+  `model.cpu_linear_kernel`, trainer/cpu_linear.py) where TRL runs PyTorch's own kernels;
+  `long128-torch-kernels` is long128 with ours on PyTorch's kernels too.
 
 Both trainers start from the same weights (each model built once by the demo builder),
 train on the same prompts in the same order, with the same reward (wrapped as a TRL reward
@@ -21,7 +24,8 @@ run's final weights by one evaluator process (plain `transformers` generate, sha
 
     .venv/bin/pip install -e '.[bench]'   # trl==1.16.0
     .venv/bin/python bench/trainer_vs_trl.py [--workloads demo,large,long128,long512]
-        [--runs 3] [--steps 20,long128=10,long128-bf16=10,long512=5] [--threads 2]
+        [--runs 3] [--threads 2]
+        [--steps 20,long128=10,long128-bf16=10,long128-torch-kernels=10,long512=5]
     .venv/bin/python bench/trainer_vs_trl.py --quick   # 1 run x 2 steps per workload
 
 Before a full run it waits (30 s polls, 25 min at most) for the 1-minute load average to
@@ -111,6 +115,9 @@ class Workload:
     reward: str  # "arith" (our built-in) or "digit_share" (bench/digit_share_reward.py)
     evaluate: bool  # greedy arith accuracy after training (meaningless without warm start)
     note: str
+    # Ours only: what multiplies float32 linear layers on CPU (trainer.cpu_linear). TRL
+    # runs PyTorch's own kernels; "torch" gives ours the same ones.
+    our_cpu_linear_kernel: str = "onednn"
 
 
 # Long completions: 8 prompts x 8 samples, one optimizer step per batch, completions at the
@@ -129,6 +136,16 @@ WORKLOADS = {
         "digit_share",
         False,
         "long: 128 new tokens, no EOS, pure bf16",
+    ),
+    # long128 with our linear layers on PyTorch's kernels (MKL), as TRL's: what is left of
+    # the ratio without the oneDNN kernels (on an AMD CPU MKL skips AVX-512).
+    "long128-torch-kernels": Workload(
+        "long",
+        LONG,
+        "digit_share",
+        False,
+        "long: 128 new tokens, no EOS, ours on PyTorch's linear kernels",
+        our_cpu_linear_kernel="torch",
     ),
     "long512": Workload(
         "long",
@@ -164,6 +181,7 @@ def ours_config(
                 "path": str(model_dir),
                 "dtype": m.dtype,
                 "gradient_checkpointing": False,
+                "cpu_linear_kernel": workload.our_cpu_linear_kernel,
             },
             "data": {
                 "train_files": [str(train_file)],
@@ -1138,7 +1156,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per trainer and workload")
     parser.add_argument(
         "--steps",
-        default="20,long128=10,long128-bf16=10,long512=5",
+        default="20,long128=10,long128-bf16=10,long128-torch-kernels=10,long512=5",
         help="optimizer steps per run: one number, and/or per workload (name=steps)",
     )
     parser.add_argument("--quick", action="store_true", help="1 run x 2 steps per workload")
