@@ -11,15 +11,16 @@ import contextlib
 import io
 import itertools
 import json
-import time
 from typing import Any
 
 from tests.browser.harness import TERMINAL, LiveStudio, sign_in
 from trainer.env.tool_sources.calculator import run_tool
 
-# Few, small steps: the test is about the path from launch to viewer, not learning.
+# Few, small steps: the test is about the path from launch to viewer, not learning. A
+# step takes ~0.6 s here, so three give the first episodes' batch well over a second's
+# lead on the run's end.
 TOOLS_RUN_OVERRIDES = [
-    "trainer.total_steps=2",
+    "trainer.total_steps=3",
     "trainer.val_before_train=false",
     "data.train_batch_size=4",
     "data.max_val_samples=8",
@@ -61,25 +62,22 @@ def calculator_exchanges(turns: list[dict[str, Any]]) -> list[tuple[str | None, 
     return pairs
 
 
-def wait_streaming(studio: LiveStudio, owner: Any, run_id: int) -> tuple[bool, dict[str, Any]]:
-    """Polls the run's episode list until the run ends; True when episodes were listed
-    while the run was still running (the run is read after the list, so it was running
-    when the list answered)."""
-    api = studio.api(owner)
-    listed_while_running = False
-    deadline = time.monotonic() + RUN_TIMEOUT_S
-    while time.monotonic() < deadline:
-        episodes = api.get(
-            f"{studio.url}/api/samples/",
-            params={"run": run_id, "turns_min": 1, "page_size": 1},
-            timeout=30,
-        ).json()["results"]
-        run: dict[str, Any] = api.get(f"{studio.url}/api/runs/{run_id}/", timeout=30).json()
-        if run["status"] in TERMINAL:
-            return listed_while_running, run
-        listed_while_running |= bool(episodes) and run["status"] == "running"
-        time.sleep(0.25)
-    return listed_while_running, studio.wait_for_run(owner, run_id, TERMINAL, timeout_s=1)
+def streamed_before_the_end(run_id: int) -> bool:
+    """True when the run's first episodes reached the studio in an earlier ingest batch
+    than the status record that ended the run. The ledger stamps each batch with the
+    studio's clock when it is stored, so this holds only if episodes were stored (and
+    listable) while the run was still running, however fast the run was: polling the
+    API for that raced a run that now ends within a poll or two of its first episodes."""
+    from django.db.models import Min
+
+    from studio.telemetry.models import IngestedRecord, RecordKind
+
+    ledger = IngestedRecord.objects.filter(run_id=run_id)
+    first_samples = ledger.filter(kind=RecordKind.SAMPLES).aggregate(at=Min("received_at"))["at"]
+    ended = ledger.filter(kind=RecordKind.STATUS, data__status="succeeded").aggregate(
+        at=Min("received_at")
+    )["at"]
+    return first_samples is not None and ended is not None and first_samples < ended
 
 
 def test_a_multi_turn_run_launched_from_the_studio_streams_its_episodes(
@@ -100,9 +98,9 @@ def test_a_multi_turn_run_launched_from_the_studio_streams_its_episodes(
     assert response.status_code == 201, response.text
     run_id = int(response.json()["id"])
 
-    streamed, run = wait_streaming(studio, owner, run_id)
+    run = studio.wait_for_run(owner, run_id, TERMINAL, timeout_s=RUN_TIMEOUT_S)
     assert run["status"] == "succeeded", run
-    assert streamed, "no episode was listed while the run was running"
+    assert streamed_before_the_end(run_id), "no episode was stored while the run was running"
 
     listed = api.get(
         f"{studio.url}/api/samples/",
