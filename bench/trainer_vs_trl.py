@@ -7,9 +7,10 @@ Workloads (`WORKLOADS`):
   samples EOS, so completions run to the limit (128 or 512 new tokens); 8 prompts x 8,
   reward `bench/digit_share_reward.py` (graded, so every group has a signal).
   `long128-bf16` is long128 with both trainers in pure bf16; the others run in fp32.
-  Our trainer runs float32 linear layers through oneDNN on CPU (its default,
-  `model.cpu_linear_kernel`, trainer/cpu_linear.py) where TRL runs PyTorch's own kernels;
-  `long128-torch-kernels` is long128 with ours on PyTorch's kernels too.
+  Our trainer runs its default `model.cpu_linear_kernel=auto` (trainer/cpu_linear.py):
+  float32 linear layers through oneDNN on an AMD CPU with AVX-512, PyTorch's own kernels
+  (as TRL's) elsewhere; each run's config records which one ran.
+  `long128-torch-kernels` is long128 with ours on PyTorch's kernels on any CPU.
 
 Both trainers start from the same weights (each model built once by the demo builder),
 train on the same prompts in the same order, with the same reward (wrapped as a TRL reward
@@ -117,7 +118,7 @@ class Workload:
     note: str
     # Ours only: what multiplies float32 linear layers on CPU (trainer.cpu_linear). TRL
     # runs PyTorch's own kernels; "torch" gives ours the same ones.
-    our_cpu_linear_kernel: str = "onednn"
+    our_cpu_linear_kernel: str = "auto"
 
 
 # Long completions: 8 prompts x 8 samples, one optimizer step per batch, completions at the
@@ -735,6 +736,8 @@ def worker_show_config(name: str, steps: int) -> dict[str, Any]:
     import transformers
     import trl
 
+    from trainer.cpu_linear import resolve_kernel
+
     workload = WORKLOADS[name]
     p = paths(name)
     scratch = WORK / "runs" / "show-config"
@@ -760,6 +763,7 @@ def worker_show_config(name: str, steps: int) -> dict[str, Any]:
         },
         "torch_threads": torch.get_num_threads(),
         "trl_has_max_prompt_length": has_max_prompt_length,
+        "our_cpu_linear_kernel": resolve_kernel(ours.model.cpu_linear_kernel),
     }
 
 
@@ -1091,6 +1095,8 @@ def run_benchmark(args: argparse.Namespace) -> None:
         )
         for name in names
     }
+    for name in names:
+        print(f"  {name}: ours multiplies linear layers with {meta[name]['our_cpu_linear_kernel']}")
     start_load = {"load1": os.getloadavg()[0], "waited_s": 0.0, "gave_up": False}
     if wait:
         start_load = wait_for_quiet_machine(LOAD_MAX_WAIT_S, LOAD_POLL_S, verbose=True)

@@ -1,13 +1,17 @@
 """float32 linear layers on CPU through oneDNN instead of PyTorch's default BLAS.
 
 PyTorch multiplies float32 matrices on CPU with MKL. On an AMD CPU, MKL does not take its
-AVX-512 code path: on the AMD EPYC (Zen 5) our benchmarks ran on, measured alone with 2
-threads (`bench/cpu_linear.py`), the bench model's forward products ran at 155-205 GFLOP/s
+AVX-512 code path: on an AMD EPYC Zen 5, measured alone with 2 threads
+(`bench/cpu_linear.py`), the bench model's forward products ran at 155-205 GFLOP/s
 through `torch.mm` and at 264-456 GFLOP/s through oneDNN, for 64 rows (a decoding step) as
 for 4,096 (an update's micro-batch), and the backward's products 1.3-2.6x faster
-(docs/benchmarks.md, "Seventh pass"). oneDNN ships inside PyTorch's CPU build; its linear op
-(`torch.ops.mkldnn._linear_pointwise`, what `torch.compile` emits for CPU linears) takes
-ordinary dense tensors, any strides, and returns an ordinary tensor.
+(docs/benchmarks.md, "Seventh pass"). Without AVX-512 the gain is gone: on an AVX2-only
+AMD EPYC Zen 3 the same products ran 0.60-1.40x, most of them slower through oneDNN. So
+`auto`, the default, picks oneDNN only on AMD CPUs with AVX-512 and keeps PyTorch's
+elsewhere (Intel CPUs, where MKL does use AVX-512, were not measured). oneDNN ships inside
+PyTorch's CPU build; its linear op (`torch.ops.mkldnn._linear_pointwise`, what
+`torch.compile` emits for CPU linears) takes ordinary dense tensors, any strides, and
+returns an ordinary tensor.
 
 `use_cpu_linear_kernel(model, "onednn")` turns the model's `nn.Linear` layers into
 `OneDnnLinear`: the same parameters, state dict and hooks, whose forward and backward run
@@ -18,12 +22,17 @@ summation order).
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import logging
+from pathlib import Path
+from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
 
 from trainer.config.schema import CpuLinearKernel
+
+log = logging.getLogger(__name__)
 
 # oneDNN is part of PyTorch's x86 and ARM CPU builds; a build without it keeps torch's.
 ONEDNN_AVAILABLE = bool(torch.backends.mkldnn.is_available()) and hasattr(
@@ -128,10 +137,47 @@ class OneDnnLinear(nn.Linear):
 PLAIN_LINEARS = (nn.Linear, OneDnnLinear)  # the types that compute exactly x @ W.T + b
 
 
+def cpu_vendor(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's vendor id (`AuthenticAMD`, `GenuineIntel`), or "" where Linux's cpuinfo
+    does not say."""
+    try:
+        with cpuinfo.open() as lines:
+            for line in lines:
+                key, _, value = line.partition(":")
+                if key.strip() == "vendor_id":
+                    return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def auto_kernel(vendor: str, has_avx512: bool) -> Literal["onednn", "torch"]:
+    """What `auto` runs: oneDNN where it was measured faster than MKL (an AMD CPU with
+    AVX-512), PyTorch's default everywhere else (module doc)."""
+    return "onednn" if vendor == "AuthenticAMD" and has_avx512 else "torch"
+
+
+@functools.cache
+def resolve_kernel(kernel: CpuLinearKernel) -> Literal["onednn", "torch"]:
+    """The kernel `kernel` means on this machine; logs what `auto` chose, once."""
+    if kernel != "auto":
+        return kernel
+    vendor = cpu_vendor()
+    has_avx512 = bool(torch.cpu._is_avx512_supported())
+    chosen = auto_kernel(vendor, has_avx512)
+    log.info(
+        "float32 linear layers on CPU: %s (cpu_linear_kernel=auto; vendor %s, AVX-512 %s)",
+        "oneDNN" if chosen == "onednn" else "PyTorch's default",
+        vendor or "unknown",
+        "yes" if has_avx512 else "no",
+    )
+    return chosen
+
+
 def use_cpu_linear_kernel(model: nn.Module, kernel: CpuLinearKernel) -> int:
     """Make `model`'s plain `nn.Linear` layers run `kernel` on CPU; returns how many
     changed. Wrappers (LoRA layers) are left as they are; their base layers change."""
-    if kernel == "torch" or not ONEDNN_AVAILABLE:
+    if resolve_kernel(kernel) == "torch" or not ONEDNN_AVAILABLE:
         return 0
     changed = 0
     for module in model.modules():

@@ -1,5 +1,6 @@
 """oneDNN's linear layers (trainer.cpu_linear) compute what PyTorch's do, forward and
-backward, and the trainer's models use them on CPU unless `model.cpu_linear_kernel=torch`."""
+backward, and the trainer's models use them on CPU where `model.cpu_linear_kernel` says:
+`onednn`, or `auto` on an AMD CPU with AVX-512."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from tests.trainer.batches import tiny_model
 from trainer.cpu_linear import (
     ONEDNN_AVAILABLE,
     OneDnnLinear,
+    auto_kernel,
+    cpu_vendor,
     onednn_applies,
     onednn_linear,
+    resolve_kernel,
     use_cpu_linear_kernel,
 )
 from trainer.models.demo import build_model, build_tokenizer
@@ -132,8 +136,26 @@ def test_a_models_logits_and_gradients_match_torchs() -> None:
 
 def test_loaded_models_follow_the_config(demo_assets: Path) -> None:
     model_dir = demo_assets / "model"
-    policy = load_policy(model_dir, "float32", "cpu")  # the default: onednn
-    assert type(policy.lm_head) is OneDnnLinear
+    policy = load_policy(model_dir, "float32", "cpu")  # the default: auto
+    by_default = OneDnnLinear if resolve_kernel("auto") == "onednn" else nn.Linear
+    assert type(policy.lm_head) is by_default
+    assert type(load_policy(model_dir, "float32", "cpu", "onednn").lm_head) is OneDnnLinear
     assert type(load_policy(model_dir, "float32", "cpu", "torch").lm_head) is nn.Linear
     critic = ValueModel.from_pretrained(model_dir, "float32", "cpu", "onednn")
     assert type(critic.value_head) is OneDnnLinear
+
+
+def test_auto_runs_onednn_only_where_it_was_measured_faster() -> None:
+    assert auto_kernel("AuthenticAMD", has_avx512=True) == "onednn"  # Zen 4/5: MKL skips it
+    assert auto_kernel("AuthenticAMD", has_avx512=False) == "torch"  # Zen 3: oneDNN slower
+    assert auto_kernel("GenuineIntel", has_avx512=True) == "torch"  # MKL's own AVX-512 path
+    assert auto_kernel("", has_avx512=True) == "torch"
+    assert resolve_kernel("onednn") == "onednn" and resolve_kernel("torch") == "torch"
+    assert resolve_kernel("auto") in ("onednn", "torch")
+
+
+def test_the_vendor_is_read_from_cpuinfo(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n")
+    assert cpu_vendor(cpuinfo) == "AuthenticAMD"
+    assert cpu_vendor(tmp_path / "missing") == ""

@@ -28,7 +28,7 @@ LossAggMode = Literal[
     "token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
 ]
 KLEstimator = Literal["k1", "k2", "k3", "low_var_kl", "abs"]
-CpuLinearKernel = Literal["onednn", "torch"]
+CpuLinearKernel = Literal["auto", "onednn", "torch"]
 
 
 class ModelConfig(Section):
@@ -42,11 +42,12 @@ class ModelConfig(Section):
         False, description="Recompute activations in backward to save memory."
     )
     cpu_linear_kernel: CpuLinearKernel = Field(
-        "onednn",
+        "auto",
         description="On CPU, what multiplies float32 linear layers (forward and backward): "
-        "`onednn` calls oneDNN directly (1.3-2.6x PyTorch's default MKL path on the AMD CPU "
-        "of our benchmarks, where MKL skips AVX-512); `torch` keeps PyTorch's default. "
-        "GPUs and other dtypes always use PyTorch's.",
+        "`onednn` calls oneDNN directly (1.3-2.6x PyTorch's default MKL path on an AMD Zen 5 "
+        "CPU, where MKL skips AVX-512, but 0.6-1.4x, mostly slower, on an AVX2-only Zen 3); "
+        "`torch` keeps PyTorch's default; `auto` picks oneDNN on AMD CPUs with AVX-512 and "
+        "PyTorch's elsewhere. GPUs and other dtypes always use PyTorch's.",
     )
 
 

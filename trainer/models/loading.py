@@ -81,7 +81,7 @@ def load_policy(
     path: str | Path,
     dtype: str | torch.dtype = "float32",
     device: str | torch.device = "cpu",
-    cpu_linear_kernel: CpuLinearKernel = "onednn",
+    cpu_linear_kernel: CpuLinearKernel = "auto",
 ) -> PreTrainedModel:
     """A causal LM from a local folder, in `dtype`, on `device`; its linear layers run
     `cpu_linear_kernel` on CPU (trainer.cpu_linear)."""
@@ -131,7 +131,7 @@ class ValueModel(nn.Module):
         path: str | Path,
         dtype: str | torch.dtype = "float32",
         device: str | torch.device = "cpu",
-        cpu_linear_kernel: CpuLinearKernel = "onednn",
+        cpu_linear_kernel: CpuLinearKernel = "auto",
     ) -> ValueModel:
         """Backbone from a policy (or critic) folder; the value head too when one was saved.
         Its linear layers run `cpu_linear_kernel` on CPU (trainer.cpu_linear)."""
