@@ -17,6 +17,7 @@ import {
   saveVersion,
   type RewardCheck,
   type RewardVersion,
+  type RewardVersionSummary,
 } from "../api";
 import { ComparePanel } from "../components/ComparePanel";
 import { LazyCodeEditor } from "../components/LazyEditors";
@@ -25,6 +26,7 @@ import { VersionsPanel } from "../components/VersionsPanel";
 import { clearDraft, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../drafts";
 import { useTestRun } from "../hooks";
 import { problemFromMessage, problemsToMarkers, type Problem } from "../markers";
+import { withSavedVersion } from "../versions";
 import styles from "./RewardEditorPage.module.css";
 
 const DRAFT_EVERY_MS = 500;
@@ -132,6 +134,9 @@ export function RewardEditorPage() {
       clearDraft(functionId);
       openedFor.current = `${functionId}:${result.number}`;
       queryClient.setQueryData(rewardKeys.version(functionId, result.number), result);
+      queryClient.setQueryData<RewardVersionSummary[]>(rewardKeys.versions(functionId), (list) =>
+        withSavedVersion(list, result),
+      );
       setOpenNumber(null);
       setNotice(`Saved as version ${result.number}.`);
       void queryClient.invalidateQueries({ queryKey: rewardKeys.versions(functionId) });
