@@ -10,6 +10,7 @@ from torch import nn
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
+from trainer.cpu_memory import keep_freed_memory
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.models.lora import add_adapters
 from trainer.optim import build_optimizer, build_scheduler
@@ -73,6 +74,8 @@ def _peak_flops(device: torch.device) -> float | None:
 def build_state(cfg: RunConfig) -> TrainingState:
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)
+    if device.type == "cpu":
+        keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_memory)
     tokenizer = load_tokenizer(cfg.model.path)
     kernel = cfg.model.cpu_linear_kernel
     actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)

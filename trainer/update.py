@@ -26,6 +26,7 @@ from trainer.config.schema import ActorConfig, CriticConfig, LossAggMode
 from trainer.data_parallel import (
     SINGLE_PROCESS,
     DataGroup,
+    MicroBatch,
     full_tensor,
     micro_batches,
     reduce_metric_sums,
@@ -74,6 +75,18 @@ def _means(sums: MetricSums) -> dict[str, float]:
     return {k: (v[0] / v[1] if v[1] else 0.0) for k, v in sums.items()}
 
 
+def rows_without_gradient(batch: RolloutBatch, cfg: ActorConfig) -> Tensor:
+    """(B,) bool: rows whose share of the actor's loss has a zero gradient.
+
+    The policy loss is the advantage times a function of the ratio, so a row whose every
+    advantage is zero (a GRPO group whose samples all scored the same) contributes zero,
+    and so does its gradient; only an entropy bonus or a KL loss would reach it."""
+    assert batch.advantages is not None
+    if not cfg.skip_zero_advantage_backward or cfg.entropy_coeff > 0 or cfg.use_kl_loss:
+        return torch.zeros(batch.size, dtype=torch.bool, device=batch.advantages.device)
+    return ((batch.advantages * batch.response_mask) == 0).all(dim=-1)
+
+
 def update_actor(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -85,10 +98,12 @@ def update_actor(
     generator: torch.Generator,
     group: DataGroup = SINGLE_PROCESS,
 ) -> dict[str, float]:
-    """One PPO pass (cfg.ppo_epochs x mini-batches) over the batch; returns actor/* means."""
+    """One PPO pass (cfg.ppo_epochs x mini-batches) over the batch; returns actor/* means.
+
+    Rows without a gradient (`rows_without_gradient`) are scored without autograd, after
+    the others: the weights use the whole mini-batch's counts, so the gradient and the
+    metrics are the whole mini-batch's while the backward skips rows that add zero."""
     assert batch.advantages is not None
-    loss_fn = POLICY_LOSSES[cfg.policy_loss]
-    need_entropy = True  # always reported; the bonus uses it when entropy_coeff > 0
     sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
     model.train()
     for rows in iterate_minibatches(
@@ -98,64 +113,34 @@ def update_actor(
         mask_total = mini.response_mask.sum()
         row_total = mini.response_mask.new_tensor(float(mini.size))
         optimizer.zero_grad(set_to_none=True)
-        for part in micro_batches(
-            mini,
-            group,
-            cfg.micro_batch_size,
-            cfg.max_tokens_per_micro_batch,
-            cfg.pack_shared_prompts,
-        ):
-            micro = part.batch
-            stats = response_token_stats(
-                model,
-                micro,
-                temperature,
-                need_entropy,
-                packed=cfg.pack_shared_prompts,
-                shared_prefix=cfg.shared_prefix_scoring,
-                entropy_grad=cfg.entropy_coeff > 0,  # else it is only reported
-            )
-            # One optimizer step per batch makes the rollout policy the current one:
-            # old log-probs are then this forward's values (ratio 1), no extra pass.
-            old = micro.old_logprobs if micro.old_logprobs is not None else stats.logprobs
-            pg = loss_fn(
-                PolicyLossInputs(
-                    logprobs=stats.logprobs,
-                    old_logprobs=old.detach(),
-                    advantages=micro.advantages,  # type: ignore[arg-type]
-                    response_mask=micro.response_mask,
-                    clip_ratio_low=cfg.clip_ratio_low,
-                    clip_ratio_high=cfg.clip_ratio_high,
-                    clip_ratio_c=cfg.clip_ratio_c,
-                    loss_agg_mode=cfg.loss_agg_mode,
-                    norm_constant=norm_constant,
-                )
-            )
-            loss = pg.loss
-            assert stats.entropy is not None
-            entropy = aggregate_loss(
-                stats.entropy, micro.response_mask, cfg.loss_agg_mode, norm_constant
-            )
-            if cfg.entropy_coeff > 0:
-                loss = loss - cfg.entropy_coeff * entropy
-            if cfg.use_kl_loss:
-                assert micro.ref_logprobs is not None, "use_kl_loss needs reference log-probs"
-                kl = kl_penalty(stats.logprobs, micro.ref_logprobs, cfg.kl_loss_type)
-                kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode, norm_constant)
-                loss = loss + cfg.kl_loss_coef * kl_loss
-            # A dummy micro-batch (active 0) only keeps data-parallel ranks in step.
-            weight = part.active * micro_weight(
-                micro.response_mask, mask_total, row_total, cfg.loss_agg_mode
-            )
-            (loss * weight).backward()
-            w = float(weight)
-            if cfg.use_kl_loss:  # weighted like the loss, so any micro split gives one mean
-                _add(sums, "actor/kl_loss", float(kl_loss.detach()), w)
-            _add(sums, "actor/pg_loss", float(pg.loss.detach()), w)
-            _add(sums, "actor/pg_clipfrac", float(pg.clipfrac), w)
-            _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
-            _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
-            _add(sums, "actor/entropy", float(entropy.detach()), w)
+        idle = rows_without_gradient(mini, cfg).cpu()
+        # Every rank holds the whole batch, so all split it alike. With no row to learn
+        # from, run the ordinary pass: the optimizer then steps on zero gradients.
+        if bool(idle.any()) and not bool(idle.all()):
+            parts = [(mini.select(torch.nonzero(~idle).squeeze(1)), True)]
+            parts.append((mini.select(torch.nonzero(idle).squeeze(1)), False))
+        else:
+            parts = [(mini, True)]
+        for part_batch, learn in parts:
+            with torch.enable_grad() if learn else torch.no_grad():
+                for part in micro_batches(
+                    part_batch,
+                    group,
+                    cfg.micro_batch_size,
+                    cfg.max_tokens_per_micro_batch,
+                    cfg.pack_shared_prompts,
+                ):
+                    _actor_micro_batch(
+                        model,
+                        part,
+                        cfg,
+                        temperature,
+                        norm_constant,
+                        mask_total,
+                        row_total,
+                        sums,
+                        learn,
+                    )
         grad_norm = full_tensor(
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
         )
@@ -165,6 +150,71 @@ def update_actor(
     metrics = _means(reduce_metric_sums(sums, group))
     metrics["actor/lr"] = optimizer.param_groups[0]["lr"]
     return metrics
+
+
+def _actor_micro_batch(
+    model: nn.Module,
+    part: MicroBatch,
+    cfg: ActorConfig,
+    temperature: float,
+    norm_constant: float,
+    mask_total: Tensor,
+    row_total: Tensor,
+    sums: MetricSums,
+    learn: bool,
+) -> None:
+    """The actor's loss on one micro-batch, weighted by its share of the mini-batch;
+    back-propagated when `learn`, and added to the metric sums either way."""
+    micro = part.batch
+    stats = response_token_stats(
+        model,
+        micro,
+        temperature,
+        with_entropy=True,  # always reported; the bonus uses it when entropy_coeff > 0
+        packed=cfg.pack_shared_prompts,
+        shared_prefix=cfg.shared_prefix_scoring,
+        entropy_grad=learn and cfg.entropy_coeff > 0,  # else it is only reported
+    )
+    # One optimizer step per batch makes the rollout policy the current one:
+    # old log-probs are then this forward's values (ratio 1), no extra pass.
+    old = micro.old_logprobs if micro.old_logprobs is not None else stats.logprobs
+    pg = POLICY_LOSSES[cfg.policy_loss](
+        PolicyLossInputs(
+            logprobs=stats.logprobs,
+            old_logprobs=old.detach(),
+            advantages=micro.advantages,  # type: ignore[arg-type]
+            response_mask=micro.response_mask,
+            clip_ratio_low=cfg.clip_ratio_low,
+            clip_ratio_high=cfg.clip_ratio_high,
+            clip_ratio_c=cfg.clip_ratio_c,
+            loss_agg_mode=cfg.loss_agg_mode,
+            norm_constant=norm_constant,
+        )
+    )
+    loss = pg.loss
+    assert stats.entropy is not None
+    entropy = aggregate_loss(stats.entropy, micro.response_mask, cfg.loss_agg_mode, norm_constant)
+    if cfg.entropy_coeff > 0:
+        loss = loss - cfg.entropy_coeff * entropy
+    if cfg.use_kl_loss:
+        assert micro.ref_logprobs is not None, "use_kl_loss needs reference log-probs"
+        kl = kl_penalty(stats.logprobs, micro.ref_logprobs, cfg.kl_loss_type)
+        kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode, norm_constant)
+        loss = loss + cfg.kl_loss_coef * kl_loss
+    # A dummy micro-batch (active 0) only keeps data-parallel ranks in step.
+    weight = part.active * micro_weight(
+        micro.response_mask, mask_total, row_total, cfg.loss_agg_mode
+    )
+    if learn:
+        (loss * weight).backward()
+    w = float(weight)
+    if cfg.use_kl_loss:  # weighted like the loss, so any micro split gives one mean
+        _add(sums, "actor/kl_loss", float(kl_loss.detach()), w)
+    _add(sums, "actor/pg_loss", float(pg.loss.detach()), w)
+    _add(sums, "actor/pg_clipfrac", float(pg.clipfrac), w)
+    _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
+    _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
+    _add(sums, "actor/entropy", float(entropy.detach()), w)
 
 
 def update_critic(

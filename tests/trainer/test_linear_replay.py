@@ -202,6 +202,10 @@ def test_a_training_step_replays_and_updates_as_without_replay(
             "actor.micro_batch_size=8",
             f"actor.replay_rollout_outputs={str(replay).lower()}",
             "trainer.total_steps=1",
+            # Every row back-propagates here: split off, the one group that scored would be
+            # scored alone, and a lone group packs instead of taking the shared-prefix
+            # layout that replays.
+            "actor.skip_zero_advantage_backward=false",
             "trainer.val_before_train=false",
             "trainer.val_every=0",
         )

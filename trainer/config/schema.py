@@ -238,6 +238,14 @@ class ActorConfig(Section):
         "a quarter of the machine's memory (8 GiB at most); past that the update multiplies. "
         "CPU training only for now (on a GPU it would hold accelerator memory).",
     )
+    skip_zero_advantage_backward: bool = Field(
+        True,
+        description="Rows whose advantages are all zero (a group whose samples all scored "
+        "the same, under GRPO) add nothing to the gradient when there is no entropy bonus "
+        "and no KL loss: score them without autograd, for the reported metrics only, "
+        "instead of back-propagating zeros through them (trainer/update.py). The gradient "
+        "and the metrics are those of the whole batch.",
+    )
     max_tokens_per_micro_batch: int | None = Field(
         None,
         ge=1,
