@@ -50,3 +50,19 @@ def rollout_metrics(samples: list[Sample], max_new_tokens: int) -> dict[str, flo
     flat = sum(1 for g in groups.values() if max(g) == min(g))
     metrics["critic/zero_spread_group_fraction"] = flat / max(1, len(groups))
     return metrics
+
+
+def throughput_metrics(
+    num_params: int, peak_flops: float | None, tokens: float, step_s: float, update_s: float
+) -> dict[str, float]:
+    """FLOP rates of a step that trained on `tokens` (prompt and response) with a model of
+    `num_params`, at ~6 FLOPs a parameter a token (forward and backward, as verl counts).
+
+    `perf/tflops_per_s` spreads them over the whole step; `perf/mfu/actor` is the actor
+    update's model FLOPs utilisation: over the update's own time, against `peak_flops`
+    (the devices' dense bf16 peak; None on CPUs, which have no honest single figure)."""
+    flops = 6.0 * num_params * tokens
+    metrics = {"perf/tflops_per_s": flops / max(step_s, 1e-9) / 1e12}
+    if peak_flops and update_s > 0:
+        metrics["perf/mfu/actor"] = flops / update_s / peak_flops
+    return metrics

@@ -108,7 +108,9 @@ class StepContext(Protocol):
         loop installs it."""
         ...
 
-    def perf_metrics(self, tokens: float, elapsed: float) -> dict[str, float]: ...
+    def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
+        """perf/* rates of a step (trainer.metrics.throughput_metrics)."""
+        ...
 
 
 @dataclass

@@ -11,6 +11,7 @@ from torch import nn
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
 from trainer.cpu_memory import keep_freed_memory
+from trainer.metrics import throughput_metrics
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.models.lora import add_adapters
 from trainer.optim import build_optimizer, build_scheduler
@@ -53,12 +54,8 @@ class TrainingState:
             return {}
         return self.actor.state_dict()
 
-    def perf_metrics(self, tokens: float, elapsed: float) -> dict[str, float]:
-        # ~6 FLOPs per parameter per token for forward + backward of the update.
-        flops = 6.0 * self.num_params * tokens / max(elapsed, 1e-9)
-        metrics = {"perf/tflops_per_s": flops / 1e12}
-        if self.peak_flops:
-            metrics["perf/mfu/actor"] = flops / self.peak_flops
+    def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
+        metrics = throughput_metrics(self.num_params, self.peak_flops, tokens, step_s, update_s)
         if self.device.type == "cuda":
             metrics["perf/max_memory_allocated_gb"] = torch.cuda.max_memory_allocated() / 2**30
         return metrics

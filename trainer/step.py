@@ -274,7 +274,7 @@ def train_step(
     metrics["perf/time_per_step"] = elapsed
     metrics["perf/throughput"] = tokens / elapsed
     metrics["perf/response_tokens_per_s"] = response_tokens / elapsed
-    metrics |= state.perf_metrics(tokens, elapsed)
+    metrics |= state.perf_metrics(tokens, elapsed, metrics.get("timing_s/update_actor", 0.0))
     first_token_adv = batch.advantages[:, 0].tolist()
     return StepResult(
         metrics=metrics,

@@ -17,6 +17,7 @@ from trainer.distributed.cluster import ray_session
 from trainer.distributed.controller import DistributedRoles, ShardedRollout
 from trainer.distributed.group import WorkerGroup
 from trainer.distributed.reward_group import RewardModelGroup
+from trainer.metrics import throughput_metrics
 from trainer.models.loading import load_tokenizer
 from trainer.reporting.base import Reporter
 from trainer.reward_sources import make_reward_scorer
@@ -44,13 +45,8 @@ class ControllerState:
     peak_flops: float | None  # all workers together; None on CPUs
     next_prompts: Callable[[], list[PromptItem]] = field(default=lambda: [])
 
-    def perf_metrics(self, tokens: float, elapsed: float) -> dict[str, float]:
-        # ~6 FLOPs per parameter per token for forward + backward of the update.
-        flops = 6.0 * self.num_params * tokens / max(elapsed, 1e-9)
-        metrics = {"perf/tflops_per_s": flops / 1e12}
-        if self.peak_flops:
-            metrics["perf/mfu/actor"] = flops / self.peak_flops
-        return metrics
+    def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
+        return throughput_metrics(self.num_params, self.peak_flops, tokens, step_s, update_s)
 
 
 def _peak_flops(device_names: list[str]) -> float | None:
