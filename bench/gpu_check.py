@@ -120,12 +120,10 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def _peak_bf16_flops(device: str) -> float | None:
-    """The bf16 matrix-product rate this GPU reaches (FLOP/s); None on CPU."""
+def _peak_bf16_flops() -> float:
+    """The bf16 matrix-product rate this GPU reaches (FLOP/s)."""
     import torch
 
-    if device != "cuda":
-        return None
     n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -155,7 +153,7 @@ def phase_env(args: argparse.Namespace) -> dict[str, Any]:
             "device": torch.cuda.get_device_name(0),
             "memory_gib": props.total_memory / 2**30,
             "multiprocessors": props.multi_processor_count,
-            "measured_bf16_tflops": (_peak_bf16_flops("cuda") or 0) / 1e12,
+            "measured_bf16_tflops": _peak_bf16_flops() / 1e12,
         }
     return info
 
@@ -313,12 +311,12 @@ def _num_params(model_dir: Path) -> int:
     return total
 
 
-def _shape_config(args: argparse.Namespace, steps: int, new_tokens: int) -> Any:
+def _shape_config(
+    args: argparse.Namespace, model_dir: Path, data: Path, steps: int, new_tokens: int
+) -> Any:
     """The 0.5B phases' run: one optimizer step per batch, the digit-share reward."""
     from trainer.config.schema import RunConfig
 
-    model_dir = _shape_model(args)
-    data, _ = _shape_prompts(args, model_dir)
     sizes = _sizes(args)
     return RunConfig.model_validate(
         {
@@ -363,10 +361,10 @@ def phase_shape05b(args: argparse.Namespace) -> dict[str, Any]:
     from trainer.loop import Trainer
 
     model_dir = _shape_model(args)
-    _, prompt_ids = _shape_prompts(args, model_dir)
+    data, prompt_ids = _shape_prompts(args, model_dir)
     sizes = _sizes(args)
     steps = 2 if args.smoke else 3
-    cfg = _shape_config(args, steps, sizes["new_tokens"])
+    cfg = _shape_config(args, model_dir, data, steps, sizes["new_tokens"])
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     recorder = Recorder()
@@ -437,7 +435,9 @@ def phase_profile(args: argparse.Namespace) -> dict[str, Any]:
     activities = [ProfilerActivity.CPU] + ([] if args.smoke else [ProfilerActivity.CUDA])
     profiler = profile(activities=activities)
     recorder = ProfiledStep(profiler)
-    Trainer(_shape_config(args, 2, 32 if args.smoke else 128), recorder).fit()
+    model_dir = _shape_model(args)
+    data, _ = _shape_prompts(args, model_dir)
+    Trainer(_shape_config(args, model_dir, data, 2, 32 if args.smoke else 128), recorder).fit()
     events = profiler.key_averages()
     # Kernel rows only: an operator's row repeats the time of the kernels it launched.
     gpu_s = sum(e.self_device_time_total for e in events if e.device_type == DeviceType.CUDA) / 1e6

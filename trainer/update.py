@@ -116,11 +116,10 @@ def update_actor(
         idle = rows_without_gradient(mini, cfg).cpu()
         # Every rank holds the whole batch, so all split it alike. With no row to learn
         # from, run the ordinary pass: the optimizer then steps on zero gradients.
-        if bool(idle.any()) and not bool(idle.all()):
+        parts = [(mini, True)]
+        if idle.any() and not idle.all():
             parts = [(mini.select(torch.nonzero(~idle).squeeze(1)), True)]
             parts.append((mini.select(torch.nonzero(idle).squeeze(1)), False))
-        else:
-            parts = [(mini, True)]
         for part_batch, learn in parts:
             with torch.enable_grad() if learn else torch.no_grad():
                 for part in micro_batches(
