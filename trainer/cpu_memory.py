@@ -6,7 +6,8 @@ threshold at the top of the heap is released. A training step frees and allocate
 same activation shapes every step, so every step faulted its memory in again, a page at
 a time. On a 2-core KVM guest a long128 bench step (bench/trainer_vs_trl.py) took 85k to
 245k minor page faults at about 4 us each: 0.3-1 s of an 8 s step. With no mmap'd blocks
-and no trimming, steps after the first reuse the heap's pages and fault under a thousand.
+and no trimming, the heap grows over the first few steps until the step's blocks fit,
+then serves them from pages already faulted in (tests/trainer/test_cpu_memory.py).
 
 The cost: the process's resident memory stays at its peak (later allocations reuse it).
 That suits a trainer process, which reaches the same peak every step; it is applied in
