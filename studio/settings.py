@@ -129,6 +129,7 @@ INSTALLED_APPS = [
     "studio.rewards.apps.RewardsConfig",
     "studio.runs.apps.RunsConfig",
     "studio.telemetry.apps.TelemetryConfig",
+    "studio.model_registry.apps.ModelRegistryConfig",
 ]
 
 MIDDLEWARE = [
@@ -210,6 +211,13 @@ RLSTUDIO_REWARD_TEST_SAMPLE_LIMIT_S = float(
 RLSTUDIO_DEMO_MODEL_DIR = Path(
     os.environ.get("RLSTUDIO_DEMO_MODEL_DIR", str(var_dir() / "demo-model"))
 )
+# Folders (separated by the OS path separator) whose model folders projects may add as
+# models; a request picks one by its id, never by path (studio.references.locations).
+RLSTUDIO_MODEL_ROOTS = [
+    p for p in os.environ.get("RLSTUDIO_MODEL_ROOTS", "").split(os.pathsep) if p.strip()
+]
+# The most a hub model download may fetch (studio.model_registry.hub), bytes.
+RLSTUDIO_HUB_MAX_BYTES = int(os.environ.get("RLSTUDIO_HUB_MAX_BYTES", str(20 * 1024**3)))
 # Refuse to run user reward code when a sandbox protection is missing on this host
 # (always by default; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow less).
 RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION = (
@@ -251,6 +259,8 @@ SPECTACULAR_SETTINGS = {
         "RewardTestRunStatusEnum": "studio.rewards.models.RewardTestRun.Status",
         "RoleEnum": "studio.projects.models.Role",  # a project role; turns have TurnRole
         "TurnRoleEnum": "studio.telemetry.records.TURN_ROLES",
+        "RunValidationEnum": "studio.runs.models.RUN_VALIDATION",  # as stored
+        "ValidationEnum": "studio.references.run_inputs.VALIDATION_CHOICES",  # as requested
     },
 }
 

@@ -37,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--jsonl", help="append every record to this JSONL file")
     run.add_argument("--quiet", action="store_true", help="no progress bar or metric lines")
     run.add_argument("--print-config", action="store_true", help="print the resolved config")
+    run.add_argument(
+        "--from-studio",
+        action="store_true",
+        help="a job the studio launched: fetch the run's config, token and reward code "
+        "with the job's one-time secret (RLSTUDIO_BOOTSTRAP); items apply on top",
+    )
 
     check = sub.add_parser("check", help="validate a config and print it resolved (YAML)")
     check.add_argument("items", nargs="*", help="[CONFIG.yaml] key=value ...")
@@ -92,7 +98,17 @@ def _run(args: argparse.Namespace) -> int:
     from trainer.reporting.studio import StudioReporter, TargetError, target_from_env
 
     hf_logging.disable_progress_bar()  # weight loading bars would drown the metric lines
-    cfg = _resolve(args.items, args.preset)
+    if args.from_studio:
+        from trainer.reporting.bootstrap import BootstrapError, launch_from_studio
+
+        try:
+            launched = launch_from_studio()
+        except BootstrapError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        cfg = load_config(overrides=args.items, base=launched.config)
+    else:
+        cfg = _resolve(args.items, args.preset)
     if args.print_config:
         print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
     reporters: list[object] = []

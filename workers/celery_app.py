@@ -26,7 +26,13 @@ app.conf.update(
 )
 app.autodiscover_tasks(["workers"])
 # Task modules beside this one (autodiscovery alone finds only `workers.tasks`).
-app.conf.include = [*app.conf.include, "workers.rewards", "workers.runs", "workers.datasets"]
+app.conf.include = [
+    *app.conf.include,
+    "workers.rewards",
+    "workers.runs",
+    "workers.datasets",
+    "workers.models",
+]
 _RECONCILE_EVERY_S = float(settings.RLSTUDIO_RECONCILE_INTERVAL_S)
 app.conf.beat_schedule = {
     "reconcile-runs": {

@@ -24,11 +24,11 @@ from rest_framework.views import APIView
 from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
-from studio.datasets.models import DatasetVersion
 from studio.projects.models import Project
-from studio.rewards.models import RewardVersion
+from studio.references.summary import SUMMARY_RELATED
 from studio.runs import dispatch, lifecycle
-from studio.runs.configs import InvalidConfig, resolve, resolve_edit, resources_of
+from studio.runs.configs import InvalidConfig, resolve, resources_of
+from studio.runs.creation import compose, input_fields
 from studio.runs.models import Run, RunStatus
 from studio.runs.serializers import (
     ConfigRequestSerializer,
@@ -75,22 +75,12 @@ def config_errors_as_400() -> Iterator[None]:
         raise exceptions.ValidationError(exc.errors) from exc
 
 
-def _in_project(queryset: QuerySet[Any], pk: int | None, field: str, project: Project) -> Any:
-    """The object if it belongs to `project`. The error is the same whether the id exists
-    in another project or nowhere, so other projects' ids don't leak."""
-    if pk is None:
-        return None
-    found = queryset.filter(pk=pk).first()
-    if found is None:
-        what = field.replace("_", " ")
-        raise exceptions.ValidationError({field: [f"No {what} {pk} in project {project.slug!r}."]})
-    return found
-
-
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
     """Training runs of your projects. Viewers read; members create and control runs."""
 
-    queryset = Run.objects.select_related("project", "created_by").order_by("-created_at", "-id")
+    queryset = Run.objects.select_related("project", "created_by", *SUMMARY_RELATED).order_by(
+        "-created_at", "-id"
+    )
     serializer_class = RunSerializer
     filterset_class = RunFilter
     http_method_names = ["get", "post", "patch", "head", "options"]
@@ -121,29 +111,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         if project is None:
             raise exceptions.NotFound("No such project.")
         self.require_role(project)
-        dataset = _in_project(
-            DatasetVersion.objects.filter(dataset__project=project),
-            v.get("dataset_version"),
-            "dataset_version",
-            project,
-        )
-        reward = _in_project(
-            RewardVersion.objects.filter(function__project=project),
-            v.get("reward_version"),
-            "reward_version",
-            project,
-        )
-        with config_errors_as_400():
-            resolved = resolve(v.get("config"), v.get("overrides"), v.get("preset"))
         user = signed_in_user(request)
+        with config_errors_as_400():
+            inputs, resolved = compose(project, v, user)
         with transaction.atomic():
             run = Run.objects.create(
                 project=project,
                 name=v["name"],
                 preset=v.get("preset") or "",
                 config=resolved.tree,
-                dataset_version=dataset,
-                reward_version=reward,
+                **input_fields(inputs),
                 priority=v.get("priority", 0),
                 resources={**resources_of(resolved.config), **v.get("resources", {})},
                 tags=unique_tags(v.get("tags", [])),
@@ -179,19 +156,18 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         data = RunCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
+        user = signed_in_user(request)
         with config_errors_as_400():
-            resolved = resolve_edit(parent.config, v.get("config"), v.get("overrides"))
+            inputs, resolved = compose(parent.project, v, user, parent=parent)
         same_request = resolved.tree["resources"] == parent.config.get("resources")
         resources = parent.resources if same_request else resources_of(resolved.config)
-        user = signed_in_user(request)
         with transaction.atomic():
             run = Run.objects.create(
                 project=parent.project,
                 name=v.get("name") or f"{parent.name} (clone)"[:200],
                 preset=parent.preset,
                 config=resolved.tree,
-                dataset_version=parent.dataset_version,
-                reward_version=parent.reward_version,
+                **input_fields(inputs),
                 priority=v.get("priority", parent.priority),
                 resources={**resources, **v.get("resources", {})},
                 tags=unique_tags(v.get("tags", parent.tags)),

@@ -22,12 +22,19 @@ from studio.api.permissions import project_of, signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets.models import Dataset
 from studio.runs.models import Run
-from studio.telemetry.export import NothingToExport, export_labelled
+from studio.telemetry.export import (
+    DatasetNameTaken,
+    ExportTarget,
+    NothingToExport,
+    export_labelled,
+    preview_export,
+)
 from studio.telemetry.filters import SampleFilter
 from studio.telemetry.labels import add_label, remove_label
 from studio.telemetry.models import RolloutSample, SampleLabel
 from studio.telemetry.serializers import (
     ExportedVersionSerializer,
+    ExportPreviewSerializer,
     LabelledExportSerializer,
     RolloutSampleDetailSerializer,
     RolloutSampleSerializer,
@@ -198,40 +205,65 @@ class RunSamplesViewSet(ProjectScopedViewSet):
     @extend_schema(
         request=LabelledExportSerializer,
         responses={
+            200: ExportPreviewSerializer,
             201: ExportedVersionSerializer,
-            400: OpenApiResponse(description="No such dataset here, or nothing to export."),
-            403: OpenApiResponse(description="Exporting needs the member role."),
+            400: OpenApiResponse(
+                description="No such dataset here, the new dataset's name is taken, or "
+                "nothing to export."
+            ),
+            403: OpenApiResponse(description="Exporting (and previewing) needs the member role."),
             404: OpenApiResponse(description="No such run."),
         },
     )
     def export_labelled(self, request: Request, pk: int) -> Response:
-        """Write the run's labelled samples (optionally one label) as a new version of a
-        dataset in the same project: verl parquet, one row per prompt."""
-        run = self.get_object()  # the member role, for writing a dataset version
+        """Write the run's labelled samples (optionally one label) as a dataset version of
+        the run's project, verl parquet, one row per prompt: `new_dataset` (a name)
+        creates a dataset holding them as its v1; `dataset` (an id) adds them as the next
+        version of that dataset, which becomes its latest. `dry_run: true` stores
+        nothing and answers 200 with what the export would store: rows, rows per label,
+        and the target (name, version number it would get, and the existing dataset's
+        latest version and its rows)."""
+        # The member role for the dry run too: it is the confirmation step of an export,
+        # which a viewer could not then make, and it takes the same write-side checks
+        # (the new name is free, the rows make a valid dataset). Viewers read a run's
+        # labels and datasets through the read endpoints already.
+        run = self.get_object()
         data = LabelledExportSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        dataset = Dataset.objects.filter(pk=v["dataset"], project=run.project).first()
-        if dataset is None:
-            raise exceptions.ValidationError(
-                {"dataset": [f"No dataset {v['dataset']} in project {run.project.slug!r}."]}
-            )
+        target = self._target(run, v)
         label = v.get("label")
-
-        def audited(version: Any) -> None:
-            self.audit(
-                "dataset.export_labelled",
-                version,
-                run.project,
-                run=run.pk,
-                dataset=dataset.name,
-                number=version.number,
-                label=label,
-                rows=version.row_count,
-            )
-
         try:
-            version = export_labelled(run, dataset, label, signed_in_user(request), audited)
+            if v["dry_run"]:
+                preview = preview_export(run, target, label)
+                body = {
+                    "rows": preview.rows,
+                    "labels": [{"name": n, "count": c} for n, c in preview.labels],
+                    "new_dataset": preview.dataset is None,
+                    "dataset": preview.dataset.pk if preview.dataset is not None else None,
+                    "name": preview.name,
+                    "number": preview.number,
+                    "latest_number": preview.latest_number,
+                    "latest_rows": preview.latest_rows,
+                }
+                return Response(ExportPreviewSerializer(body).data)
+
+            def audited(version: Any) -> None:
+                self.audit(
+                    "dataset.export_labelled",
+                    version,
+                    run.project,
+                    run=run.pk,
+                    dataset=version.dataset.name,
+                    new_dataset=target.dataset is None,
+                    number=version.number,
+                    label=label,
+                    rows=version.row_count,
+                )
+
+            version = export_labelled(run, target, label, signed_in_user(request), audited)
+        except DatasetNameTaken as exc:
+            raise exceptions.ValidationError({"new_dataset": [str(exc)]}) from None
         except NothingToExport as exc:
             raise exceptions.ValidationError({"label": [str(exc)]}) from None
         except IntegrityError:  # a concurrent upload took the number despite the lock
@@ -239,3 +271,15 @@ class RunSamplesViewSet(ProjectScopedViewSet):
                 {"dataset": ["Another version was created at the same time; try again."]}
             ) from None
         return Response(ExportedVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    @staticmethod
+    def _target(run: Run, v: dict[str, Any]) -> ExportTarget:
+        if "new_dataset" in v:
+            return ExportTarget(new_name=v["new_dataset"])
+        # Another project's dataset gets the same answer as a missing one: ids don't leak.
+        dataset = Dataset.objects.filter(pk=v["dataset"], project=run.project).first()
+        if dataset is None:
+            raise exceptions.ValidationError(
+                {"dataset": [f"No such dataset in project {run.project.slug!r}."]}
+            )
+        return ExportTarget(dataset=dataset)

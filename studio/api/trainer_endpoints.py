@@ -4,7 +4,6 @@ upload records, and download the run's dataset."""
 from __future__ import annotations
 
 import io
-import json
 from typing import Any
 
 import pyarrow as pa
@@ -13,16 +12,20 @@ from django.http import FileResponse, HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, parsers, permissions, renderers
+from rest_framework import exceptions, parsers, permissions, renderers, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio.api.datasets import BinaryRenderer
+from studio.api.errors import Conflict
+from studio.datasets.heldout import held_out_mask, split_label
 from studio.datasets.models import DatasetVersion
 from studio.datasets.splits import VALIDATION_SPLITS, is_validation
-from studio.runs.models import IngestToken
-from studio.runs.tokens import IngestTokenAuthentication
+from studio.runs.bootstrap import redeem
+from studio.runs.launch import LaunchRefused, trainer_config
+from studio.runs.models import IngestToken, Run
+from studio.runs.tokens import IngestTokenAuthentication, issue_ingest_token
 from studio.telemetry.openapi import IngestModelExtension  # noqa: F401  (registers the schema)
 from studio.telemetry.record_store import store_batch
 from studio.telemetry.records import (
@@ -113,6 +116,61 @@ class IngestRecordsView(_IngestView):
         )
 
 
+class BootstrapRequestSerializer(serializers.Serializer[dict[str, Any]]):
+    attempt = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+
+
+class BootstrapSerializer(serializers.Serializer[dict[str, Any]]):
+    token = serializers.CharField(help_text="The attempt's ingest token (Bearer, from now on).")
+    config = serializers.DictField(help_text="The run config, paths resolved for this launch.")
+    reward_code = serializers.CharField(
+        allow_null=True, help_text="The reward version's code; null for a built-in reward."
+    )
+
+
+class IngestBootstrapView(APIView):
+    """Redeem a job's one-time secret (`Authorization: Bootstrap rlb_...`) for its
+    ingest token, config and reward code (studio.runs.bootstrap)."""
+
+    authentication_classes: list[Any] = []
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        parameters=[RUN_ID],
+        request=BootstrapRequestSerializer,
+        responses={
+            200: BootstrapSerializer,
+            403: OpenApiResponse(description="Unknown secret, or already used."),
+            409: OpenApiResponse(description="The run can't be launched as stored."),
+        },
+    )
+    def post(self, request: Request, run_id: int) -> Response:
+        data = BootstrapRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        scheme, _, raw = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        attempt = (
+            redeem(run_id, data.validated_data["attempt"], raw.strip())
+            if scheme == "Bootstrap"
+            else None
+        )
+        if attempt is None:
+            raise exceptions.PermissionDenied(
+                "This bootstrap secret is unknown, was already used, or its run has ended."
+            )
+        run = attempt.run
+        try:
+            config = trainer_config(run, attempt)
+        except LaunchRefused as exc:
+            raise Conflict(str(exc)) from exc
+        return Response(
+            {
+                "token": issue_ingest_token(attempt),
+                "config": config,
+                "reward_code": run.reward_version.code if run.reward_version else None,
+            }
+        )
+
+
 class IngestDatasetView(_IngestView):
     renderer_classes = [renderers.JSONRenderer, BinaryRenderer]
 
@@ -124,8 +182,9 @@ class IngestDatasetView(_IngestView):
                 str,
                 enum=["train", "val"],
                 default="train",
-                description="`val`: rows whose extra_info.split is val, validation, test or "
-                "dev; `train`: the others.",
+                description="`train`: the rows the run trains on; `val`: the rows it "
+                "validates on (held-out rows of its version, another version, by its "
+                "validation choice).",
             ),
         ],
         responses={
@@ -140,16 +199,13 @@ class IngestDatasetView(_IngestView):
         split = request.query_params.get("split", "train")
         if split not in ("train", "val"):
             raise exceptions.ValidationError({"split": [f"{split[:20]!r} is not train or val."]})
-        version = self.token.run.dataset_version
-        if version is None:
-            raise exceptions.NotFound("This run has no dataset version.")
-        return _split_file(version, split)
+        return run_split(self.token.run, split)
 
 
-def _split_file(version: DatasetVersion, split: str) -> HttpResponseBase:
+def _rows_file(version: DatasetVersion, split: str, keep: list[bool] | None) -> HttpResponseBase:
+    """The version's rows as parquet: all of them (`keep` None), or those marked."""
     name = f"{version.dataset.name}-v{version.number}-{split}.parquet"
-    unlabelled = not version.stats.get("splits")
-    if unlabelled and split == "train":  # no split labels: every row trains
+    if keep is None:
         response = FileResponse(
             version.file.open("rb"), filename=name, content_type="application/octet-stream"
         )
@@ -157,12 +213,9 @@ def _split_file(version: DatasetVersion, split: str) -> HttpResponseBase:
         return response
     with version.file.open("rb") as handle:
         table = pq.read_table(handle)
-    labels = [_split_label(info) for info in _column(table, "extra_info")]
-    keep = [is_validation(label) == (split == "val") for label in labels]
-    if not any(keep):
+    if len(keep) != table.num_rows or not any(keep):
         raise exceptions.NotFound(
-            f"Dataset {version.dataset.name} v{version.number} has no {split} rows "
-            f"(held-out rows have extra_info.split in {sorted(VALIDATION_SPLITS)})."
+            f"Dataset {version.dataset.name} v{version.number} has no {split} rows."
         )
     buffer = io.BytesIO()
     pq.write_table(table.filter(pa.array(keep)), buffer)
@@ -173,21 +226,46 @@ def _split_file(version: DatasetVersion, split: str) -> HttpResponseBase:
     )
 
 
+def _held_out(version: DatasetVersion) -> list[bool]:
+    with version.file.open("rb") as handle:
+        return held_out_mask(pq.read_table(handle))
+
+
+def run_split(run: Run, split: str) -> HttpResponseBase:
+    """What the run trains on (`train`) or validates on (`val`), by its validation choice."""
+    version = run.dataset_version
+    if version is None:
+        raise exceptions.NotFound("This run has no dataset version.")
+    if run.validation == "config":  # created before validation was a choice
+        return _legacy_split_file(version, split)
+    if split == "train":
+        if run.validation != "held_out":
+            return _rows_file(version, split, None)
+        return _rows_file(version, split, [not held for held in _held_out(version)])
+    if run.validation == "held_out":
+        return _rows_file(version, split, _held_out(version))
+    if run.validation == "dataset_version" and run.validation_version is not None:
+        return _rows_file(run.validation_version, split, None)
+    raise exceptions.NotFound("This run validates on nothing.")
+
+
+def _legacy_split_file(version: DatasetVersion, split: str) -> HttpResponseBase:
+    if not version.stats.get("splits"):  # no split labels: every row trains
+        if split == "train":
+            return _rows_file(version, split, None)
+        raise exceptions.NotFound(
+            f"Dataset {version.dataset.name} v{version.number} has no {split} rows "
+            f"(held-out rows have extra_info.split in {sorted(VALIDATION_SPLITS)})."
+        )
+    with version.file.open("rb") as handle:
+        table = pq.read_table(handle)
+    labels = [split_label(info) for info in _column(table, "extra_info")]
+    return _rows_file(
+        version, split, [is_validation(label) == (split == "val") for label in labels]
+    )
+
+
 def _column(table: pa.Table, name: str) -> list[Any]:
     if name not in table.column_names:
         return [None] * table.num_rows
     return list(table.column(name).to_pylist())
-
-
-def _split_label(extra_info: Any) -> str | None:
-    if isinstance(extra_info, str):  # some writers store it as a JSON string
-        try:
-            extra_info = json.loads(extra_info)
-        except ValueError:
-            return None
-    if isinstance(extra_info, dict):
-        label = extra_info.get("split")
-        return label.lower() if isinstance(label, str) else None
-    if isinstance(extra_info, list):  # a parquet map arrives as (key, value) pairs
-        return _split_label(dict(item for item in extra_info if len(item) == 2))
-    return None

@@ -7,6 +7,7 @@ from rest_framework.routers import DefaultRouter
 from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
+from studio.api.models import ModelViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.reports import HtmlRenderer, RunReportViewSet
 from studio.api.reward_checks import RewardCheckView
@@ -24,7 +25,11 @@ from studio.api.run_details import (
 from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.samples import RunSamplesViewSet, SampleViewSet
 from studio.api.streams import ProjectEventsView, RunEventsView
-from studio.api.trainer_endpoints import IngestDatasetView, IngestRecordsView
+from studio.api.trainer_endpoints import (
+    IngestBootstrapView,
+    IngestDatasetView,
+    IngestRecordsView,
+)
 
 router = DefaultRouter(trailing_slash=True)
 router.register("projects", ProjectViewSet, basename="project")
@@ -43,6 +48,7 @@ router.register(
 router.register("reward-templates", RewardTemplateViewSet, basename="reward-template")
 router.register("reward-test-runs", RewardTestRunViewSet, basename="reward-test-run")
 router.register("runs", RunViewSet, basename="run")
+router.register("models", ModelViewSet, basename="model")
 router.register("samples", SampleViewSet, basename="sample")
 
 urlpatterns = router.urls
@@ -128,4 +134,9 @@ urlpatterns += [
     path("projects/<slug:slug>/events", ProjectEventsView.as_view(), name="project-events"),
     path("ingest/runs/<int:run_id>/records", IngestRecordsView.as_view(), name="ingest-records"),
     path("ingest/runs/<int:run_id>/dataset", IngestDatasetView.as_view(), name="ingest-dataset"),
+    path(
+        "ingest/runs/<int:run_id>/bootstrap",
+        IngestBootstrapView.as_view(),
+        name="ingest-bootstrap",
+    ),
 ]

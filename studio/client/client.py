@@ -322,10 +322,22 @@ class Client(Transport):
         self.delete(f"/api/samples/{sample_id}/labels/", {"label": label})
 
     def export_labelled(
-        self, run_id: int, dataset_id: int, label: str | None = None
+        self,
+        run_id: int,
+        dataset_id: int | None = None,
+        label: str | None = None,
+        new_dataset: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        """The run's labelled samples as a new version of a dataset of its project."""
-        result: dict[str, Any] = self.post(
-            f"/api/runs/{run_id}/export-labelled", {"dataset": dataset_id, "label": label}
-        )
+        """The run's labelled samples as a new dataset named `new_dataset`, or as a new
+        version of the project's dataset `dataset_id`; `dry_run` says what would be
+        stored, and stores nothing."""
+        body: dict[str, Any] = {"dataset": dataset_id} if dataset_id else {}
+        if new_dataset:
+            body["new_dataset"] = new_dataset
+        if label:
+            body["label"] = label
+        if dry_run:
+            body["dry_run"] = True
+        result: dict[str, Any] = self.post(f"/api/runs/{run_id}/export-labelled", body)
         return result

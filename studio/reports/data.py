@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 
+from studio.references.summary import run_inputs
 from studio.reports.html import ReportRun, ReportSample, pick_keys, render_report
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, RunAlert
@@ -60,6 +62,7 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
                 started_at=_iso(run.started_at),
                 finished_at=_iso(run.finished_at),
                 config=run.config,
+                inputs=input_lines(run_inputs(run)),
                 metrics=[
                     {"key": s.key, "steps": s.steps, "values": s.values}
                     for s in series
@@ -74,6 +77,37 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
             )
         )
     return found
+
+
+def _dataset_line(ref: dict[str, Any] | None) -> str:
+    return f"{ref['name']} v{ref['number']} ({ref['rows']} rows)" if ref else "none"
+
+
+def input_lines(inputs: dict[str, Any]) -> dict[str, str]:
+    """A run's inputs as the report's rows."""
+    model = inputs["model"]
+    reward = inputs["reward"]
+    validation = {
+        "held_out": f"held-out rows of {_dataset_line(inputs['validation_dataset'])}",
+        "dataset_version": _dataset_line(inputs["validation_dataset"]),
+        "none": "none",
+        "config": "the config's files",
+    }[inputs["validation"]]
+    legacy = inputs["legacy_paths"]
+    return {
+        "Model": f"{model['name']} ({model['kind']})"
+        if model
+        else f"path {legacy.get('model.path')}",
+        "Dataset": _dataset_line(inputs["dataset"])
+        if inputs["dataset"]
+        else f"files {legacy.get('data.train_files')}",
+        "Validation": validation,
+        "Reward": f"{reward['name']} v{reward['number']}"
+        if reward["version"]
+        else f"built-in {reward['name']}",
+        "Reward models": ", ".join(f"{m['name']} ({m['place']})" for m in inputs["reward_models"])
+        or "none",
+    }
 
 
 def report_html(runs: Sequence[Run]) -> str:

@@ -63,6 +63,7 @@ class ReportRun(TypedDict):
     started_at: str | None
     finished_at: str | None
     config: dict[str, Any]
+    inputs: dict[str, str]  # what the run used, by row label (studio.references.summary)
     metrics: list[ReportSeries]
     alerts: list[ReportAlert]
     best_samples: list[ReportSample]
@@ -171,6 +172,17 @@ def _runs_table(runs: Sequence[ReportRun]) -> str:
     return f"<table><tr>{head}</tr>{rows}</table>"
 
 
+def _inputs_section(runs: Sequence[ReportRun]) -> str:
+    """What each run used, first: two runs on different data are never "the same"."""
+    labels = list(runs[0]["inputs"]) if runs else []
+    head = "<th></th>" + "".join(f"<th>{escape(_label(run))}</th>" for run in runs)
+    rows = "".join(
+        f"<tr><td>{escape(label)}</td>{''.join(_cell(run['inputs'][label]) for run in runs)}</tr>"
+        for label in labels
+    )
+    return f"<h2>Inputs</h2><table><tr>{head}</tr>{rows}</table>"
+
+
 def _config_section(runs: Sequence[ReportRun]) -> str:
     parts = ["<h2>Config</h2>"]
     if len(runs) > 1:
@@ -180,9 +192,12 @@ def _config_section(runs: Sequence[ReportRun]) -> str:
             f"<tr><td><code>{escape(key)}</code></td>{''.join(_cell(v) for v in values)}</tr>"
             for key, values in differing.items()
         )
-        parts.append(
-            f"<h3>What differs ({len(differing)} keys)</h3><table><tr>{head}</tr>{rows}</table>"
-        )
+        if differing:
+            parts.append(
+                f"<h3>What differs ({len(differing)} keys)</h3><table><tr>{head}</tr>{rows}</table>"
+            )
+        else:
+            parts.append("<p>The runs have the same config (their inputs are listed above).</p>")
     for run in runs:
         body = escape(json.dumps(run["config"], indent=2, sort_keys=True, default=str))
         parts.append(
@@ -263,6 +278,7 @@ def render_report(runs: Sequence[ReportRun], generated_at: str) -> str:
         f"<h1>RL Studio report</h1><p>{escape(names)}. Generated {escape(generated_at)}.</p>"
         f"{_runs_table(runs)}<h2>Metrics</h2>"
         + (f"<div class='charts'>{charts}</div>" if charts else "<p>No metrics yet.</p>")
+        + _inputs_section(runs)
         + _config_section(runs)
         + _alerts_section(runs)
         + _samples_section(runs)

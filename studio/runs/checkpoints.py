@@ -22,7 +22,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from studio.runs.launch import checkpoint_dir
+from studio.runs.folders import checkpoint_dir
 from studio.telemetry.models import Checkpoint
 
 # A checkpoint folder holds a few files per model part; a folder with more entries than

@@ -6,10 +6,12 @@ the browser's form can put each message next to its field.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainer.config import ConfigError, RunConfig, deep_merge, load_config, schema_paths
+from trainer.config import ConfigError, RunConfig, build_config, compose_tree, schema_paths
+from trainer.config.paths import set_place
 from trainer.config.resources_section import WorkerResources
 from trainer.distributed import reward_model_groups
 
@@ -22,6 +24,9 @@ INPROCESS_REFUSED = (
     "unsandboxed; the studio runs every reward in the sandbox: remove reward.executor or "
     "set it to 'sandbox'."
 )
+
+
+VERL_PREFIXES = ("actor_rollout_ref.", "custom_reward_function.")
 
 
 class InvalidConfig(Exception):
@@ -45,6 +50,7 @@ def _errors_of(exc: ConfigError) -> FieldErrors:
     if not exc.issues:
         # Not a schema problem: an unknown preset, a bad or unknown override, ...
         return {"overrides": [str(exc)]}
+
     errors: FieldErrors = {}
     for issue in exc.issues:
         message = issue.message
@@ -55,6 +61,8 @@ def _errors_of(exc: ConfigError) -> FieldErrors:
                 f"{f' in {section!r}' if section else ''}: {', '.join(_allowed_keys(section))}."
             )
         where = f"config.{issue.path}" if issue.path else "config"
+        if issue.path.startswith(VERL_PREFIXES):  # a verl key of the overrides
+            where, message = "overrides", f"{issue.path}: {message}"
         errors.setdefault(where, []).append(message)
     return errors
 
@@ -63,10 +71,24 @@ def resolve(
     config: dict[str, Any] | None = None,
     overrides: list[str] | None = None,
     preset: str | None = None,
+    stored: dict[str, Any] | None = None,
+    fill: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> Resolved:
-    """Defaults <- preset <- config tree <- dotted overrides (ours or verl's)."""
+    """Defaults <- preset <- `stored` (a cloned run's config) <- config tree <- dotted
+    overrides (ours or verl's), none of which may name a path, then what `fill` returns
+    for the composed tree (dotted place -> value: the run's references,
+    studio.references.run_inputs.filled_paths)."""
     try:
-        resolved = load_config(preset=preset or None, base=config or None, overrides=overrides)
+        tree = compose_tree(
+            preset=preset or None,
+            stored=stored,
+            base=config or None,
+            overrides=overrides,
+            server_paths=False,
+        )
+        for place, value in (fill(tree) if fill else {}).items():
+            set_place(tree, place, value)
+        resolved = build_config(tree)
     except ConfigError as exc:
         raise InvalidConfig(_errors_of(exc)) from exc
     if resolved.reward.executor == "inprocess":
@@ -87,13 +109,6 @@ def _nul_paths(value: Any, path: str) -> list[str]:
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in _nul_paths(v, f"{path}.{i}")]
     return []
-
-
-def resolve_edit(
-    stored: dict[str, Any], edits: dict[str, Any] | None, overrides: list[str] | None
-) -> Resolved:
-    """A stored (full) config with a partial tree and overrides applied on top."""
-    return resolve(deep_merge(stored, edits or {}), overrides)
 
 
 def resources_of(config: RunConfig) -> dict[str, float]:

@@ -17,12 +17,10 @@ A worker dying at any point therefore leads to exactly one Ray job per attempt.
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import re
 import shlex
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Literal
 
 from django.conf import settings
@@ -31,11 +29,14 @@ from django.db.models import Max
 
 from studio.datasets.splits import is_validation
 from studio.paths import var_dir
+from studio.references.launch_paths import fill_launch_paths
+from studio.references.locations import ModelUnavailable
 from studio.runs import lifecycle
+from studio.runs.bootstrap import issue_bootstrap_secret
 from studio.runs.configs import INPROCESS_REFUSED
+from studio.runs.folders import checkpoint_dir
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
 from studio.runs.models import Run, RunAttempt, RunStatus
-from studio.runs.tokens import issue_ingest_token
 from studio.runs.var_paths import resolve_var_paths
 from studio.telemetry.models import Checkpoint
 from trainer.config.schema import RunConfig
@@ -46,8 +47,6 @@ logger = logging.getLogger(__name__)
 S = RunStatus
 Failpoint = Callable[[str], None]
 LaunchOutcome = Literal["submitted", "already-submitted", "not-queued", "not-starting", "rejected"]
-# Linux refuses an environment string longer than 128 KiB (MAX_ARG_STRLEN).
-MAX_ENV_VALUE_BYTES = 120 * 1024
 # Labels of held-out rows in a dataset's extra_info.split (as the ingest dataset view).
 
 
@@ -95,26 +94,37 @@ def claim(run_id: int) -> RunAttempt | None:
 
 
 # --- 2. the job -------------------------------------------------------------------------
-def checkpoint_dir(run_id: int) -> str:
-    """One folder per run, shared by its attempts: a resume finds the latest checkpoint
-    there (`checkpoint.resume=auto`), and no two runs can overwrite each other's."""
-    return str(Path(settings.RLSTUDIO_CHECKPOINT_ROOT) / f"run-{run_id}")
-
-
 def dataset_url(run_id: int, split: str) -> str:
+    """The studio's URL of a run's rows: the only URL a studio-launched trainer reads."""
     return f"{settings.RLSTUDIO_URL.rstrip('/')}/api/ingest/runs/{run_id}/dataset?split={split}"
 
 
 def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
-    """The run's stored config, with what only the launch knows filled in."""
+    """The run's stored config, its references turned into the paths this launch uses."""
     tree: dict[str, Any] = copy.deepcopy(run.config)
-    resolve_var_paths(tree, var_dir())  # the demo assets, wherever the var dir is
-    tree.setdefault("checkpoint", {})["dir"] = checkpoint_dir(run.pk)
+    if run.model_id is None:
+        _legacy_paths(run, tree)
+    else:
+        try:
+            fill_launch_paths(run, tree, dataset_url)
+        except ModelUnavailable as exc:
+            raise LaunchRefused(str(exc)) from None
     if attempt.number > 1:
         tree["checkpoint"]["resume"] = "auto"  # a resume continues from the latest
+    if tree.get("reward", {}).get("executor") == "inprocess":
+        # Stored before runs were validated for it: refused, never run unsandboxed.
+        raise LaunchRefused(INPROCESS_REFUSED)
+    return tree
+
+
+def _legacy_paths(run: Run, tree: dict[str, Any]) -> None:
+    """A run stored before runs referenced resources: its config's own paths, with the
+    dataset and reward version it was given laid over them as they were then."""
+    resolve_var_paths(tree, var_dir())  # the demo assets, wherever the var dir is
+    tree.setdefault("checkpoint", {})["dir"] = checkpoint_dir(run.pk)
+    tree.setdefault("logging", {})["jsonl_path"] = None
     version = run.dataset_version
     if version is not None:
-        # Fetched from the studio by URL with the run token: no shared filesystem needed.
         data = tree.setdefault("data", {})
         data["train_files"] = [dataset_url(run.pk, "train")]
         names = {str(s.get("name")) for s in version.stats.get("splits", []) if isinstance(s, dict)}
@@ -127,35 +137,16 @@ def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
         reward = tree.setdefault("reward", {})
         reward["function"] = "custom"
         reward["custom_name"] = run.reward_version.entrypoint
-        # Code typed into the studio is untrusted: it always runs in the sandbox pool,
-        # whatever the stored config says.
         reward["executor"] = "sandbox"
-        # custom_path is the file the entrypoint writes the code to (see `entrypoint`).
-    if tree.get("reward", {}).get("executor") == "inprocess":
-        # Stored before runs were validated for it: refused, never run unsandboxed.
-        raise LaunchRefused(INPROCESS_REFUSED)
-    return tree
 
 
-def entrypoint(with_reward_code: bool) -> str:
-    """The job's shell command. The config and reward code come from the environment
-    (runtime_env env_vars), so nothing secret or long is on the command line."""
+def entrypoint() -> str:
+    """The job's shell command: the trainer fetches its config, token and reward code from
+    the studio with the job's one-time secret (studio.runs.bootstrap), so neither the
+    command line nor the job's environment holds anything another job may not read."""
     python = shlex.quote(settings.RLSTUDIO_TRAINER_PYTHON)
     workdir = shlex.quote(str(settings.RLSTUDIO_TRAINER_WORKDIR))
-    run = f'printf "%s" "$RLSTUDIO_RUN_CONFIG" | exec {python} -m trainer run /dev/stdin'
-    if not with_reward_code:
-        return f"cd {workdir} && {run}"
-    reward = 'code_dir=$(mktemp -d) && printf "%s" "$RLSTUDIO_REWARD_CODE" > "$code_dir/reward.py"'
-    return f'{reward} && cd {workdir} && {run} "reward.custom_path=$code_dir/reward.py"'
-
-
-def _env_value(name: str, value: str) -> str:
-    if len(value.encode()) > MAX_ENV_VALUE_BYTES:
-        raise LaunchRefused(
-            f"{name} is {len(value.encode())} bytes; a job's environment value may be at most "
-            f"{MAX_ENV_VALUE_BYTES} bytes."
-        )
-    return value
+    return f"cd {workdir} && exec {python} -m trainer run --from-studio"
 
 
 def entrypoint_resources(run: Run) -> tuple[float, float, int]:
@@ -177,23 +168,19 @@ def entrypoint_resources(run: Run) -> tuple[float, float, int]:
     )
 
 
-def job_spec(run: Run, attempt: RunAttempt, token: str) -> JobSpec:
-    config = json.dumps(trainer_config(run, attempt), sort_keys=True)
+def job_spec(run: Run, attempt: RunAttempt, bootstrap_secret: str) -> JobSpec:
+    trainer_config(run, attempt)  # refused now, not when the trainer asks for it
     env = {
         "RLSTUDIO_URL": settings.RLSTUDIO_URL.rstrip("/"),
         "RLSTUDIO_RUN_ID": str(run.pk),
         "RLSTUDIO_ATTEMPT": str(attempt.number),
-        "RLSTUDIO_RUN_TOKEN": token,
-        "RLSTUDIO_RUN_CONFIG": _env_value("the run's config", config),
+        "RLSTUDIO_BOOTSTRAP": bootstrap_secret,
         "PYTHONUNBUFFERED": "1",  # the job log ends with the trainer's last lines
     }
-    code = run.reward_version.code if run.reward_version is not None else None
-    if code is not None:
-        env["RLSTUDIO_REWARD_CODE"] = _env_value("the reward function's code", code)
     cpus, gpus, memory_bytes = entrypoint_resources(run)
     return JobSpec(
         submission_id=attempt.submission_id,
-        entrypoint=entrypoint(code is not None),
+        entrypoint=entrypoint(),
         runtime_env={"env_vars": env},
         num_cpus=cpus,
         num_gpus=gpus,
@@ -224,10 +211,10 @@ def submit_attempt(
     )
     if run.status != S.STARTING:
         return "not-starting"  # cancelled meanwhile: nothing to submit
-    token = issue_ingest_token(attempt)
+    secret = issue_bootstrap_secret(attempt)
     failpoint("token-issued")
     try:
-        spec = job_spec(run, attempt, token)
+        spec = job_spec(run, attempt, secret)
         created = jobs.submit(spec)
     except (LaunchRefused, RayRejected) as exc:
         fail_launch(run.pk, attempt, f"Ray did not accept the job: {exc}")

@@ -21,6 +21,15 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+# What a run validates on (studio.references.run_inputs), and `config` for runs stored
+# before validation was a choice (their config's files).
+RUN_VALIDATION = [
+    ("held_out", "Held-out rows of the training version"),
+    ("dataset_version", "Another dataset version"),
+    ("none", "No validation"),
+    ("config", "The config's files"),
+]
+
 TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 
@@ -35,6 +44,24 @@ class Run(models.Model):
     reward_version = models.ForeignKey(
         RewardVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
+    # The run's inputs (studio.references.run_inputs); null only on runs created before
+    # models were resources, whose config still names their paths.
+    model = models.ForeignKey(
+        "model_registry.RegisteredModel",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
+    )
+    validation = models.CharField(max_length=16, choices=RUN_VALIDATION, default="config")
+    validation_version = models.ForeignKey(
+        DatasetVersion,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="validated_runs",
+    )
+    reward_models = models.JSONField(default=dict, blank=True)  # config place -> model id
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
@@ -96,6 +123,10 @@ class RunAttempt(models.Model):
     # Where Ray put the attempt, per node (studio.runs.jobs.NodeShare as dicts), read
     # from Ray by reconcile_runs once the job runs and its workers are placed.
     placement = models.JSONField(default=list, blank=True)
+    # The job's one-time secret (studio.runs.bootstrap): its SHA-256, and when the trainer
+    # redeemed it (never again after that).
+    bootstrap_hash = models.CharField(max_length=64, blank=True)
+    bootstrapped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "number"]

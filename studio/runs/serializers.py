@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any, cast
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from studio.references.run_inputs import VALIDATION_CHOICES
+from studio.references.summary import RunInputsSerializer, run_inputs
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
 from studio.runs.queue import QueueEntry, queue_view
 from studio.telemetry.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
@@ -67,21 +70,51 @@ class ResourcesSerializer(serializers.Serializer):
     memory_gb = serializers.FloatField(min_value=0, max_value=1_000_000, required=False)
 
 
-class RunCreateSerializer(serializers.Serializer):
+def _id(help_text: str) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=2**63 - 1, help_text=help_text
+    )
+
+
+class RunInputsRequestSerializer(serializers.Serializer):
+    """The run's inputs, each a resource of the run's project, by id (never a path)."""
+
+    model = _id("The model to train (/api/models/); default: the preset's demo model.")
+    dataset = _id("A dataset to train on: its latest version now, recorded as that version.")
+    dataset_version = _id("The exact dataset version to train on (instead of `dataset`).")
+    validation = serializers.ChoiceField(
+        choices=list(VALIDATION_CHOICES),
+        required=False,
+        help_text="`held_out` (default): the version's rows labelled val/test, else 10% of "
+        "its rows (at most 500) chosen by a hash of each row and never trained on; "
+        "`dataset_version`: all rows of `validation_version`; `none`: no validation.",
+    )
+    validation_version = _id("With validation='dataset_version': the version to validate on.")
+    reward_version = _id("A reward function version; default: the config's built-in reward.")
+    reward_models = serializers.DictField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        required=False,
+        allow_empty=True,
+        help_text='Reward models by config place, e.g. {"reward.model.path": 4, '
+        '"reward.extra_models.0.path": 5}; default: the preset\'s demo reward model, if any.',
+    )
+
+
+class RunCreateSerializer(RunInputsRequestSerializer):
     project = serializers.SlugField(max_length=100, help_text="The project's slug.")
     name = serializers.CharField(max_length=200)
     preset = serializers.ChoiceField(choices=preset_names(), required=False, allow_blank=True)
     config = _config()
     overrides = _overrides()
-    dataset_version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    reward_version = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     priority = _priority()
     resources = ResourcesSerializer(required=False)
     tags = _tags()
     notes = serializers.CharField(max_length=MAX_NOTES, required=False, allow_blank=True)
 
 
-class RunCloneSerializer(serializers.Serializer):
+class RunCloneSerializer(RunInputsRequestSerializer):
+    """A clone keeps the parent's inputs except those the request names."""
+
     name = serializers.CharField(max_length=200, required=False)
     config = _config()
     overrides = _overrides()
@@ -180,10 +213,18 @@ class RunSerializer(serializers.ModelSerializer):
     duration_s = serializers.SerializerMethodField(
         help_text="Seconds from start to finish (to now while running); null before it starts."
     )
+    inputs = serializers.SerializerMethodField(
+        help_text="What the run uses: model, dataset version, validation data, reward "
+        "version and reward models (each with its id, for links)."
+    )
     reward_sparkline = serializers.SerializerMethodField(
         help_text=f"At most {SPARKLINE_POINTS} points of {SPARKLINE_KEY} over the run, "
         "oldest first ([] before the first step)."
     )
+
+    @extend_schema_field(RunInputsSerializer)
+    def get_inputs(self, run: Run) -> dict[str, Any]:
+        return run_inputs(run)
 
     def get_duration_s(self, run: Run) -> float | None:
         if run.started_at is None:
@@ -234,8 +275,13 @@ class RunSerializer(serializers.ModelSerializer):
             "status_reason",
             "priority",
             "preset",
+            "model",
             "dataset_version",
+            "validation",
+            "validation_version",
             "reward_version",
+            "reward_models",
+            "inputs",
             "parent",
             "resources",
             "tags",

@@ -13,18 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from trainer.config.paths import path_fields, path_values, set_place
+
 VAR_PREFIX = "var/"
-EVERY_ITEM = "*"
-# (section, ..., field) of the config's path fields; a list field holds several paths, and
-# EVERY_ITEM steps into each element of a list of sections.
-PATH_FIELDS: tuple[tuple[str, ...], ...] = (
-    ("model", "path"),
-    ("data", "train_files"),
-    ("data", "val_files"),
-    ("reward", "model", "path"),
-    ("reward", "extra_models", EVERY_ITEM, "path"),
-    ("reward", "custom_path"),
-)
 
 
 def in_var_dir(path: str, var: Path) -> str:
@@ -33,22 +24,16 @@ def in_var_dir(path: str, var: Path) -> str:
 
 
 def resolve_var_paths(tree: dict[str, Any], var: Path) -> None:
-    """Makes the `var/...` paths of a config tree absolute under `var`, in place."""
-    for *sections, name in PATH_FIELDS:
-        for parent in _sections_at(tree, sections):
-            value = parent.get(name)
+    """Makes the `var/...` paths of a config tree absolute under `var`, in place: the
+    path-bearing fields that name inputs (trainer.config.paths). A run's own folders
+    (spool, checkpoints) stay relative to the trainer's working directory."""
+    for field in path_fields():
+        if field.kind.resource == "run_folder":
+            continue
+        for place, value in path_values(tree, field.steps):
             if isinstance(value, str):
-                parent[name] = in_var_dir(value, var)
+                set_place(tree, place, in_var_dir(value, var))
             elif isinstance(value, list):
-                parent[name] = [in_var_dir(v, var) if isinstance(v, str) else v for v in value]
-
-
-def _sections_at(tree: Any, sections: list[str]) -> list[dict[str, Any]]:
-    """The dicts that `sections` leads to in `tree` (several through an EVERY_ITEM)."""
-    found = [tree]
-    for section in sections:
-        if section == EVERY_ITEM:
-            found = [item for parent in found if isinstance(parent, list) for item in parent]
-        else:
-            found = [parent.get(section) for parent in found if isinstance(parent, dict)]
-    return [parent for parent in found if isinstance(parent, dict)]
+                set_place(
+                    tree, place, [in_var_dir(v, var) if isinstance(v, str) else v for v in value]
+                )

@@ -1,25 +1,31 @@
-"""Labelled rollout samples exported as a new version of a dataset (verl parquet).
+"""Labelled rollout samples exported as a dataset version (verl parquet): version 1 of a
+new dataset of the run's project, or the next version of an existing one.
 
 A GRPO group repeats its prompt in every sample, so rows are unique by
 (data_source, prompt, ground truth): the first labelled sample of a prompt (lowest id)
 gives the row, and ``extra_info.source_sample`` points back at it. The file is read
 back with the trainer's own reader before it is stored, so an exported version is
-one a run can train on.
+one a run can train on. `preview_export` says what an export would store (rows, rows
+per label, the version it would become) without storing anything.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Prefetch
 
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import IngestedFile, sha256_of
+from studio.datasets.services import create_dataset
 from studio.datasets.stats import dataset_stats
 from studio.datasets.versions import staging_folder, store_version
 from studio.runs.models import Run
@@ -30,6 +36,81 @@ from trainer.data.formats import DataFormatError, records_from_rows
 
 class NothingToExport(ValueError):
     """The run has no live samples with the requested label."""
+
+
+class DatasetNameTaken(ValueError):
+    """The run's project already has a dataset with the new dataset's name."""
+
+
+@dataclass(frozen=True)
+class ExportTarget:
+    """Where an export goes: an existing `dataset` of the run's project, or a new
+    dataset named `new_name` (exactly one of the two)."""
+
+    dataset: Dataset | None = None
+    new_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.dataset is None) == (self.new_name is None):
+            raise ValueError("an export goes to an existing dataset or a new one")
+
+
+@dataclass(frozen=True)
+class ExportPreview:
+    """What an export would store, and where."""
+
+    rows: int
+    labels: list[tuple[str, int]]  # rows per label, most rows first (a row may have several)
+    dataset: Dataset | None  # None: a new dataset
+    name: str  # the dataset's name (the new one's, or the existing one's)
+    number: int  # the version number the export would get
+    latest_number: int | None  # the existing dataset's latest version, if any
+    latest_rows: int | None
+
+
+def _wanted(label: str | None) -> str:
+    return f"the label {label!r}" if label else "a label"
+
+
+def _check_name_free(run: Run, name: str) -> None:
+    if Dataset.objects.filter(project=run.project, name=name).exists():
+        raise DatasetNameTaken(
+            f"A dataset named {name!r} already exists in {run.project.slug!r}; pick another "
+            "name or add a version to it."
+        )
+
+
+def _rows_of(run: Run, label: str | None) -> list[dict[str, Any]]:
+    """The verl rows of the export, refused like the export refuses them."""
+    rows = verl_rows(run, labelled_samples(run, label), label)
+    if not rows:
+        raise NothingToExport(f"run {run.pk} has no live samples with {_wanted(label)}")
+    try:
+        records_from_rows(rows, DataConfig(format="verl"), f"run-{run.pk}-labelled.parquet")
+    except DataFormatError as exc:  # e.g. a sample with an empty prompt
+        raise NothingToExport(f"the labelled samples do not make a valid dataset: {exc}") from None
+    return rows
+
+
+def preview_export(run: Run, target: ExportTarget, label: str | None) -> ExportPreview:
+    """What `export_labelled(run, target, label, ...)` would store now; stores nothing."""
+    if target.new_name is not None:
+        _check_name_free(run, target.new_name)
+    rows = _rows_of(run, label)
+    counts = Counter(name for row in rows for name in row["extra_info"]["label"].split(","))
+    labels = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    latest = None
+    if target.dataset is not None:
+        latest = target.dataset.versions.order_by("-number").first()
+    return ExportPreview(
+        rows=len(rows),
+        labels=labels,
+        dataset=target.dataset,
+        name=target.dataset.name if target.dataset is not None else str(target.new_name),
+        number=latest.number + 1 if latest is not None else 1,
+        latest_number=latest.number if latest is not None else None,
+        latest_rows=latest.row_count if latest is not None else None,
+    )
 
 
 def labelled_samples(run: Run, label: str | None) -> list[RolloutSample]:
@@ -74,20 +155,21 @@ def verl_rows(run: Run, samples: list[RolloutSample], label: str | None) -> list
 
 def export_labelled(
     run: Run,
-    dataset: Dataset,
+    target: ExportTarget,
     label: str | None,
     author: User,
     on_created: Callable[[DatasetVersion], None] = lambda version: None,
 ) -> DatasetVersion:
-    """Write the labelled samples of `run` as the next version of `dataset`.
+    """Write the labelled samples of `run` as version 1 of a new dataset of the run's
+    project (`target.new_name`) or as the next version of `target.dataset`.
 
-    `on_created` runs inside the transaction that creates the version (the caller's
-    audit event), so either both are written or neither, and the file is removed.
+    `on_created` runs inside the transaction that creates the version (and the new
+    dataset, with its own `dataset.create` audit event): the caller's audit event, so
+    either all are written or none, and the file is removed.
     """
-    rows = verl_rows(run, labelled_samples(run, label), label)
-    if not rows:
-        wanted = f"the label {label!r}" if label else "a label"
-        raise NothingToExport(f"run {run.pk} has no live samples with {wanted}")
+    if target.new_name is not None:
+        _check_name_free(run, target.new_name)
+    rows = _rows_of(run, label)
     filename = f"run-{run.pk}-labelled.parquet"
     staging = staging_folder()
     try:
@@ -97,7 +179,7 @@ def export_labelled(
         cfg = DataConfig(format="verl")
         try:
             records = records_from_rows(table.to_pylist(), cfg, filename)
-        except DataFormatError as exc:  # e.g. a sample with an empty prompt
+        except DataFormatError as exc:
             raise NothingToExport(
                 f"the labelled samples do not make a valid dataset: {exc}"
             ) from None
@@ -125,6 +207,21 @@ def export_labelled(
             if label
             else f"{len(rows)} labelled prompts from run {run.name!r}"
         )[:300]
-        return store_version(dataset, ingested, message=message, user=author, on_created=on_created)
+        with transaction.atomic():
+            dataset = target.dataset
+            if dataset is None:
+                name = str(target.new_name)
+                try:
+                    dataset = create_dataset(
+                        run.project, name, f"Labelled samples of run {run.name!r}.", author
+                    )
+                except IntegrityError:  # created at the same time by someone else
+                    raise DatasetNameTaken(
+                        f"A dataset named {name!r} was just created in {run.project.slug!r}; "
+                        "pick another name."
+                    ) from None
+            return store_version(
+                dataset, ingested, message=message, user=author, on_created=on_created
+            )
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -151,11 +151,65 @@ class SampleGroupSerializer(serializers.Serializer):
 
 
 class LabelledExportSerializer(serializers.Serializer):
+    new_dataset = serializers.CharField(
+        max_length=100,
+        required=False,
+        help_text="Name of a new dataset (in the run's project) that gets the rows as its v1. "
+        "Give this or `dataset`.",
+    )
     dataset = serializers.IntegerField(
-        min_value=1, help_text="Dataset (of the run's project) that gets the new version."
+        min_value=1,
+        required=False,
+        help_text="Existing dataset (of the run's project) that gets the rows as its next "
+        "version, which becomes its latest. Give this or `new_dataset`.",
     )
     label = serializers.RegexField(  # type: ignore[assignment]
         LABEL_PATTERN, required=False, help_text="Only samples with this label (default: any)."
+    )
+    dry_run = serializers.BooleanField(
+        default=False,
+        help_text="Store nothing: answer 200 with what the export would store (an "
+        "ExportPreview) instead of 201 with the version.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "new_dataset" in attrs and "dataset" in attrs:
+            raise serializers.ValidationError(
+                {"dataset": ["Give either `dataset` or `new_dataset`, not both."]}
+            )
+        if "new_dataset" not in attrs and "dataset" not in attrs:
+            raise serializers.ValidationError(
+                {
+                    "new_dataset": [
+                        "Name a new dataset (`new_dataset`) or give an existing one's id "
+                        "(`dataset`)."
+                    ]
+                }
+            )
+        return attrs
+
+
+class LabelCountSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class ExportPreviewSerializer(serializers.Serializer):
+    rows = serializers.IntegerField(help_text="Rows the version would hold (one per prompt).")
+    labels = LabelCountSerializer(
+        many=True, help_text="Rows per label, most first (a row with two labels counts twice)."
+    )
+    new_dataset = serializers.BooleanField(help_text="Whether the export creates the dataset.")
+    dataset = serializers.IntegerField(
+        allow_null=True, help_text="The existing dataset's id; null: a new one."
+    )
+    name = serializers.CharField(help_text="The dataset's name.")
+    number = serializers.IntegerField(help_text="The version number it would get (1: new).")
+    latest_number = serializers.IntegerField(
+        allow_null=True, help_text="The existing dataset's latest version, if it has one."
+    )
+    latest_rows = serializers.IntegerField(
+        allow_null=True, help_text="Rows of that latest version."
     )
 
 

@@ -182,6 +182,7 @@ def _start_demo_run(live: LiveStudio) -> None:
             "project": owner.project_slug,
             "name": "demo run",
             "preset": "grpo-tiny-arith",
+            "dataset_version": live.demo_dataset(owner),
             "overrides": DEMO_RUN_OVERRIDES,
             "tags": ["demo"],
         },

@@ -9,6 +9,7 @@ does, so the data the servers see is committed; the package fixture flushes it a
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import secrets
 import time
@@ -72,6 +73,33 @@ class LiveStudio:
         )
         Membership.objects.create(project=project, user=user, role=Role.OWNER)
         return StudioUser(user.pk, username, password, project.slug)
+
+    def demo_dataset(self, user: StudioUser, name: str = "arith") -> int:
+        """The demo data `name` (its train and test files, the test rows labelled as held
+        out) uploaded as a dataset of `user`'s project; its version's id."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        folder = Path(self.env["RLSTUDIO_VAR_DIR"]) / "demo-data" / name
+        table = pa.concat_tables(
+            [pq.read_table(folder / "train.parquet"), pq.read_table(folder / "test.parquet")]
+        )
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        api = self.api(user)
+        dataset = api.post(
+            f"{self.url}/api/datasets/",
+            json={"project": user.project_slug, "name": name},
+            timeout=30,
+        )
+        assert dataset.status_code == 201, dataset.text
+        version = api.post(
+            f"{self.url}/api/datasets/{dataset.json()['id']}/versions/",
+            files={"file": (f"{name}.parquet", buffer.getvalue())},
+            timeout=60,
+        )
+        assert version.status_code == 201, version.text
+        return int(version.json()["id"])
 
     def api(self, user: StudioUser) -> requests.Session:
         """A requests session signed in as `user` through the session API, sending the

@@ -91,6 +91,7 @@ def test_a_multi_turn_run_launched_from_the_studio_streams_its_episodes(
             "project": owner.project_slug,
             "name": "calculator episodes",
             "preset": "grpo-tools-arith",
+            "dataset_version": studio.demo_dataset(owner, "tools-arith"),
             "overrides": TOOLS_RUN_OVERRIDES,
         },
         timeout=30,

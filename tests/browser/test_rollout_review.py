@@ -134,9 +134,17 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     ).json()
     page.reload()
     wait_for_rows(page)
-    page.get_by_label("Dataset").select_option(str(dataset["id"]))
-    page.get_by_role("button", name="Export as a new version").click()
-    page.get_by_role("status").filter(has_text="Version 1 of the dataset: 1 row.").wait_for()
+    page.get_by_role("radio", name="New version of an existing dataset").check()
+    page.get_by_label("Dataset", exact=True).select_option(str(dataset["id"]))
+    page.get_by_role("button", name="Export…").click()
+    confirm = page.get_by_role("dialog", name="Confirm the export")
+    confirm.filter(has_text="Adds v1 to dataset reviewed").wait_for()
+    assert (
+        api.get(f"{studio.url}/api/datasets/{dataset['id']}/", timeout=30).json()["version_count"]
+        == 0
+    )  # the confirmation's preview stores nothing
+    confirm.get_by_role("button", name="Confirm").click()
+    page.get_by_role("status").filter(has_text="Exported 1 row as reviewed v1.").wait_for()
     page.shot("exported")
     found = api.get(f"{studio.url}/api/datasets/{dataset['id']}/", timeout=30).json()
     assert found["version_count"] == 1

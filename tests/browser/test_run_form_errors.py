@@ -1,7 +1,7 @@
 """The new-run form shows every error the server names, wherever it points: a list of
 sections edited as JSON (`reward.extra_models`) gets its item's error at the list's
-field, and an error about a whole group (the reward sources' names clash) shows inside
-that group's section, opened. Nothing is created until the config is valid."""
+field, and an error about a whole group (an extra reward model with no model chosen)
+shows inside that group's section, opened. Nothing is created until the config is valid."""
 
 from __future__ import annotations
 
@@ -22,25 +22,27 @@ def test_errors_inside_a_list_and_about_a_whole_section_are_shown(
     studio: Any, page: Any, studio_orm: None
 ) -> None:
     user = studio.new_user("form")
+    studio.demo_dataset(user)  # its one dataset: the form chooses it
     connections.close_all()  # see test_web_foundation: the ORM call's connection
     sign_in(page, studio, user)
     page.goto(f"{studio.url}/p/{user.project_slug}/runs/new")
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
     page.get_by_label("Run name", exact=True).fill("judged")
+    expect(page.get_by_label("Training data", exact=True)).to_have_value(re.compile(r"^d:\d+$"))
     create = page.get_by_role("button", name="Create run")
 
-    # An extra reward model named like the reward function: an error about the section.
+    # An extra reward model without a model chosen for it: an error about the section.
     models = config_field(page, "reward.extra_models")
-    models.fill('[{"path": "/models/judge", "name": "arith"}]')
+    models.fill('[{"name": "judge"}]')
     expect(page.get_by_text("What differs from preset grpo-tiny-arith")).to_be_visible()
     create.click()
     reward = page.locator("details", has=page.locator("summary", has_text="Reward"))
-    expect(reward.get_by_role("alert")).to_contain_text("arith is used more than once")
+    expect(reward.get_by_role("alert")).to_contain_text("reward.extra_models.0.path is empty")
     expect(reward.locator("summary")).to_contain_text("1 to fix")
     page.shot("run-form-section-error")
 
     # A bad value inside the list's item: at the list's field, naming the item's field.
-    models.fill('[{"path": "/models/judge", "name": "judge", "weight": "x"}]')
+    models.fill('[{"name": "judge", "weight": "x"}]')
     create.click()
     expect(models).to_have_attribute("aria-invalid", "true")
     item_error = page.get_by_text(re.compile(r"^0\.weight: Input should be a valid number"))

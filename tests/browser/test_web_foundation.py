@@ -43,6 +43,7 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
 ) -> None:
     user = studio.new_user("web")
     slug = user.project_slug
+    version = studio.demo_dataset(user)  # the project's data: the demo's arith rows
     # The ORM call ran beside Playwright's event loop, whose context keeps its own database
     # connection: close it now, or it outlives the test and blocks dropping the test database.
     connections.close_all()
@@ -64,6 +65,7 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
     expect(page.get_by_label("Preset", exact=True)).to_have_value("grpo-tiny-arith")
     page.get_by_label("Run name", exact=True).fill("arith")
+    page.get_by_label("Training data", exact=True).select_option(f"v:{version}")
     total_steps = config_field(page, "trainer.total_steps")
     total_steps.fill("0")
     page.get_by_role("button", name="Create run").click()

@@ -8,11 +8,12 @@ creates its own user and project (the database is flushed between tests).
 
 from __future__ import annotations
 
+import copy
 import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ import requests
 from django.contrib.auth.models import User
 
 from studio.projects.models import ApiToken, Membership, Project, Role
+from tests.hub_server import FakeHub, fake_hub
 from tests.live import (
     LiveProcess,
     free_port,
@@ -102,8 +104,21 @@ class Stack:
         }
 
 
+@pytest.fixture(scope="session")
+def hub(tiny_assets: Path) -> Iterator[FakeHub]:
+    """A local server answering as the Hugging Face hub does, with the tiny model as
+    `tiny/model` (the stack's HF_ENDPOINT)."""
+    with fake_hub({"tiny/model": tiny_assets / "model"}) as server:
+        yield server
+
+
 @pytest.fixture(scope="module")
-def stack(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(
+    django_db_setup: None,
+    tmp_path_factory: pytest.TempPathFactory,
+    tiny_assets: Path,
+    hub: FakeHub,
+) -> Iterator[Stack]:
     log_dir = tmp_path_factory.mktemp("stack-logs")
     failpoints = tmp_path_factory.mktemp("failpoints")
     redis.Redis.from_url(REDIS_URL).flushdb()  # no stale task messages from earlier runs
@@ -111,12 +126,12 @@ def stack(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> It
         # Ray turns token auth on when ~/.ray/auth_token exists (any local ray.init()
         # creates it); the head and every client here must agree, so say it.
         patch.setenv("RAY_AUTH_MODE", "disabled")
-        yield from _stack(log_dir, failpoints, tmp_path_factory)
+        yield from _stack(log_dir, failpoints, tmp_path_factory, tiny_assets, hub.url)
 
 
 @pytest.fixture(scope="module")
 def two_node_stack(
-    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory, tiny_assets: Path
 ) -> Iterator[Stack]:
     """The stack with a Ray cluster of two nodes started separately (a head and a worker
     node, 2 CPUs each, their own explicit ports); the studio knows only RAY_ADDRESS."""
@@ -125,13 +140,15 @@ def two_node_stack(
     redis.Redis.from_url(REDIS_URL).flushdb()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAY_AUTH_MODE", "disabled")
-        yield from _stack(log_dir, failpoints, tmp_path_factory, worker_nodes=1)
+        yield from _stack(log_dir, failpoints, tmp_path_factory, tiny_assets, "", worker_nodes=1)
 
 
 def _stack(
     log_dir: Path,
     failpoints: Path,
     tmp_path_factory: pytest.TempPathFactory,
+    model_root: Path,
+    hub_url: str,
     worker_nodes: int = 0,
 ) -> Iterator[Stack]:
     ray = start_ray_head(log_dir, num_cpus=2)
@@ -144,6 +161,9 @@ def _stack(
         "RLSTUDIO_URL": f"http://127.0.0.1:{port}",
         "RLSTUDIO_RAY_JOB_PREFIX": prefix,
         "RLSTUDIO_RECONCILE_INTERVAL_S": "1",
+        # The tiny model (`<root>/model`) is a folder the studio offers as a model.
+        "RLSTUDIO_MODEL_ROOTS": str(model_root),
+        "HF_ENDPOINT": hub_url or "http://127.0.0.1:1",  # never the real hub
         "RLSTUDIO_LAUNCH_GRACE_S": "4",
         "RLSTUDIO_CHECKPOINT_ROOT": str(tmp_path_factory.mktemp("checkpoints")),
         # Trainers write their spools (var/spool/run-<id>-attempt-<n>) under their working
@@ -172,6 +192,7 @@ class Api:
     session: requests.Session
     project: Project
     user: User
+    uploaded: dict[Path, int] = field(default_factory=dict)  # file -> dataset version id
 
     def get(self, path: str) -> Any:
         response = self.session.get(f"{self.url}{path}", timeout=30)
@@ -184,9 +205,42 @@ class Api:
         return response.json()
 
     def create_run(self, name: str, config: dict[str, Any], **fields: Any) -> dict[str, Any]:
-        body = {"project": self.project.slug, "name": name, "config": config, **fields}
+        """POST a run. The config's paths (tiny_config's) become the references a request
+        sends instead: the model folder as a project model, the training file uploaded as
+        a dataset (unless `fields` names one), no validation when its files are []."""
+        config = copy.deepcopy(config)
+        model = config.pop("model", {}).pop("path", None)
+        data = config.setdefault("data", {})
+        [train] = data.pop("train_files", [None])
+        val = data.pop("val_files", None)
+        inputs: dict[str, Any] = {}
+        if model is not None:
+            inputs["model"] = self.model_id(Path(model).name)
+        if "dataset" not in fields and "dataset_version" not in fields and train is not None:
+            inputs["dataset_version"] = self.dataset_of(Path(train))
+        if val == [] and "validation" not in fields:
+            inputs["validation"] = "none"
+        body = {"project": self.project.slug, "name": name, "config": config, **inputs, **fields}
         run: dict[str, Any] = self.post("/api/runs/", body, expect=201)
         return run
+
+    def model_id(self, folder_name: str) -> int:
+        """The project's model for a folder the server offers, added on first use."""
+        slug = self.project.slug
+        known = self.get(f"/api/models/?project={slug}")["results"]
+        for model in known:
+            if model["name"] == folder_name:
+                return int(model["id"])
+        offered = self.get(f"/api/models/available/?project={slug}")
+        [folder] = [f["folder"] for f in offered if f["name"] == folder_name]
+        added = self.post("/api/models/", {"project": slug, "folder": folder}, 201)
+        return int(added["id"])
+
+    def dataset_of(self, path: Path) -> int:
+        """A dataset version holding `path`, uploaded once per file."""
+        if path not in self.uploaded:
+            self.uploaded[path] = self.upload_dataset(f"{path.parent.name}-{path.stem}", path)
+        return self.uploaded[path]
 
     def upload_dataset(self, name: str, path: Path) -> int:
         """A dataset with one version holding `path`, uploaded through the API; the
@@ -202,7 +256,10 @@ class Api:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             shown = self.get(f"/api/datasets/{dataset['id']}/")
-            if shown["imports"][0]["status"] in ("succeeded", "failed"):
+            status = shown["imports"][0]["status"]
+            # One read lists versions before imports: a version committed in between shows
+            # as an import succeeded with no version yet, so wait for both.
+            if status == "failed" or (status == "succeeded" and shown["latest_version"]):
                 break
             time.sleep(0.2)
         assert shown["imports"][0]["status"] == "succeeded", shown["imports"]

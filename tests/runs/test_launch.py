@@ -7,8 +7,6 @@ Ray head.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from studio.runs import lifecycle
@@ -73,24 +71,31 @@ def test_a_resumed_run_gets_the_next_attempt_from_its_latest_checkpoint(world: W
     assert tree["checkpoint"]["resume"] == "auto"
 
 
-def test_the_job_gets_the_config_token_and_resources_but_no_secret_on_its_command_line(
-    world: World, settings
-):
+def test_the_job_carries_only_a_one_time_secret_and_its_resources(world: World, settings):
     settings.RLSTUDIO_URL = "http://studio.example:8000/"
     settings.RLSTUDIO_CHECKPOINT_ROOT = "/ckpt"
     run = queued_run(world)
     attempt = claim(run.pk)
     assert attempt is not None
 
-    spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rli_secret")
+    spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rlb_secret")
 
+    # Every job's environment and entrypoint can be read from Ray by other jobs: no
+    # token, config or reward code there, only what the trainer redeems once.
     env = spec.runtime_env["env_vars"]
-    assert env["RLSTUDIO_RUN_TOKEN"] == "rli_secret"
+    assert set(env) == {
+        "RLSTUDIO_URL",
+        "RLSTUDIO_RUN_ID",
+        "RLSTUDIO_ATTEMPT",
+        "RLSTUDIO_BOOTSTRAP",
+        "PYTHONUNBUFFERED",
+    }
+    assert env["RLSTUDIO_BOOTSTRAP"] == "rlb_secret"
     assert env["RLSTUDIO_URL"] == "http://studio.example:8000"
     assert (env["RLSTUDIO_RUN_ID"], env["RLSTUDIO_ATTEMPT"]) == (str(run.pk), "1")
-    assert "rli_secret" not in spec.entrypoint
-    assert "-m trainer run /dev/stdin" in spec.entrypoint
-    config = json.loads(env["RLSTUDIO_RUN_CONFIG"])
+    assert "rlb_secret" not in spec.entrypoint
+    assert spec.entrypoint.endswith("-m trainer run --from-studio")
+    config = trainer_config(Run.objects.get(pk=run.pk), attempt)
     assert config["checkpoint"]["dir"] == f"/ckpt/run-{run.pk}"  # never shared by two runs
     assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.5, 0.0, 2 * 1024**3)
 
@@ -141,7 +146,9 @@ def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world:
     assert [s.submission_id for s in ray.specs] == [submission_id(run.pk, 1)]
     attempt = RunAttempt.objects.get(run=run)
     assert attempt.ray_status == "PENDING"
-    assert IngestToken.objects.filter(attempt=attempt).count() == 1
+    # One bootstrap secret for the job; the ingest token comes when the trainer redeems it.
+    assert attempt.bootstrap_hash and attempt.bootstrapped_at is None
+    assert not IngestToken.objects.filter(attempt=attempt).exists()
 
 
 def test_a_launch_that_died_after_submitting_is_finished_by_the_redelivery(world: World):

@@ -19,8 +19,11 @@ class Studio(BaseHTTPRequestHandler):
 
     requests: list[str] = []
 
+    tokens: list[str | None] = []
+
     def do_GET(self) -> None:
         Studio.requests.append(self.path)
+        Studio.tokens.append(self.headers.get("Authorization"))
         if self.headers.get("Authorization") != "Bearer rli_good":
             self.send_response(401)
             self.end_headers()
@@ -43,7 +46,10 @@ def studio(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     Studio.requests = []
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    Studio.tokens = []
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("RLSTUDIO_URL", url)
+    yield url
     server.shutdown()
 
 
@@ -70,6 +76,16 @@ def test_a_refused_token_is_a_clear_error_without_retries(studio: str, monkeypat
 
     assert len(Studio.requests) == 1
     assert "rli_revoked" not in str(Studio.requests)
+
+
+def test_the_run_token_goes_to_the_studio_only(studio: str, monkeypatch):
+    monkeypatch.setenv("RLSTUDIO_RUN_TOKEN", "rli_good")
+    # Another server (another port of the same host): a config naming it must not get the
+    # token, so it can neither read the run's data nor impersonate its trainer.
+    monkeypatch.setenv("RLSTUDIO_URL", "http://127.0.0.1:1")
+    with pytest.raises(RemoteDataError, match="HTTP 401"):
+        local_copy(f"{studio}/elsewhere.parquet")
+    assert Studio.tokens == [None]
 
 
 def test_local_paths_are_left_alone(tmp_path: Path):

@@ -33,6 +33,21 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
 LAUNCH_POINTS = ("start", "claimed", "token-issued", "submitted", "recorded")
 
 
+def ray_visible_state(stack: Stack, submission_id: str) -> str:
+    """Everything Ray's Jobs, state and log APIs show about the cluster's jobs, actors,
+    tasks and runtime environments, and the job's log, as one text."""
+    from ray.job_submission import JobSubmissionClient
+    from ray.util import state
+
+    dashboard = stack.env["RAY_ADDRESS"]
+    client = JobSubmissionClient(dashboard)
+    parts = [repr(job) for job in client.list_jobs()]
+    parts.append(client.get_job_logs(submission_id))
+    for lister in (state.list_actors, state.list_tasks, state.list_runtime_envs):
+        parts += [repr(item) for item in lister(address=dashboard, detail=True, limit=10_000)]
+    return "\n".join(parts)
+
+
 def history(run: dict) -> list[tuple[str, str]]:
     return [(c["from_status"], c["to_status"]) for c in run["status_history"]]
 
@@ -70,9 +85,13 @@ def test_a_run_created_through_the_api_goes_queued_running_succeeded_with_metric
     sid = attempt["submission_id"]
     # The trainer reports `succeeded` through ingest a moment before its process exits.
     eventually(lambda: stack.ray_jobs()[sid].status == "SUCCEEDED", 30, "the Ray job ended")
-    # The token reached the trainer through the job's environment, never its command line.
-    assert "rli_" not in stack.ray_jobs()[sid].entrypoint
     eventually(lambda: api.run(run["id"])["attempts"][0]["ray_status"] == "SUCCEEDED", 10, "")
+    # Whatever Ray shows anyone who reaches its dashboard or state API holds none of the
+    # run's token, config or reward code (the job redeemed a one-time secret for them).
+    shown = ray_visible_state(stack, sid)
+    assert "rlb_" in shown  # the secret is there, and it has been used up
+    for secret in ("rli_", "solution_str.strip()", "ppo_mini_batch_size", "resource:"):
+        assert secret not in shown, secret
 
 
 def test_a_config_that_fails_in_the_trainer_ends_failed_with_its_error_in_the_api(
@@ -133,6 +152,7 @@ def test_with_room_for_one_run_queued_runs_start_one_at_a_time_by_priority(
 ) -> None:
     # The head has 2 CPUs; each run asks for both, so only one fits at a time.
     config = tiny_config(tiny_assets, steps=1, resources={"cpus_per_worker": 2})
+    api.dataset_of(tiny_assets / "data" / "arith" / "train.parquet")  # a worker imports it
     stack.worker.stop()  # all three are queued before the queue is looked at
     low = api.create_run("low", config, priority=1)
     high = api.create_run("high", config, priority=3)
@@ -173,7 +193,8 @@ def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once
     rng.shuffle(kills)
     config = tiny_config(tiny_assets, steps=1, resources={"cpus_per_worker": 0.5})
     # No worker while the runs are created and armed, so every failpoint is armed before
-    # any launch can pass it.
+    # any launch can pass it (the dataset is imported, by a worker, first).
+    api.dataset_of(tiny_assets / "data" / "arith" / "train.parquet")
     stack.worker.stop()
     run_ids: list[int] = []
     for i, (point, action) in enumerate(kills):
@@ -210,3 +231,35 @@ def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once
         ours = [sid for sid in jobs if sid.startswith(f"{stack.prefix}-run-{run_id}-")]
         assert ours == [attempts[0].submission_id], f"run {run_id}: jobs {ours}"
         assert jobs[ours[0]].status == "SUCCEEDED"
+
+
+def test_a_hub_model_is_fetched_by_the_worker_with_progress_and_trains(
+    stack: Stack, api: Api, tiny_assets: Path
+) -> None:
+    added = api.post("/api/models/", {"project": api.project.slug, "hub_id": "tiny/model"}, 202)
+    seen: list[dict] = []
+
+    def ready() -> bool:
+        shown = api.get(f"/api/models/{added['id']}/")
+        seen.append(shown)
+        return bool(shown["status"] in ("ready", "failed"))
+
+    eventually(ready, 120, "the hub model's download")
+    assert seen[-1]["status"] == "ready", seen[-1]["error"]
+    assert seen[-1]["info"]["parameters"] > 0
+    # The page could show the download moving: some answers were part of the way there.
+    partial = [
+        s["progress"]
+        for s in seen
+        if s["status"] == "downloading"
+        and s["progress"].get("bytes_done", 0) > 0
+        and s["progress"]["bytes_done"] < s["progress"]["bytes_total"]
+    ]
+    assert partial, [s["progress"] for s in seen]
+
+    config = tiny_config(tiny_assets, steps=1)
+    config.pop("model")
+    run = api.create_run("from-the-hub", config, model=added["id"])
+    done = api.wait_status(run["id"], TERMINAL, 180, stack)
+    assert done["status"] == "succeeded", done["last_error"]
+    assert done["inputs"]["model"] == {"id": added["id"], "name": "tiny/model", "kind": "hub"}

@@ -3,7 +3,9 @@ an outsider with a project of their own, and authenticated API clients for each.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -46,3 +48,30 @@ def world(db: None) -> World:
     other = Project.objects.create(name="Other", slug="other", created_by=outsider)
     Membership.objects.create(project=other, user=outsider, role=Role.OWNER)
     return World(project, other, owner, member, viewer, outsider)
+
+
+def write_model_folder(folder: Path, architecture: str = "LlamaForCausalLM") -> Path:
+    """A folder the studio takes for a Hugging Face model: its config and tokenizer config
+    (the studio reads only those; nothing here loads weights)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(
+        json.dumps({"architectures": [architecture], "model_type": "llama"})
+    )
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "PreTrainedTokenizerFast", "chat_template": "{{ x }}"})
+    )
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def studio_var_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A var dir whose demo models are there, so runs can default to the demo model."""
+    var = tmp_path_factory.getbasetemp() / "studio-var"
+    if not (var / "demo-model" / "config.json").exists():
+        write_model_folder(var / "demo-model")
+        write_model_folder(var / "demo-model-tools")
+        write_model_folder(var / "demo-reward-model", "LlamaForSequenceClassification")
+    monkeypatch.setenv("RLSTUDIO_VAR_DIR", str(var))
+    return var

@@ -35,7 +35,9 @@ from rest_framework.test import APIClient
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
+from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role, hash_token
+from studio.references.locations import offered_folders
 from studio.rewards.lifecycle import Params
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
@@ -84,6 +86,7 @@ class ProjectObjects:
     cancelled_run: int  # resumable
     sample: int
     checkpoint: int  # in an object store: the studio can't serve it (409)
+    model: int  # the demo model, which the runs train
     ids: dict[str, set[Any]] = field(default_factory=dict)  # kind -> ids, for leak checks
 
 
@@ -128,12 +131,23 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         function=scratch_function, number=1, code=EXACT, code_hash="0" * 64, author=owner
     )
     resolved = resolve(preset=PRESET)
+    # Recorded directly: the folder is checked when a request uses it (the test's var dir).
+    model = RegisteredModel.objects.create(
+        project=project,
+        name="demo-model",
+        kind=ModelKind.DEMO,
+        role=ModelRole.POLICY,
+        relative_path="demo-model",
+        created_by=owner,
+    )
     runs = [
         Run.objects.create(
             project=project,
             name=name,
             preset=PRESET,
             config=resolved.tree,
+            model=model,
+            validation="held_out",
             dataset_version=version,
             reward_version=reward,
             resources=resources_of(resolved.config),
@@ -202,6 +216,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         cancelled_run=runs[1].pk,
         sample=samples[0].pk,
         checkpoint=checkpoint.pk,
+        model=model.pk,
         ids={
             "project": {project.slug},
             "dataset": {dataset.pk, scratch_dataset.pk},
@@ -218,6 +233,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "alert": {alert.pk},
             "log": {log.pk},
             "checkpoint": {checkpoint.pk},
+            "model": {model.pk},
             "audit": {e.pk for e in events},
             "member": set(project.memberships.values_list("user__username", flat=True)),
         },
@@ -359,6 +375,12 @@ def upload(o: ProjectObjects) -> dict[str, Any]:
         "file": SimpleUploadedFile("more.parquet", verl_parquet(counting_answers(2))),
         "message": "more",
     }
+
+
+def new_model(o: ProjectObjects) -> dict[str, Any]:
+    """The demo reward model, under a name of its own per request."""
+    [folder] = [c.source for c in offered_folders() if c.name == "demo-reward-model"]
+    return {"project": o.slug, "folder": folder, "name": f"rm-{secrets.token_hex(4)}"}
 
 
 def new_run(o: ProjectObjects) -> dict[str, Any]:
@@ -523,6 +545,12 @@ MATRIX: dict[tuple[str, str], Op] = {
         project_bound=False,
     ),
     # runs
+    ("GET", "/api/models/"): Op(listing(), "/api/models/", kind="model", project_bound=False),
+    ("GET", "/api/models/{id}/"): Op(read(), "/api/models/{o.model}/"),
+    ("POST", "/api/models/"): Op(write(201), "/api/models/", body=new_model),
+    ("GET", "/api/models/available/"): Op(
+        read(), "/api/models/available/", query=lambda o: {"project": o.slug}
+    ),
     ("GET", "/api/runs/"): Op(listing(), "/api/runs/", kind="run", project_bound=False),
     ("POST", "/api/runs/"): Op(write(201), "/api/runs/", body=new_run),
     ("GET", "/api/runs/{id}/"): Op(read(), "/api/runs/{o.run}/"),
@@ -600,6 +628,13 @@ MATRIX: dict[tuple[str, str], Op] = {
         ingest_token_of_this_run(),
         "/api/ingest/runs/{o.run}/records",
         body=lambda o: {"attempt": 1, "records": []},
+        project_bound=False,
+    ),
+    # Only the job's one-time secret opens it: no user, token or ingest token does.
+    ("POST", "/api/ingest/runs/{run_id}/bootstrap"): Op(
+        expect(403, 403, 403, 403, 403),
+        "/api/ingest/runs/{o.run}/bootstrap",
+        body=lambda o: {"attempt": 1},
         project_bound=False,
     ),
     ("GET", "/api/ingest/runs/{run_id}/dataset"): Op(

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+import copy
+import os
 import threading
+from pathlib import Path
 
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.model_registry.services import add_model_record
 from studio.projects.models import AuditEvent, Project
+from studio.references.locations import offered_folders
+from studio.references.run_inputs import demo_model, path_defaults
 from studio.rewards.models import RewardFunction, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.models import Run, RunStatus, RunStatusChange
+from tests.studio.conftest import write_model_folder
 from trainer.config import PRESETS, RunConfig, load_config
+from trainer.config.paths import set_place
 
 
 def create(client, **body):
+    """POST a run to project alpha; on a dataset of its own unless the body names one."""
     payload = {"project": "alpha", "name": "r1", **body}
+    if "dataset" not in body and "dataset_version" not in body:
+        project = Project.objects.get(slug="alpha")
+        found = DatasetVersion.objects.filter(dataset__project=project).first()
+        payload["dataset_version"] = (found or dataset_version(project, project.created_by)).pk
     return client.post("/api/runs/", payload, format="json")
 
 
@@ -55,6 +68,30 @@ def run(world, member) -> dict:
     return response.json()
 
 
+def without_paths(tree: dict) -> dict:
+    """A config tree without what the run's inputs set (paths, and how rows are read)."""
+    tree = copy.deepcopy(tree)
+    for place in path_defaults(tree):
+        set_place(tree, place, None)
+    tree["data"].pop("format")
+    return tree
+
+
+def reward_models(world, settings) -> list[int]:
+    """Two reward models of project alpha: the demo one and a folder under a model root
+    (the root stays configured for the test)."""
+    demo = demo_model(world.project, "demo-reward-model", world.owner)
+    root = write_model_folder(
+        Path(os.environ["RLSTUDIO_VAR_DIR"]) / "roots" / "judge", "LlamaForSequenceClassification"
+    ).parent
+    settings.RLSTUDIO_MODEL_ROOTS = [str(root)]
+    [folder] = [c for c in offered_folders() if c.kind == "server"]
+    judge = add_model_record(
+        world.project, world.owner, "server", "judge", str(folder.root), folder.name
+    )
+    return [demo.pk, judge.pk]
+
+
 def set_status(run_id: int, status: RunStatus) -> None:
     Run.objects.filter(pk=run_id).update(status=status)
 
@@ -76,11 +113,18 @@ def test_creating_from_a_preset_with_overrides_stores_the_resolved_config(world,
     body = response.json()
     expected = load_config(
         preset="grpo-tiny-arith",
-        base={"rollout": {"n": 4}},
+        base={"rollout": {"n": 4}, "data": {"format": "verl"}},
         overrides=["actor.optim.lr=3e-6", "trainer.total_steps=7"],
     ).model_dump(mode="json")
     stored = Run.objects.get(pk=body["id"])
-    assert stored.config == expected == body["config"]
+    assert stored.config == body["config"]
+    assert without_paths(stored.config) == without_paths(expected)
+    # Every path-bearing field holds a reference to the run's inputs, no server path.
+    assert stored.config["model"]["path"] == f"resource:model/{stored.model_id}"
+    version = stored.dataset_version_id
+    assert stored.config["data"]["train_files"] == [f"resource:dataset-version/{version}/train"]
+    assert stored.config["data"]["val_files"] == [f"resource:dataset-version/{version}/held-out"]
+    assert stored.config["checkpoint"]["dir"] == "resource:run/checkpoint.dir"
     assert stored.config["actor"]["optim"]["lr"] == 3e-6
     assert (
         stored.config["data"]["train_batch_size"]
@@ -102,29 +146,34 @@ def test_resources_default_from_the_config_and_can_be_overridden(member):
     assert body["resources"] == {"cpus": 1.0, "gpus": 1.0, "memory_gb": 4.0}
 
 
-def test_a_reward_model_on_its_own_workers_adds_their_resources(member):
+def test_a_reward_model_on_its_own_workers_adds_their_resources(world, member, settings):
+    models = reward_models(world, settings)
     group = [
-        "reward.model.path=/models/rm",
         "reward.model.placement=worker_group",
         "reward.model.resources.num_workers=2",
         "reward.model.resources.gpus_per_worker=1",
         "reward.model.resources.memory_gb=8",
     ]
-    body = create(member, overrides=group).json()
+    rm = {"reward.model.path": models[0]}
+    body = create(member, overrides=group, reward_models=rm).json()
     assert body["resources"] == {"cpus": 3.0, "gpus": 2.0, "memory_gb": 20.0}
-    colocated = create(member, overrides=group[:1] + group[2:]).json()
+    colocated = create(member, overrides=group[1:], reward_models=rm).json()
     assert colocated["resources"] == {"cpus": 1.0, "gpus": 0.0, "memory_gb": 4.0}
     judge = (
-        "reward.extra_models=[{path: /models/judge, name: judge, placement: worker_group, "
+        "reward.extra_models=[{name: judge, placement: worker_group, "
         "resources: {num_workers: 1, cpus_per_worker: 4, gpus_per_worker: 1, memory_gb: 16}}]"
     )
-    both = create(member, overrides=[*group, judge]).json()
+    both_models = {**rm, "reward.extra_models.0.path": models[1]}
+    both = create(member, overrides=[*group, judge], reward_models=both_models).json()
     assert both["resources"] == {"cpus": 7.0, "gpus": 3.0, "memory_gb": 36.0}
 
 
-def test_reward_sources_with_one_name_are_refused_naming_it(member):
+def test_reward_sources_with_one_name_are_refused_naming_it(world, member, settings):
+    models = reward_models(world, settings)
     response = create(
-        member, overrides=["reward.model.path=/models/rm", "reward.extra_models=[{path: /m/j}]"]
+        member,
+        overrides=["reward.extra_models=[{name: reward_model}]"],
+        reward_models={"reward.model.path": models[0], "reward.extra_models.0.path": models[1]},
     )
     assert response.status_code == 400
     [message] = response.json()["error"]["fields"]["config.reward"]

@@ -17,6 +17,7 @@ from trainer.config.overrides import (
     set_dotted,
     split_override,
 )
+from trainer.config.path_refusal import refuse_file_keys, refuse_paths
 from trainer.config.presets import PRESETS, preset_names
 from trainer.config.schema import RunConfig
 from trainer.config.verl import VERL_KEY_MAP, translate_verl_overrides
@@ -27,6 +28,8 @@ __all__ = [
     "ConfigError",
     "ConfigIssue",
     "RunConfig",
+    "build_config",
+    "compose_tree",
     "deep_merge",
     "load_config",
     "preset_names",
@@ -63,21 +66,42 @@ def load_config(
     base: dict[str, Any] | None = None,
 ) -> RunConfig:
     """Defaults <- preset <- base tree <- YAML file <- dotted overrides (ours or verl's)."""
+    return build_config(compose_tree(path, overrides, preset, base))
+
+
+def compose_tree(
+    path: str | Path | None = None,
+    overrides: list[str] | None = None,
+    preset: str | None = None,
+    base: dict[str, Any] | None = None,
+    stored: dict[str, Any] | None = None,
+    server_paths: bool = True,
+) -> dict[str, Any]:
+    """The config tree, not yet validated: preset <- `stored` <- base tree <- YAML file
+    <- dotted overrides (ours or verl's).
+
+    `server_paths=False` is for requests from outside (the studio): a field that names a
+    file, folder or URL (trainer.config.paths) may not be set by `base`, the file or the
+    overrides, and verl's file-reading keys are refused before anything is read.
+    `stored` is trusted (a config the studio stored), so it may hold paths.
+    """
     tree: dict[str, Any] = {}
     if preset is not None:
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; choose one of {preset_names()}")
         tree = deep_merge(tree, PRESETS[preset])
-    if base:
-        tree = deep_merge(tree, base)
+    if stored:
+        tree = deep_merge(tree, stored)
+    requested = copy.deepcopy(base or {})
     if path is not None:
-        tree = deep_merge(tree, load_yaml(path))
+        requested = deep_merge(requested, load_yaml(path))
     ours = schema_paths()
     verl_pairs: list[tuple[str, Any]] = []
+    pairs: list[tuple[str, Any]] = []
     for item in overrides or []:
         key, raw = split_override(item)
         if key in ours:
-            set_dotted(tree, key, parse_value(raw))
+            pairs.append((key, parse_value(raw)))
         elif key in VERL_KEY_MAP or key.startswith(("actor_rollout_ref.", "custom_reward")):
             verl_pairs.append((key, parse_value(raw)))
         else:
@@ -85,6 +109,8 @@ def load_config(
                 f"unknown config key {key!r}; see docs/config.md for the fields "
                 "(verl-style keys are translated, see docs/from-verl.md)"
             )
+    if not server_paths:
+        refuse_file_keys([key for key, _ in verl_pairs])
     translated, untranslatable = translate_verl_overrides(verl_pairs)
     if untranslatable:
         raise ConfigError(
@@ -92,6 +118,8 @@ def load_config(
             + ", ".join(untranslatable)
             + " (see docs/from-verl.md)"
         )
-    for key, value in translated:
-        set_dotted(tree, key, value)
-    return build_config(tree)
+    for key, value in [*pairs, *translated]:
+        set_dotted(requested, key, value)
+    if not server_paths:
+        refuse_paths(requested)
+    return deep_merge(tree, requested)

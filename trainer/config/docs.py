@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any, get_args, get_origin
+from types import NoneType, UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from trainer.config.paths import PathKind
 from trainer.config.presets import PRESETS
 from trainer.config.schema import RunConfig
 from trainer.config.verl import VERL_KEY_MAP
@@ -26,9 +28,18 @@ verl-style overrides are translated (see `docs/from-verl.md`).
 
 def _type_name(annotation: Any) -> str:
     origin = get_origin(annotation)
+    if annotation is NoneType:
+        return "null"
     if origin is None:
         return getattr(annotation, "__name__", str(annotation))
     args = get_args(annotation)
+    if origin is Annotated:
+        kind = next((m for m in annotation.__metadata__ if isinstance(m, PathKind)), None)
+        if kind is not None:  # the studio sets these itself (docs/resources.md)
+            return "path or URL" if kind.url else "path"
+        return _type_name(args[0])
+    if origin in (Union, UnionType):
+        return " or ".join(_type_name(a) for a in args)
     if str(origin) == "typing.Literal":
         return " \\| ".join(f"`{a}`" for a in args)
     inner = ", ".join(_type_name(a) for a in args)

@@ -7,12 +7,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from trainer.config.paths import RunFolderPath
 from trainer.config.section import Section
 
 
 class LoggingConfig(Section):
     console: bool = Field(True, description="Progress bar and a line of key metrics.")
-    jsonl_path: str | None = Field(
+    jsonl_path: RunFolderPath | None = Field(
         None, description="Append-only JSONL of every record; empty disables it."
     )
     samples_per_step: int = Field(
@@ -37,7 +38,7 @@ class LoggingConfig(Section):
         description="At most this many validation samples are stored per validation (all of "
         "them when fewer; `data.max_val_samples` * `rollout.val_n` is the total).",
     )
-    spool_dir: str = Field(
+    spool_dir: RunFolderPath = Field(
         "var/spool",
         description="Studio reporter: where every record is written (one file per run "
         "attempt, fsync'd) before it is uploaded; what could not be sent stays here.",

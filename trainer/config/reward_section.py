@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from trainer.config.paths import RewardCodePath, RewardModelPath
 from trainer.config.resources_section import WorkerResources
 from trainer.config.section import Dtype, Section
 
@@ -25,7 +26,7 @@ class RewardModelResources(WorkerResources):
 
 
 class RewardModelConfig(Section):
-    path: str | None = Field(
+    path: RewardModelPath | None = Field(
         None,
         description="Folder of a Hugging Face sequence-classification model with one label "
         "(its logit is the score) and its tokenizer; empty: no reward model. "
@@ -61,7 +62,7 @@ class RewardConfig(Section):
         description="A built-in reward (`arith`, `exact_match`, `numeric`, `gsm8k`, "
         "`countdown`, ...) or `custom` to load `custom_path`.",
     )
-    custom_path: str | None = Field(
+    custom_path: RewardCodePath | None = Field(
         None, description="Python file defining the reward function (verl signature)."
     )
     custom_name: str = Field("compute_score", description="Function name in `custom_path`.")

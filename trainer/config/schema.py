@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
 from trainer.config.multi_turn_section import MultiTurnConfig
+from trainer.config.paths import ModelPath, RunFolderPath, TrainFile, ValidationFile
 from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
 from trainer.config.reward_section import RewardConfig as RewardConfig
 from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
@@ -32,7 +33,7 @@ CpuLinearKernel = Literal["auto", "onednn", "torch"]
 
 
 class ModelConfig(Section):
-    path: str = Field(
+    path: ModelPath = Field(
         "var/demo-model",
         description="Folder of a Hugging Face causal LM and its tokenizer (local path; "
         "nothing is downloaded). `rlstudio make-demo-model` builds the default.",
@@ -52,11 +53,11 @@ class ModelConfig(Section):
 
 
 class DataConfig(Section):
-    train_files: list[str] = Field(
+    train_files: list[TrainFile] = Field(
         default_factory=lambda: ["var/demo-data/arith/train.parquet"],
         description="Training files: verl parquet, JSONL, or prompt/answer tables.",
     )
-    val_files: list[str] = Field(
+    val_files: list[ValidationFile] = Field(
         default_factory=lambda: ["var/demo-data/arith/test.parquet"],
         description="Validation files, same formats. Empty disables validation.",
     )
@@ -284,7 +285,7 @@ class CriticConfig(Section):
 
 
 class CheckpointConfig(Section):
-    dir: str = Field("var/checkpoints/demo", description="Where checkpoints are written.")
+    dir: RunFolderPath = Field("var/checkpoints/demo", description="Where checkpoints are written.")
     save_every: int = Field(0, ge=0, description="Save every N steps; 0 saves only at the end.")
     keep_last: int = Field(2, ge=1, description="Checkpoints kept; older ones are deleted.")
     resume: Literal["auto", "never"] = Field(

@@ -4,7 +4,7 @@ A run launched by the studio gets `data.train_files` such as
 `http://studio:8000/api/ingest/runs/12/dataset?split=train`, so a remote Ray cluster
 needs no shared filesystem (docs/telemetry.md). The studio wants the run's ingest token
 as a bearer token; it comes from `RLSTUDIO_RUN_TOKEN`, never from the config (which is
-logged and stored).
+logged and stored), and is sent only to URLs on the studio (`RLSTUDIO_URL`).
 
 Downloads go to a temporary name and are renamed when complete, so a killed download
 never leaves a half file that a later attempt would take for the dataset. Only stdlib:
@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 TOKEN_ENV = "RLSTUDIO_RUN_TOKEN"
+STUDIO_URL_ENV = "RLSTUDIO_URL"
 CACHE_ENV = "RLSTUDIO_DATA_CACHE"
 TRIES = 4
 TIMEOUT_S = 60.0
@@ -55,10 +56,19 @@ def _suffix(url: str, content_type: str) -> str:
     return ".parquet"
 
 
+def is_studio_url(url: str) -> bool:
+    """`url` is on the studio that launched this trainer (same scheme, host and port)."""
+    studio = os.environ.get(STUDIO_URL_ENV, "")
+    if not studio:
+        return False
+    ours, theirs = urlsplit(studio), urlsplit(url)
+    return (ours.scheme, ours.netloc) == (theirs.scheme, theirs.netloc)
+
+
 def _request(url: str) -> urllib.request.Request:
     request = urllib.request.Request(url)
     token = os.environ.get(TOKEN_ENV)
-    if token:
+    if token and is_studio_url(url):  # the run's token goes to its studio, nowhere else
         request.add_header("Authorization", f"Bearer {token}")
     return request
 

@@ -280,6 +280,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ingest/runs/{run_id}/bootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Redeem a job's one-time secret (`Authorization: Bootstrap rlb_...`) for its
+         *     ingest token, config and reward code (studio.runs.bootstrap).
+         */
+        post: operations["ingest_runs_bootstrap_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ingest/runs/{run_id}/dataset": {
         parameters: {
             query?: never;
@@ -333,6 +353,65 @@ export interface paths {
          *     are excluded; (run, key) pairs without points are left out.
          */
         get: operations["metrics_query"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Models of your projects: what runs train and score with. Members add them. */
+        get: operations["models_list"];
+        put?: never;
+        /**
+         * @description Add a model: a folder the server offers (`folder`), the final Hugging Face
+         *     export of one of the project's runs (`checkpoint_run`), or a hub repository
+         *     (`hub_id`: 202, downloaded by a worker; follow its `status` and `progress`).
+         */
+        post: operations["models_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Models of your projects: what runs train and score with. Members add them. */
+        get: operations["models_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/available/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The model folders this server offers: built demo models and the folders under
+         *     its model roots (RLSTUDIO_MODEL_ROOTS). Needs a role in the project.
+         */
+        get: operations["models_available_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -820,8 +899,13 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * @description Write the run's labelled samples (optionally one label) as a new version of a
-         *     dataset in the same project: verl parquet, one row per prompt.
+         * @description Write the run's labelled samples (optionally one label) as a dataset version of
+         *     the run's project, verl parquet, one row per prompt: `new_dataset` (a name)
+         *     creates a dataset holding them as its v1; `dataset` (an id) adds them as the next
+         *     version of that dataset, which becomes its latest. `dry_run: true` stores
+         *     nothing and answers 200 with what the export would store: rows, rows per label,
+         *     and the target (name, version number it would get, and the existing dataset's
+         *     latest version and its rows).
          */
         post: operations["runs_export_labelled_create"];
         delete?: never;
@@ -1260,6 +1344,19 @@ export interface components {
         };
         /** @enum {unknown} */
         BlankEnum: "";
+        Bootstrap: {
+            /** @description The attempt's ingest token (Bearer, from now on). */
+            token: string;
+            /** @description The run config, paths resolved for this launch. */
+            config: {
+                [key: string]: unknown;
+            };
+            /** @description The reward version's code; null for a built-in reward. */
+            reward_code: string | null;
+        };
+        BootstrapRequestRequest: {
+            attempt: number;
+        };
         Checkpoint: {
             readonly id: number;
             readonly attempt: number;
@@ -1426,6 +1523,16 @@ export interface components {
             /** Format: date-time */
             readonly finished_at: string | null;
         };
+        DatasetRef: {
+            /** @description The dataset's id. */
+            dataset: number;
+            name: string;
+            /** @description The version's id. */
+            version: number;
+            /** @description The version's number (vN). */
+            number: number;
+            rows: number;
+        };
         DatasetStats: {
             /** @description Prompt lengths in characters. */
             prompt_chars: components["schemas"]["LengthStats"];
@@ -1524,6 +1631,24 @@ export interface components {
             metric_keys: string[];
             /** @description The reward component, for reward_component_dominance. */
             component: string | null;
+        };
+        ExportPreview: {
+            /** @description Rows the version would hold (one per prompt). */
+            rows: number;
+            /** @description Rows per label, most first (a row with two labels counts twice). */
+            labels: components["schemas"]["LabelCount"][];
+            /** @description Whether the export creates the dataset. */
+            new_dataset: boolean;
+            /** @description The existing dataset's id; null: a new one. */
+            dataset: number | null;
+            /** @description The dataset's name. */
+            name: string;
+            /** @description The version number it would get (1: new). */
+            number: number;
+            /** @description The existing dataset's latest version, if it has one. */
+            latest_number: number | null;
+            /** @description Rows of that latest version. */
+            latest_rows: number | null;
         };
         ExportedVersion: {
             id: number;
@@ -1852,11 +1977,22 @@ export interface components {
              */
             reward: number | null;
         };
+        LabelCount: {
+            name: string;
+            count: number;
+        };
         LabelledExportRequest: {
-            /** @description Dataset (of the run's project) that gets the new version. */
-            dataset: number;
+            /** @description Name of a new dataset (in the run's project) that gets the rows as its v1. Give this or `dataset`. */
+            new_dataset?: string;
+            /** @description Existing dataset (of the run's project) that gets the rows as its next version, which becomes its latest. Give this or `new_dataset`. */
+            dataset?: number;
             /** @description Only samples with this label (default: any). */
             label?: string;
+            /**
+             * @description Store nothing: answer 200 with what the export would store (an ExportPreview) instead of 201 with the version.
+             * @default false
+             */
+            dry_run: boolean;
         };
         LengthPoint: {
             sample: number;
@@ -1933,6 +2069,77 @@ export interface components {
             points: number;
             series: components["schemas"]["MetricSeries"][];
         };
+        Model: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly kind: components["schemas"]["ModelKindEnum"];
+            readonly role: components["schemas"]["ModelRoleEnum"];
+            readonly status: components["schemas"]["ModelStatusEnum"];
+            /** @description A hub download's files_done, files_total, bytes_done, bytes_total. */
+            readonly progress: {
+                [key: string]: number;
+            };
+            readonly error: string;
+            readonly hub_id: string;
+            readonly revision: string;
+            /** @description For a checkpoint: the run it comes from. */
+            readonly run: number | null;
+            /** @description For a checkpoint: the step it was saved at. */
+            readonly step: number | null;
+            /** @description architecture, model_type, parameters, tokenizer, chat_template, reward_model: read from the folder when it was added. */
+            readonly info: {
+                [key: string]: unknown;
+            };
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ModelCreateRequest: {
+            /** @description The project's slug. */
+            project: string;
+            /** @description Default: the folder's name. */
+            name?: string;
+            /** @description The id of a folder the server offers (GET /api/models/available/). */
+            folder?: string;
+            /**
+             * Format: int64
+             * @description Instead of `folder`: a run of the project whose final export to add.
+             */
+            checkpoint_run?: number;
+            /** @description Instead: a Hugging Face repository id (e.g. `Qwen/Qwen2.5-0.5B-Instruct`), downloaded by a worker into the studio's model cache (its safetensors weights). */
+            hub_id?: string;
+            /** @description With hub_id: a branch, tag or commit. */
+            revision?: string;
+        };
+        /**
+         * @description * `demo` - Demo model
+         *     * `server` - Server folder
+         *     * `checkpoint` - Run checkpoint
+         *     * `hub` - Hugging Face hub
+         * @enum {string}
+         */
+        ModelKindEnum: "demo" | "server" | "checkpoint" | "hub";
+        ModelRef: {
+            id: number;
+            name: string;
+            /** @description demo, server or checkpoint. */
+            kind: string;
+        };
+        /**
+         * @description * `policy` - Policy (causal LM)
+         *     * `reward` - Reward model (sequence classifier)
+         * @enum {string}
+         */
+        ModelRoleEnum: "policy" | "reward";
+        /**
+         * @description * `queued` - Queued
+         *     * `downloading` - Downloading
+         *     * `ready` - Ready
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        ModelStatusEnum: "queued" | "downloading" | "ready" | "failed";
         NamedCount: {
             name: string;
             count: number;
@@ -1962,6 +2169,16 @@ export interface components {
              * @description Memory reserved here for the attempt, GiB.
              */
             memory_gb: number;
+        };
+        OfferedFolder: {
+            /** @description Its id, for POST /api/models/. */
+            folder: string;
+            /** @description demo or server. */
+            kind: string;
+            /** @description The folder's name (relative to its root). */
+            name: string;
+            /** @description policy, or reward (a sequence classifier). */
+            role: string;
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -2037,6 +2254,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["LogLine"][];
+        };
+        PaginatedModelList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Model"][];
         };
         PaginatedProjectList: {
             /** @example 123 */
@@ -2324,6 +2556,22 @@ export interface components {
             entrypoint: string;
             /** @default  */
             message: string;
+        };
+        RewardModelRef: {
+            id: number;
+            name: string;
+            /** @description demo, server or checkpoint. */
+            kind: string;
+            /** @description Its config place, e.g. "reward.model.path". */
+            place: string;
+        };
+        RewardRef: {
+            /** @description null for a built-in. */
+            function: number | null;
+            /** @description The function's name, or the built-in's. */
+            name: string;
+            version: number | null;
+            number: number | null;
         };
         RewardTemplate: {
             name: string;
@@ -2678,8 +2926,14 @@ export interface components {
             readonly status_reason: string;
             readonly priority: number;
             readonly preset: string;
+            readonly model: number | null;
             readonly dataset_version: number | null;
+            readonly validation: components["schemas"]["RunValidationEnum"];
+            readonly validation_version: number | null;
             readonly reward_version: number | null;
+            readonly reward_models: unknown;
+            /** @description What the run uses: model, dataset version, validation data, reward version and reward models (each with its id, for links). */
+            readonly inputs: components["schemas"]["RunInputs"];
             readonly parent: number | null;
             readonly resources: components["schemas"]["Resources"];
             readonly tags: string[];
@@ -2735,7 +2989,45 @@ export interface components {
          * @enum {string}
          */
         RunAlertSeverityEnum: "warning" | "critical";
+        /** @description A clone keeps the parent's inputs except those the request names. */
         RunCloneRequest: {
+            /**
+             * Format: int64
+             * @description The model to train (/api/models/); default: the preset's demo model.
+             */
+            model?: number | null;
+            /**
+             * Format: int64
+             * @description A dataset to train on: its latest version now, recorded as that version.
+             */
+            dataset?: number | null;
+            /**
+             * Format: int64
+             * @description The exact dataset version to train on (instead of `dataset`).
+             */
+            dataset_version?: number | null;
+            /**
+             * @description `held_out` (default): the version's rows labelled val/test, else 10% of its rows (at most 500) chosen by a hash of each row and never trained on; `dataset_version`: all rows of `validation_version`; `none`: no validation.
+             *
+             *     * `held_out` - held_out
+             *     * `dataset_version` - dataset_version
+             *     * `none` - none
+             */
+            validation?: components["schemas"]["ValidationEnum"];
+            /**
+             * Format: int64
+             * @description With validation='dataset_version': the version to validate on.
+             */
+            validation_version?: number | null;
+            /**
+             * Format: int64
+             * @description A reward function version; default: the config's built-in reward.
+             */
+            reward_version?: number | null;
+            /** @description Reward models by config place, e.g. {"reward.model.path": 4, "reward.extra_models.0.path": 5}; default: the preset's demo reward model, if any. */
+            reward_models?: {
+                [key: string]: number;
+            };
             name?: string;
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
             config?: {
@@ -2750,7 +3042,45 @@ export interface components {
             tags?: string[];
             notes?: string;
         };
+        /** @description The run's inputs, each a resource of the run's project, by id (never a path). */
         RunCreateRequest: {
+            /**
+             * Format: int64
+             * @description The model to train (/api/models/); default: the preset's demo model.
+             */
+            model?: number | null;
+            /**
+             * Format: int64
+             * @description A dataset to train on: its latest version now, recorded as that version.
+             */
+            dataset?: number | null;
+            /**
+             * Format: int64
+             * @description The exact dataset version to train on (instead of `dataset`).
+             */
+            dataset_version?: number | null;
+            /**
+             * @description `held_out` (default): the version's rows labelled val/test, else 10% of its rows (at most 500) chosen by a hash of each row and never trained on; `dataset_version`: all rows of `validation_version`; `none`: no validation.
+             *
+             *     * `held_out` - held_out
+             *     * `dataset_version` - dataset_version
+             *     * `none` - none
+             */
+            validation?: components["schemas"]["ValidationEnum"];
+            /**
+             * Format: int64
+             * @description With validation='dataset_version': the version to validate on.
+             */
+            validation_version?: number | null;
+            /**
+             * Format: int64
+             * @description A reward function version; default: the config's built-in reward.
+             */
+            reward_version?: number | null;
+            /** @description Reward models by config place, e.g. {"reward.model.path": 4, "reward.extra_models.0.path": 5}; default: the preset's demo reward model, if any. */
+            reward_models?: {
+                [key: string]: number;
+            };
             /** @description The project's slug. */
             project: string;
             name: string;
@@ -2761,8 +3091,6 @@ export interface components {
             };
             /** @description Dotted `key=value` overrides applied last, e.g. `actor.optim.lr=1e-6`; verl-style keys such as `actor_rollout_ref.rollout.n=4` are translated. */
             overrides?: string[];
-            dataset_version?: number | null;
-            reward_version?: number | null;
             /** @description Higher starts first; ties start in order of creation. */
             priority?: number;
             resources?: components["schemas"]["ResourcesRequest"];
@@ -2778,8 +3106,14 @@ export interface components {
             readonly status_reason: string;
             readonly priority: number;
             readonly preset: string;
+            readonly model: number | null;
             readonly dataset_version: number | null;
+            readonly validation: components["schemas"]["RunValidationEnum"];
+            readonly validation_version: number | null;
             readonly reward_version: number | null;
+            readonly reward_models: unknown;
+            /** @description What the run uses: model, dataset version, validation data, reward version and reward models (each with its id, for links). */
+            readonly inputs: components["schemas"]["RunInputs"];
             readonly parent: number | null;
             readonly resources: components["schemas"]["Resources"];
             readonly tags: string[];
@@ -2812,6 +3146,21 @@ export interface components {
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
         };
+        RunInputs: {
+            /** @description null: a run from before models. */
+            model: components["schemas"]["ModelRef"] | null;
+            dataset: components["schemas"]["DatasetRef"] | null;
+            /** @description held_out, dataset_version, none, or config (a run from before validation was a choice: its config's files). */
+            validation: string;
+            /** @description The version validated on (the training version when held out). */
+            validation_dataset: components["schemas"]["DatasetRef"] | null;
+            reward: components["schemas"]["RewardRef"];
+            reward_models: components["schemas"]["RewardModelRef"][];
+            /** @description A run from before runs referenced resources: the paths its config names. */
+            legacy_paths: {
+                [key: string]: unknown;
+            };
+        };
         RunPrompts: {
             run: number;
             prompts: components["schemas"]["PromptSummary"][];
@@ -2831,6 +3180,14 @@ export interface components {
             run: number;
             steps: components["schemas"]["StepCount"][];
         };
+        /**
+         * @description * `held_out` - Held-out rows of the training version
+         *     * `dataset_version` - Another dataset version
+         *     * `none` - No validation
+         *     * `config` - The config's files
+         * @enum {string}
+         */
+        RunValidationEnum: "held_out" | "dataset_version" | "none" | "config";
         SampleGroup: {
             run: number;
             step: number;
@@ -2964,6 +3321,13 @@ export interface components {
             username: string;
             is_staff: boolean;
         };
+        /**
+         * @description * `held_out` - held_out
+         *     * `dataset_version` - dataset_version
+         *     * `none` - none
+         * @enum {string}
+         */
+        ValidationEnum: "held_out" | "dataset_version" | "none";
     };
     responses: never;
     parameters: never;
@@ -3456,11 +3820,53 @@ export interface operations {
             };
         };
     };
+    ingest_runs_bootstrap_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's id. */
+                run_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BootstrapRequestRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["BootstrapRequestRequest"];
+                "multipart/form-data": components["schemas"]["BootstrapRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Bootstrap"];
+                };
+            };
+            /** @description Unknown secret, or already used. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The run can't be launched as stored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     ingest_runs_dataset_retrieve: {
         parameters: {
             query?: {
                 format?: "bin" | "json";
-                /** @description `val`: rows whose extra_info.split is val, validation, test or dev; `train`: the others. */
+                /** @description `train`: the rows the run trains on; `val`: the rows it validates on (held-out rows of its version, another version, by its validation choice). */
                 split?: "train" | "val";
             };
             header?: never;
@@ -3580,6 +3986,114 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    models_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /**
+                 * @description * `policy` - Policy (causal LM)
+                 *     * `reward` - Reward model (sequence classifier)
+                 */
+                role?: "policy" | "reward";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedModelList"];
+                };
+            };
+        };
+    };
+    models_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ModelCreateRequest"];
+                "multipart/form-data": components["schemas"]["ModelCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+        };
+    };
+    models_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this registered model. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+        };
+    };
+    models_available_list: {
+        parameters: {
+            query: {
+                /** @description A project's slug. */
+                project: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OfferedFolder"][];
+                };
             };
         };
     };
@@ -4609,7 +5123,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["LabelledExportRequest"];
                 "application/x-www-form-urlencoded": components["schemas"]["LabelledExportRequest"];
@@ -4617,6 +5131,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportPreview"];
+                };
+            };
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4625,14 +5147,14 @@ export interface operations {
                     "application/json": components["schemas"]["ExportedVersion"];
                 };
             };
-            /** @description No such dataset here, or nothing to export. */
+            /** @description No such dataset here, the new dataset's name is taken, or nothing to export. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Exporting needs the member role. */
+            /** @description Exporting (and previewing) needs the member role. */
             403: {
                 headers: {
                     [name: string]: unknown;

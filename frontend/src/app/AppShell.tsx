@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { Link, NavLink, Outlet, useNavigate, useParams } from "react-router";
 
 import { Button } from "../components/Button";
-import { DatasetsIcon, ExternalIcon, Logo, RewardIcon, RunsIcon, StatusIcon, UsersIcon } from "../components/icons";
+import { DatasetsIcon, ExternalIcon, Logo, ModelIcon, RewardIcon, RunsIcon, StatusIcon, UsersIcon } from "../components/icons";
 import { useToast } from "../components/Toast";
 import { useMe, useSignOut } from "../features/auth/hooks";
 import { HealthIndicator } from "../features/health/components/HealthIndicator";
@@ -15,6 +15,7 @@ type NavItem = { to: string; label: string; icon: ReactNode };
 function projectNav(slug: string): NavItem[] {
   return [
     { to: `/p/${slug}/runs`, label: "Runs", icon: <RunsIcon /> },
+    { to: `/p/${slug}/models`, label: "Models", icon: <ModelIcon /> },
     { to: `/p/${slug}/datasets`, label: "Datasets", icon: <DatasetsIcon /> },
     { to: `/p/${slug}/reward-functions`, label: "Reward functions", icon: <RewardIcon /> },
     { to: `/p/${slug}/members`, label: "Members", icon: <UsersIcon /> },

@@ -6,6 +6,7 @@ import { RequireAuth } from "../features/auth/components/RequireAuth";
 import { SignInPage } from "../features/auth/pages/SignInPage";
 import { datasetRoutes } from "../features/datasets/routes";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
+import { modelRoutes } from "../features/models/routes";
 import { ProjectLayout } from "../features/projects/components/ProjectLayout";
 import { HomeRedirect } from "../features/projects/pages/HomeRedirect";
 import { MembersPage } from "../features/projects/pages/MembersPage";
@@ -64,6 +65,7 @@ export const routes: RouteObject[] = [
           { path: "runs/:runId", element: <RunPage /> },
           ...rolloutRoutes,
           { path: "compare", element: lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage", "the comparison") },
+          ...modelRoutes,
           ...datasetRoutes,
           ...rewardRoutes,
           { path: "members", element: <MembersPage /> },

@@ -32,6 +32,17 @@ export function RunsIcon(props: IconProps) {
   );
 }
 
+/** A model: a chip. */
+export function ModelIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <rect x="6" y="6" width="12" height="12" rx="2" />
+      <rect x="9.5" y="9.5" width="5" height="5" rx="1" />
+      <path d="M9 2v4M15 2v4M9 18v4M15 18v4M2 9h4M2 15h4M18 9h4M18 15h4" />
+    </Icon>
+  );
+}
+
 export function DatasetsIcon(props: IconProps) {
   return (
     <Icon {...props}>

@@ -14,6 +14,7 @@ export type HistogramBin = Schemas["HistogramBin"];
 export type LengthPoint = Schemas["LengthPoint"];
 export type PromptTimeline = Schemas["PromptTimeline"];
 export type ExportedVersion = Schemas["ExportedVersion"];
+export type ExportPreview = Schemas["ExportPreview"];
 export type Run = Schemas["Run"];
 export type Dataset = Schemas["Dataset"];
 
@@ -108,13 +109,24 @@ export const removeLabel = (sample: number, label: string) =>
 export const fetchDatasets = (project: string, signal?: AbortSignal) =>
   unwrap(api.GET("/api/datasets/", { params: { query: { project, page_size: 100 } }, signal }));
 
-export const exportLabelled = (run: number, dataset: number, label?: string) =>
+/** Where an export of labelled samples goes: a new dataset (by name) or an existing one. */
+export type ExportTarget = { new_dataset: string } | { dataset: number };
+export type ExportRequest = ExportTarget & { label?: string };
+
+const exportCall = (run: number, { label, ...target }: ExportRequest, dryRun: boolean) =>
   unwrap(
     api.POST("/api/runs/{id}/export-labelled", {
       params: { path: { id: run } },
-      body: label ? { dataset, label } : { dataset },
+      body: { ...target, ...(label ? { label } : {}), dry_run: dryRun },
     }),
   );
+
+/** What the export would store (rows, rows per label, the version it becomes); stores nothing. */
+export const previewExport = (run: number, request: ExportRequest) =>
+  exportCall(run, request, true) as Promise<ExportPreview>;
+
+export const exportLabelled = (run: number, request: ExportRequest) =>
+  exportCall(run, request, false) as Promise<ExportedVersion>;
 
 export const fetchMe = (signal?: AbortSignal) => unwrap(api.GET("/api/auth/me", { signal }));
 

@@ -16,7 +16,9 @@ import {
   fetchStepGroups,
   fetchSteps,
   fetchTimeline,
+  previewExport,
   removeLabel,
+  type ExportRequest,
 } from "./api";
 
 type StepSpan = { step_min?: number; step_max?: number };
@@ -125,10 +127,18 @@ export function useLabelToggle() {
   });
 }
 
+/** What an export would store (a dry run: nothing is written). */
+export const useExportPreview = (run: number) =>
+  useMutation({ mutationFn: (request: ExportRequest) => previewExport(run, request) });
+
+/** Exports the labelled samples; the dataset lists refresh (a new dataset, a new version). */
 export function useExportLabelled(run: number) {
+  const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ dataset, label }: { dataset: number; label?: string }) =>
-      exportLabelled(run, dataset, label),
+    mutationFn: (request: ExportRequest) => exportLabelled(run, request),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ["rollouts", "datasets"] });
+    },
   });
 }
 

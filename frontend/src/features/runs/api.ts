@@ -20,6 +20,10 @@ export type DatasetPreview = Schemas["Preview"];
 export type RewardFunction = Schemas["RewardFunction"];
 export type RewardVersion = Schemas["RewardVersion"];
 export type JsonSchema = Record<string, unknown>;
+export type RunInputs = Schemas["RunInputs"];
+export type Model = Schemas["Model"];
+export type OfferedFolder = Schemas["OfferedFolder"];
+export type Validation = Schemas["ValidationEnum"];
 
 export const ACTIVE_STATUSES: RunStatus[] = ["queued", "starting", "running", "cancelling"];
 export const ALL_STATUSES: RunStatus[] = ["queued", "starting", "running", "cancelling", "succeeded", "failed", "cancelled"];
@@ -45,6 +49,8 @@ export const runKeys = {
   rewards: (slug: string) => ["rewards", slug] as const,
   rewardVersions: (id: number) => ["rewards", "versions", id] as const,
   rewardVersion: (id: number, number: number) => ["rewards", "version", id, number] as const,
+  models: (slug: string) => ["models", slug] as const,
+  availableModels: (slug: string) => ["models", "available", slug] as const,
 };
 
 export type StepRange = { min: number | null; max: number | null };
@@ -171,6 +177,22 @@ export function getRewardVersion(functionId: number, number: number, signal?: Ab
   return unwrap(
     api.GET("/api/reward-functions/{function_id}/versions/{number}/", { params: { path: { function_id: functionId, number } }, signal }),
   );
+}
+
+/** The project's policy models that are ready to train (a hub download may still run). */
+export async function listModels(slug: string, signal?: AbortSignal): Promise<Model[]> {
+  const page = await unwrap(api.GET("/api/models/", { params: { query: { project: slug, role: "policy", page_size: 200 } }, signal }));
+  return page.results.filter((model) => model.status === "ready");
+}
+
+/** The policy model folders the server offers, to add to the project. */
+export async function listAvailableModels(slug: string, signal?: AbortSignal): Promise<OfferedFolder[]> {
+  const folders = await unwrap(api.GET("/api/models/available/", { params: { query: { project: slug } }, signal }));
+  return folders.filter((folder) => folder.role === "policy");
+}
+
+export function addModel(body: Schemas["ModelCreateRequest"]): Promise<Model> {
+  return unwrap(api.POST("/api/models/", { body }));
 }
 
 export type Checkpoint = Schemas["Checkpoint"];

@@ -21,6 +21,8 @@ type Schema = {
   exclusiveMinimum?: number;
   exclusiveMaximum?: number;
   $defs?: Record<string, Schema>;
+  format?: string;
+  "x-studio-resource"?: string;
 };
 
 export type FieldKind =
@@ -46,6 +48,60 @@ function resolveRef(schema: Schema, root: Schema): Schema {
   if (!schema.$ref) return schema;
   const name = schema.$ref.split("/").pop() ?? "";
   return root.$defs?.[name] ?? {};
+}
+
+/** The markers the server puts on a field naming a file, folder or URL (refused over the API). */
+const PATH_FORMATS = new Set(["server-path", "path-or-url"]);
+
+function marked(schema: Schema | undefined): boolean {
+  if (!schema) return false;
+  return (schema.format !== undefined && PATH_FORMATS.has(schema.format)) || schema["x-studio-resource"] !== undefined;
+}
+
+/**
+ * A field that names a file, folder or URL: its schema, its `items`, or a member of its
+ * `anyOf` (or that member's `items`) carries `format: server-path | path-or-url` or
+ * `x-studio-resource`. A run chooses these through its inputs (model, dataset, reward...),
+ * so the form leaves them out.
+ */
+export function isPathField(schema: Schema): boolean {
+  return [schema, ...(schema.anyOf ?? [])].some((s) => marked(s) || marked(s.items));
+}
+
+/**
+ * Every path field's dotted place, a list of sections stepped into with `*` for its index:
+ * ["model.path", "data.train_files", "reward.extra_models.*.path", ...].
+ */
+export function pathFieldsOf(schema: Record<string, unknown>): string[] {
+  const root = schema as Schema;
+  const out: string[] = [];
+  const walk = (node: Schema, prefix: string, depth: number) => {
+    if (depth > 8) return; // a recursive schema: stop
+    for (const [key, raw] of Object.entries(node.properties ?? {})) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      if (isPathField(raw)) {
+        out.push(path);
+        continue;
+      }
+      const resolved = resolveRef(raw, root);
+      if (resolved.properties) walk(resolved, path, depth + 1);
+      for (const option of [resolved, ...(resolved.anyOf ?? [])]) {
+        const item = option.items ? resolveRef(option.items, root) : undefined;
+        if (option.type === "array" && item?.properties) walk(item, `${path}.*`, depth + 1);
+      }
+    }
+  };
+  walk(root, "", 0);
+  return out;
+}
+
+/** Whether a config error key ("data.train_files.0", "reward.extra_models.1.path") is at a path field. */
+export function atPathField(key: string, pathFields: string[]): boolean {
+  const parts = key.split(".");
+  return pathFields.some((pattern) => {
+    const steps = pattern.split(".");
+    return steps.length <= parts.length && steps.every((step, i) => step === parts[i] || (step === "*" && /^\d+$/.test(parts[i] ?? "")));
+  });
 }
 
 function kindOf(schema: Schema): FieldKind {
@@ -75,6 +131,7 @@ function kindOf(schema: Schema): FieldKind {
 function collect(schema: Schema, root: Schema, prefix: string, out: FieldSpec[]): void {
   for (const [key, raw] of Object.entries(schema.properties ?? {})) {
     const path = prefix ? `${prefix}.${key}` : key;
+    if (isPathField(raw)) continue; // chosen as one of the run's inputs, never typed
     const resolved = resolveRef(raw, root);
     if (resolved.properties) {
       collect(resolved, root, path, out);
@@ -84,16 +141,22 @@ function collect(schema: Schema, root: Schema, prefix: string, out: FieldSpec[])
   }
 }
 
-/** One section per top-level config group (model, data, rollout, algorithm, ...). */
+/**
+ * One section per top-level config group (model, data, rollout, algorithm, ...), without
+ * the path fields (`isPathField`); a group left with no field is left out.
+ */
 export function sectionsOf(schema: Record<string, unknown>): Section[] {
   const root = schema as Schema;
-  return Object.entries(root.properties ?? {}).map(([name, raw]) => {
-    const group = resolveRef(raw, root);
-    const fields: FieldSpec[] = [];
-    if (group.properties) collect(group, root, name, fields);
-    else fields.push({ path: name, label: name, description: raw.description ?? "", kind: kindOf(raw) });
-    return { name, title: name.replace(/_/g, " "), description: raw.description ?? group.description ?? "", fields };
-  });
+  return Object.entries(root.properties ?? {})
+    .filter(([, raw]) => !isPathField(raw))
+    .map(([name, raw]) => {
+      const group = resolveRef(raw, root);
+      const fields: FieldSpec[] = [];
+      if (group.properties) collect(group, root, name, fields);
+      else fields.push({ path: name, label: name, description: raw.description ?? "", kind: kindOf(raw) });
+      return { name, title: name.replace(/_/g, " "), description: raw.description ?? group.description ?? "", fields };
+    })
+    .filter((section) => section.fields.length > 0);
 }
 
 export function getAt(tree: unknown, path: string): unknown {
@@ -167,12 +230,17 @@ export type PlacedErrors = {
  * Puts each server error (keyed by config path, "" for the whole config) where the form can
  * show it: at its field; at the field holding it with the rest of the path in front
  * ("reward.extra_models.0.weight" -> reward.extra_models: "0.weight: ..."); at its section;
- * or above the form. No message is dropped.
+ * or above the form (also any at a path field, which the form leaves out). No message is dropped.
  */
-export function placeErrors(sections: Section[], errors: Record<string, string[]>): PlacedErrors {
+export function placeErrors(sections: Section[], errors: Record<string, string[]>, pathFields: string[] = []): PlacedErrors {
   const placed: PlacedErrors = { fields: {}, sections: {}, general: [] };
   const paths = sections.flatMap((s) => s.fields.map((f) => f.path));
   for (const [key, messages] of Object.entries(errors)) {
+    if (atPathField(key, pathFields)) {
+      // A path field the form leaves out (a refused path in the YAML or overrides): above the form.
+      placed.general.push(...messages.map((m) => `${key}: ${m}`));
+      continue;
+    }
     const holder = paths.filter((p) => key === p || key.startsWith(`${p}.`)).sort((a, b) => b.length - a.length)[0];
     if (holder !== undefined) {
       const rest = key.slice(holder.length + 1);

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -59,7 +61,7 @@ class Command(BaseCommand):
         if not options["skip_demo_model"]:
             self.ensure_demo_assets(var)
         self.write_preset(var)
-        self.ensure_demo_project(var / "demo-data" / "arith" / "train.parquet")
+        self.ensure_demo_project(var / "demo-data" / "arith")
 
     def ensure_admin(self) -> None:
         username = os.environ.get("RLSTUDIO_ADMIN_USER") or "admin"
@@ -135,8 +137,11 @@ class Command(BaseCommand):
                 )
             )
 
-    def ensure_demo_project(self, train_file: Path) -> None:
-        """The demo project a new user lands in; created once, never duplicated."""
+    def ensure_demo_project(self, data_dir: Path) -> None:
+        """The demo project a new user lands in; created once, never duplicated. Its arith
+        dataset holds the train and test files, the test rows labelled as held out: a run
+        validates on them by default (studio.datasets.heldout)."""
+        train_file = data_dir / "train.parquet"
         admin = get_user_model().objects.filter(is_superuser=True).order_by("id").first()
         if admin is None or Project.objects.filter(slug=DEMO_PROJECT_SLUG).exists():
             return
@@ -167,15 +172,20 @@ class Command(BaseCommand):
                 project=project,
                 name="arith",
                 created_by=admin,
-                description="Toy arithmetic prompts in verl format (train split).",
+                description="Toy arithmetic prompts in verl format (train and test splits).",
             )
         if train_file.exists():
+            both = data_dir / "train-and-test.parquet"
+            parts = [
+                pq.read_table(p) for p in (train_file, data_dir / "test.parquet") if p.exists()
+            ]
+            pq.write_table(pa.concat_tables(parts), both)
             add_version(
                 dataset,
-                train_file,
-                train_file.name,
+                both,
+                both.name,
                 ColumnMapping(),
-                message="demo train split",
+                message="demo train and test splits",
                 user=admin,
             )
         self.stdout.write(f"Created the demo project {DEMO_PROJECT_SLUG!r}.")

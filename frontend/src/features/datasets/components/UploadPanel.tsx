@@ -10,6 +10,7 @@ import { Button } from "../../../components/Button";
 import { datasetKeys, detectColumns, getDataset, type DetectedColumns } from "../api";
 import styles from "../pages/Datasets.module.css";
 import { columnSample, errorLocation, percentOf, sendUpload, uploadReducer } from "../upload";
+import { ProgressBar } from "../../../components/ProgressBar";
 
 const IMPORT_POLL_MS = 1000;
 
@@ -171,19 +172,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
                   ? `Large file: a worker is importing it (${state.job.status})…`
                   : `Version ${state.version} is ready.`}
           </p>
-          <div
-            className={styles.bar}
-            role="progressbar"
-            aria-label="Upload progress"
-            aria-valuemin={0}
-            aria-valuemax={100}
-            aria-valuenow={percent ?? undefined}
-          >
-            <div
-              className={`${styles.barFill} ${percent === null ? styles.indeterminate : ""}`}
-              style={percent === null ? undefined : { width: `${percent}%` }}
-            />
-          </div>
+          <ProgressBar label="Upload progress" percent={percent} />
         </div>
       ) : null}
       {state.phase === "failed" ? (

@@ -1,5 +1,6 @@
 import type { TestRun } from "../api";
 import styles from "./TestPanel.module.css";
+import { ProgressBar } from "../../../components/ProgressBar";
 
 const PHASE_WORDS: Record<TestRun["progress"]["phase"], string> = {
   queued: "Waiting for a worker",
@@ -20,16 +21,7 @@ export function TestRunProgress({ run }: { run: TestRun }) {
         <span>{PHASE_WORDS[phase]}</span>
         <span>{total > 0 ? `${done} / ${total} ${counted}` : ""}</span>
       </div>
-      <div
-        className={styles.bar}
-        role="progressbar"
-        aria-label={`Test-run ${run.id}: ${PHASE_WORDS[phase]}`}
-        aria-valuemin={0}
-        aria-valuemax={100}
-        aria-valuenow={percent}
-      >
-        <div className={styles.barFill} style={{ width: `${percent}%` }} />
-      </div>
+      <ProgressBar label={`Test-run ${run.id}: ${PHASE_WORDS[phase]}`} percent={percent} />
     </div>
   );
 }

@@ -1,52 +1,258 @@
-import { useState } from "react";
+import { useEffect, useId, useState, type KeyboardEvent } from "react";
+import { Link } from "react-router";
 
+import { FieldErrors } from "../../../api/client";
 import { Button } from "../../../components/Button";
-import { useDatasets, useExportLabelled } from "../hooks";
+import type { Dataset, ExportedVersion, ExportPreview, ExportRequest } from "../api";
+import { useDatasets, useExportLabelled, useExportPreview, useRun } from "../hooks";
 import styles from "../rollouts.module.css";
 
-/** Writes the run's labelled samples (optionally one label) as a new dataset version. */
+type Mode = "new" | "existing";
+
+const NAME_MAX = 100;
+
+/** `<run>-labelled`, or `<run>-labelled-2`, ... when a dataset of the project has it. */
+export function suggestedName(runName: string, datasets: Dataset[]): string {
+  const taken = new Set(datasets.map((d) => d.name));
+  const base = `${runName}-labelled`.slice(0, NAME_MAX - 4);
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n += 1) {
+    if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  }
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+const rows = (n: number) => `${count(n)} row${n === 1 ? "" : "s"}`;
+
+/** "Creates dataset X v1 with N rows (good: a, bad: b)" or "Adds v5 to dataset Y ...". */
+export function describePreview(preview: ExportPreview): string {
+  const labels = preview.labels.length
+    ? ` (${preview.labels.map((l) => `${l.name}: ${count(l.count)}`).join(", ")})`
+    : "";
+  if (preview.new_dataset) {
+    return `Creates dataset ${preview.name} v1 with ${rows(preview.rows)}${labels}.`;
+  }
+  const latest =
+    preview.latest_number !== null && preview.latest_rows !== null
+      ? `its v${preview.latest_number} has ${rows(preview.latest_rows)}`
+      : "it has no versions yet";
+  return (
+    `Adds v${preview.number} to dataset ${preview.name} (${latest}) holding ` +
+    `${rows(preview.rows)}${labels}: this becomes its latest version.`
+  );
+}
+
+function problem(error: Error | null): string | null {
+  if (!error) return null;
+  if (error instanceof FieldErrors) {
+    const messages = Object.values(error.fields).flat();
+    if (messages.length) return messages.join(" ");
+  }
+  return error.message;
+}
+
+type Pending = { request: ExportRequest; preview: ExportPreview };
+type Done = { version: ExportedVersion; name: string };
+
+/**
+ * Writes the run's labelled samples (optionally one label) as a dataset version: version 1
+ * of a new dataset (the default), or the next version of an existing one. Export first
+ * shows what would be stored (a dry run) and waits for Confirm.
+ */
 export function ExportLabelled({ run, project }: { run: number; project: string }) {
   const datasets = useDatasets(project);
+  const runDetail = useRun(run);
+  const preview = useExportPreview(run);
   const exporting = useExportLabelled(run);
-  const [dataset, setDataset] = useState("");
+  const [mode, setMode] = useState<Mode>("new");
+  const [name, setName] = useState<string | null>(null); // null: the suggested name
+  const [dataset, setDataset] = useState(""); // "": the preselected one
   const [label, setLabel] = useState("");
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [done, setDone] = useState<Done | null>(null);
+  const ids = useId();
+  const focus = (id: string) => document.getElementById(`${ids}-${id}`)?.focus();
+
   const choices = datasets.data?.results ?? [];
-  const chosen = dataset || (choices[0] ? String(choices[0].id) : "");
+  const runName = runDetail.data?.name ?? `run-${run}`;
+  const newName = name ?? suggestedName(runName, choices);
+  const trainedOn = runDetail.data?.inputs?.dataset?.dataset;
+  const preselected = choices.find((d) => d.id === trainedOn) ?? choices[0];
+  const chosen = dataset || (preselected ? String(preselected.id) : "");
+
+  useEffect(() => {
+    if (pending) document.getElementById(`${ids}-confirm`)?.focus();
+  }, [pending, ids]);
+  useEffect(() => {
+    if (done) document.getElementById(`${ids}-open`)?.focus();
+  }, [done, ids]);
+
+  /** Any change makes a shown preview stale: it goes, and so do old answers. */
+  const changed = () => {
+    setPending(null);
+    setDone(null);
+    preview.reset();
+    exporting.reset();
+  };
+
+  const request = (): ExportRequest | null => {
+    const only = label.trim() ? { label: label.trim() } : {};
+    if (mode === "new") return newName.trim() ? { new_dataset: newName.trim(), ...only } : null;
+    return chosen ? { dataset: Number(chosen), ...only } : null;
+  };
+  const wanted = request();
+
+  const review = () => {
+    if (!wanted) return;
+    setDone(null);
+    exporting.reset();
+    preview.mutate(wanted, { onSuccess: (answer) => setPending({ request: wanted, preview: answer }) });
+  };
+
+  const cancel = () => {
+    setPending(null);
+    focus("export");
+  };
+
+  const confirm = () => {
+    if (!pending) return;
+    const target = pending.preview.name;
+    exporting.mutate(pending.request, {
+      onSuccess: (version) => {
+        setPending(null);
+        setDone({ version, name: target });
+        if (mode === "new") setName(null); // the next export suggests a free name again
+      },
+    });
+  };
+
+  const onDialogKey = (event: KeyboardEvent<HTMLDivElement>) => {
+    if (event.key === "Escape" && !exporting.isPending) {
+      event.preventDefault();
+      cancel();
+    }
+  };
+
+  const error = problem(exporting.error ?? preview.error);
   return (
-    <section className={`${styles.card} ${styles.filters}`} aria-label="Export labelled samples">
+    <section className={styles.card} aria-label="Export labelled samples">
       <h2 className={styles.sectionTitle}>Export labelled samples</h2>
-      <label className={styles.field}>
-        Dataset
-        <select value={chosen} onChange={(e) => setDataset(e.target.value)} disabled={!choices.length}>
-          {choices.length ? null : <option value="">no datasets in this project</option>}
-          {choices.map((d) => (
-            <option key={d.id} value={d.id}>
-              {d.name}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label className={styles.field}>
-        Only the label (optional)
-        <input value={label} onChange={(e) => setLabel(e.target.value)} placeholder="any label" />
-      </label>
-      <Button
-        variant="primary"
-        disabled={!chosen || exporting.isPending}
-        onClick={() =>
-          exporting.mutate({ dataset: Number(chosen), ...(label.trim() ? { label: label.trim() } : {}) })
-        }
-      >
-        {exporting.isPending ? "Exporting…" : "Export as a new version"}
-      </Button>
-      {exporting.data ? (
-        <div className={styles.okBox} role="status">
-          Version {exporting.data.number} of the dataset: {exporting.data.row_count} row{exporting.data.row_count === 1 ? "" : "s"}.
+      <div className={styles.filters}>
+        <fieldset className={styles.field} style={{ border: 0, padding: 0, margin: 0 }}>
+          <legend>Export to</legend>
+          <label className={styles.check}>
+            <input
+              type="radio"
+              name={`${ids}-mode`}
+              checked={mode === "new"}
+              onChange={() => {
+                setMode("new");
+                changed();
+              }}
+            />
+            New dataset
+          </label>
+          <label className={styles.check}>
+            <input
+              type="radio"
+              name={`${ids}-mode`}
+              checked={mode === "existing"}
+              disabled={!choices.length}
+              onChange={() => {
+                setMode("existing");
+                changed();
+              }}
+            />
+            New version of an existing dataset
+          </label>
+        </fieldset>
+        {mode === "new" ? (
+          <div className={styles.field}>
+            <label htmlFor={`${ids}-name`}>New dataset name</label>
+            <input
+              id={`${ids}-name`}
+              value={newName}
+              maxLength={NAME_MAX}
+              onChange={(e) => {
+                setName(e.target.value);
+                changed();
+              }}
+            />
+          </div>
+        ) : (
+          <div className={styles.field}>
+            <label htmlFor={`${ids}-dataset`}>Dataset</label>
+            <select
+              id={`${ids}-dataset`}
+              value={chosen}
+              onChange={(e) => {
+                setDataset(e.target.value);
+                changed();
+              }}
+            >
+              {choices.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                  {d.id === trainedOn ? " (this run trained on it)" : ""}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        <label className={styles.field}>
+          Only the label (optional)
+          <input
+            value={label}
+            onChange={(e) => {
+              setLabel(e.target.value);
+              changed();
+            }}
+            placeholder="any label"
+          />
+        </label>
+        <Button
+          id={`${ids}-export`}
+          variant="primary"
+          disabled={!wanted || preview.isPending || exporting.isPending}
+          onClick={review}
+        >
+          {preview.isPending ? "Checking…" : "Export…"}
+        </Button>
+      </div>
+      {pending ? (
+        <div
+          className={styles.card}
+          role="dialog"
+          aria-labelledby={`${ids}-confirm-title`}
+          aria-describedby={`${ids}-confirm-text`}
+          onKeyDown={onDialogKey}
+          style={{ marginTop: 10 }}
+        >
+          <h3 id={`${ids}-confirm-title`} className={styles.sectionTitle}>
+            Confirm the export
+          </h3>
+          <p id={`${ids}-confirm-text`}>{describePreview(pending.preview)}</p>
+          <div className={styles.buttons}>
+            <Button id={`${ids}-confirm`} variant="primary" onClick={confirm} disabled={exporting.isPending}>
+              {exporting.isPending ? "Exporting…" : "Confirm"}
+            </Button>
+            <Button onClick={cancel} disabled={exporting.isPending}>
+              Cancel
+            </Button>
+          </div>
         </div>
       ) : null}
-      {exporting.error ? (
-        <div className={styles.errorBox} role="alert">
-          {exporting.error.message}
+      {done ? (
+        <div className={styles.okBox} role="status" style={{ marginTop: 10 }}>
+          Exported {rows(done.version.row_count)} as {done.name} v{done.version.number}.{" "}
+          <Link id={`${ids}-open`} to={`/p/${project}/datasets/${done.version.dataset}`}>
+            Open {done.name} v{done.version.number}
+          </Link>
+        </div>
+      ) : null}
+      {error ? (
+        <div className={styles.errorBox} role="alert" style={{ marginTop: 10 }}>
+          {error}
         </div>
       ) : null}
     </section>

@@ -14,11 +14,13 @@ type ConfigFormProps = {
   errors: Record<string, string[]>;
   onChange: (path: string, value: unknown) => void;
   baseName: string;
+  /** The path fields (`pathFieldsOf`) the form leaves out: their errors show above it. */
+  pathFields?: string[];
 };
 
 /** The run config form, one collapsible section per config group, generated from the schema. */
-export function ConfigForm({ sections, value, base, errors, onChange, baseName }: ConfigFormProps) {
-  const placed = placeErrors(sections, errors);
+export function ConfigForm({ sections, value, base, errors, onChange, baseName, pathFields = [] }: ConfigFormProps) {
+  const placed = placeErrors(sections, errors, pathFields);
   return (
     <div>
       {placed.general.length ? <ErrorList messages={placed.general} /> : null}
@@ -56,7 +58,7 @@ function ConfigSection({
   sectionErrors,
   onChange,
   baseName,
-}: Omit<ConfigFormProps, "sections"> & { section: Section; sectionErrors: string[] }) {
+}: Omit<ConfigFormProps, "sections" | "pathFields"> & { section: Section; sectionErrors: string[] }) {
   const errorCount = section.fields.filter((f) => errors[f.path]?.length).length + (sectionErrors.length ? 1 : 0);
   const changedCount = section.fields.filter((f) => !same(getAt(value, f.path), getAt(base, f.path))).length;
   const [open, setOpen] = useState(false);

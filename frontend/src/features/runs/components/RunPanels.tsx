@@ -11,7 +11,9 @@ import { AlertIcon, CheckCircleIcon, StatusIcon } from "../../../components/icon
 import ui from "../../../components/ui.module.css";
 import type { LogLine, RunDetail } from "../api";
 import { differingPaths, formatValue } from "../configDiff";
-import { useAlerts, useCheckpoints, useLogs, usePresets, useRun } from "../hooks";
+import { atPathField, pathFieldsOf } from "../configSchema";
+import { useAlerts, useCheckpoints, useConfigSchema, useLogs, usePresets, useRun } from "../hooks";
+import { RunInputs } from "./RunInputs";
 import { formatBytes, RunStatusPill } from "./RunStatus";
 import { evidenceSearch } from "../../rollouts/lib/alertLink";
 
@@ -169,20 +171,33 @@ export function TimelinePanel({ run }: { run: RunDetail }) {
   );
 }
 
-/** The resolved config, and only what differs from the parent run (or else the preset). */
-export function ConfigPanel({ run }: { run: RunDetail }) {
+/** The config's differences without its path fields: those are the runs' inputs, shown apart. */
+export function useConfigDiff(configs: (unknown | undefined)[]) {
+  const schema = useConfigSchema();
+  const pathFields = schema.data ? pathFieldsOf(schema.data) : [];
+  const ready = schema.data !== undefined || schema.isError;
+  if (!ready || configs.some((c) => c === undefined)) return null;
+  return differingPaths(configs).filter((d) => !atPathField(d.path, pathFields));
+}
+
+/** The run's inputs, then its resolved config: only what differs from the parent run (or else the preset). */
+export function ConfigPanel({ run, slug }: { run: RunDetail; slug: string }) {
   const parent = useRun(run.parent ?? 0, run.parent !== null);
   const presets = usePresets();
   const [showAll, setShowAll] = useState(false);
   const base = run.parent ? parent.data?.config : presets.data?.find((p) => p.name === run.preset)?.config;
   const baseName = run.parent ? `parent run #${run.parent}` : run.preset ? `preset ${run.preset}` : "the defaults";
-  const diff = base ? differingPaths([base, run.config]) : [];
+  const diff = useConfigDiff([base, run.config]);
   return (
     <section aria-label="Config">
-      <h3 style={{ fontSize: "0.95rem", marginBottom: 8 }}>Changed from {baseName}</h3>
-      {!base ? <Loading what="the base config" /> : null}
-      {base && diff.length === 0 ? <p className={ui.muted}>Nothing: this run uses {baseName} as is.</p> : null}
-      {diff.length ? (
+      <h3 style={{ fontSize: "0.95rem", marginBottom: 8 }}>Inputs</h3>
+      <RunInputs inputs={run.inputs} slug={slug} />
+      <h3 style={{ fontSize: "0.95rem", marginBottom: 8 }}>Config changed from {baseName}</h3>
+      {diff === null ? <Loading what="the base config" /> : null}
+      {diff && diff.length === 0 ? (
+        <p className={ui.muted}>Nothing: the config is {baseName}&apos;s as is (the inputs above are chosen apart from it).</p>
+      ) : null}
+      {diff?.length ? (
         <Table
           label={`Config diff against ${baseName}`}
           rows={diff}
@@ -194,6 +209,9 @@ export function ConfigPanel({ run }: { run: RunDetail }) {
           ]}
         />
       ) : null}
+      <p className={ui.muted} style={{ marginTop: 8 }}>
+        Fields naming files, folders or URLs are left out of this diff: they hold the inputs above, stored as references such as <code>resource:model/4</code>.
+      </p>
       <div style={{ marginTop: 12 }}>
         <Button onClick={() => setShowAll((s) => !s)} aria-expanded={showAll}>
           {showAll ? "Hide" : "Show"} the full resolved config

@@ -12,15 +12,19 @@ import { RunsIcon } from "../../../components/icons";
 import ui from "../../../components/ui.module.css";
 import { loadPlotly } from "../../../lib/plotly";
 import { useProjectSlug } from "../../projects/hooks";
-import { fetchMetricKeys, getRun, reportUrl, runKeys } from "../api";
+import { getVersion, rewardKeys } from "../../rewards/api";
+import { LazyDiffView } from "../../rewards/components/LazyEditors";
+import { fetchMetricKeys, getRun, reportUrl, runKeys, type RunDetail } from "../api";
 import { ChartGrid } from "../components/ChartGrid";
+import { differingInputs, inputItems, inputStyles } from "../components/RunInputs";
+import { useConfigDiff } from "../components/RunPanels";
 import { RunStatusPill } from "../components/RunStatus";
-import { differingPaths, formatValue } from "../configDiff";
+import { formatValue } from "../configDiff";
 
 const MIN_RUNS = 2;
 const MAX_RUNS = 8;
 
-/** Two to eight runs: overlaid curves and the config fields where they differ. */
+/** Two to eight runs: their inputs side by side, the config fields where they differ, the reward code diff and overlaid curves. */
 export function ComparePage() {
   const slug = useProjectSlug();
   const [params] = useSearchParams();
@@ -32,6 +36,7 @@ export function ComparePage() {
     enabled: ids.length >= MIN_RUNS,
   });
   useEffect(() => void loadPlotly(), []); // beside the runs' requests, not after them
+  const configDiff = useConfigDiff(ids.length >= MIN_RUNS ? runs.map((r) => r.data?.config) : []);
 
   if (ids.length < MIN_RUNS) {
     return (
@@ -48,7 +53,12 @@ export function ComparePage() {
   if (runs.some((r) => r.isPending)) return <Loading what="the runs" />;
   const details = runs.map((r) => r.data).filter((r) => r !== undefined);
   const name = (id: number) => details.find((r) => r.id === id)?.name ?? `#${id}`;
-  const diff = differingPaths(details.map((r) => r.config));
+  const diff = configDiff ?? [];
+  const differing = differingInputs(details.map((r) => r.inputs), slug);
+  const items = details.map((r) => new Map(inputItems(r.inputs, slug).map((i) => [i.key, i])));
+  const rows = [...new Map(items.flatMap((m) => [...m.values()]).map((i) => [i.key, i.label])).entries()].map(([key, label]) => ({ key, label }));
+  // The first run whose reward differs from the first run's: its code diff.
+  const rewardPair = details.slice(1).find((r) => r.inputs.reward.version !== details[0]?.inputs.reward.version || r.inputs.reward.name !== details[0]?.inputs.reward.name);
 
   return (
     <>
@@ -70,7 +80,36 @@ export function ComparePage() {
           </ButtonAnchor>
         }
       />
-      <h2 style={{ fontSize: "1rem", margin: "8px 0" }}>Config: only what differs</h2>
+      <h2 style={{ fontSize: "1rem", margin: "8px 0" }}>Inputs</h2>
+      <Table
+        label="Run inputs"
+        rows={rows}
+        rowKey={(row) => row.key}
+        columns={[
+          {
+            key: "input",
+            header: "Input",
+            cell: (row) => (
+              <span className={ui.row}>
+                {row.label}
+                {differing.has(row.key) ? <span className={`${ui.pill} ${ui.warn}`}>differs</span> : null}
+              </span>
+            ),
+          },
+          ...details.map((r, i) => ({
+            key: String(r.id),
+            header: r.name,
+            cell: (row: { key: string }) => {
+              const item = items[i]?.get(row.key);
+              if (!item) return "—";
+              return differing.has(row.key) ? <span className={inputStyles.differs}>{item.node}</span> : item.node;
+            },
+          })),
+        ]}
+      />
+      {details[0] && rewardPair ? <RewardCodeDiff a={details[0]} b={rewardPair} /> : null}
+      <h2 style={{ fontSize: "1rem", margin: "24px 0 8px" }}>Config: only what differs</h2>
+      {configDiff === null ? <Loading what="the config diff" /> : null}
       {diff.length ? (
         <Table
           label="Config differences"
@@ -81,13 +120,48 @@ export function ComparePage() {
             ...details.map((r, i) => ({ key: String(r.id), header: r.name, cell: (d: { values: unknown[] }) => formatValue(d.values[i]) })),
           ]}
         />
-      ) : (
-        <p className={ui.muted}>The runs have the same config.</p>
-      )}
+      ) : configDiff !== null ? (
+        <p className={ui.muted}>{differing.size ? "Same config; the inputs above differ." : "The runs have the same config and the same inputs."}</p>
+      ) : null}
       <h2 style={{ fontSize: "1rem", margin: "24px 0 8px" }}>Curves</h2>
       {keys.isPending ? <Loading what="metric keys" /> : null}
       {keys.isError ? <ErrorState title="Could not load the metric keys" error={keys.error} /> : null}
       {keys.data ? <ChartGrid key={ids.join(",")} runs={ids} keys={keys.data} runLabel={name} emptyHint="None of these runs reported metrics yet." /> : null}
     </>
+  );
+}
+
+/** The code of two runs' reward versions, side by side (a built-in reward has no code here). */
+function RewardCodeDiff({ a, b }: { a: RunDetail; b: RunDetail }) {
+  const ra = a.inputs.reward;
+  const rb = b.inputs.reward;
+  const before = useQuery({
+    queryKey: rewardKeys.version(ra.function ?? 0, ra.number ?? 0),
+    queryFn: ({ signal }) => getVersion(ra.function ?? 0, ra.number ?? 0, signal),
+    enabled: ra.function !== null && ra.number !== null,
+  });
+  const after = useQuery({
+    queryKey: rewardKeys.version(rb.function ?? 0, rb.number ?? 0),
+    queryFn: ({ signal }) => getVersion(rb.function ?? 0, rb.number ?? 0, signal),
+    enabled: rb.function !== null && rb.number !== null,
+  });
+  const label = (r: RunDetail) => (r.inputs.reward.function !== null ? `${r.inputs.reward.name} v${r.inputs.reward.number}` : `built-in ${r.inputs.reward.name}`);
+  return (
+    <section aria-label="Reward code diff">
+      <h2 style={{ fontSize: "1rem", margin: "24px 0 8px" }}>
+        Reward code: {label(a)} ({a.name}) → {label(b)} ({b.name})
+      </h2>
+      {ra.function === null || rb.function === null ? (
+        <p className={ui.muted}>
+          {ra.function === null ? a.name : b.name} uses a built-in reward of the trainer: it has no reward-function code to diff.
+        </p>
+      ) : before.isError || after.isError ? (
+        <ErrorState title="Could not load the reward code" error={before.error ?? after.error} />
+      ) : before.data && after.data ? (
+        <LazyDiffView before={before.data.code} after={after.data.code} />
+      ) : (
+        <Loading what="the reward code" />
+      )}
+    </section>
   );
 }

@@ -12,17 +12,42 @@ import { Loading } from "../../../components/Spinner";
 import { useToast } from "../../../components/Toast";
 import ui from "../../../components/ui.module.css";
 import { useProjectSlug } from "../../projects/hooks";
-import { cloneRun, createRun, getRun, runKeys, validateConfig, type Preset, type PresetName, type RunDetail } from "../api";
+import { cloneRun, createRun, getRun, runKeys, validateConfig, type Preset, type PresetName, type RunClone, type RunDetail, type Validation } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
-import { DatasetVersionPicker, RewardVersionPicker } from "../components/Pickers";
+import { choiceValue, DatasetPicker, ModelPicker, resolveChoice, RewardVersionPicker, useDatasetVersions, ValidationPicker, type DatasetChoice } from "../components/Pickers";
 import { changedTree, isTree, type ConfigTree } from "../configDiff";
-import { sectionsOf, setAt } from "../configSchema";
+import { pathFieldsOf, sectionsOf, setAt } from "../configSchema";
 import { useConfigSchema, usePresets } from "../hooks";
 import styles from "./NewRunPage.module.css";
 
 const DEFAULT_PRESET = "grpo-tiny-arith";
 /** Request fields this form shows errors at (config.* paths are shown in the config form). */
-const FORM_FIELDS = new Set(["name", "preset", "tags", "priority", "overrides", "resources.cpus", "resources.gpus", "dataset_version", "reward_version"]);
+const FORM_FIELDS = new Set([
+  "name",
+  "preset",
+  "tags",
+  "priority",
+  "overrides",
+  "resources.cpus",
+  "resources.gpus",
+  "model",
+  "dataset",
+  "dataset_version",
+  "validation",
+  "validation_version",
+  "reward_version",
+]);
+
+function pad(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/** A name to start from: `<dataset>-<preset>-<MMDD-HHmm>`. */
+export function suggestedName(dataset: string | null, preset: string, at: Date): string {
+  const stamp = `${pad(at.getMonth() + 1)}${pad(at.getDate())}-${pad(at.getHours())}${pad(at.getMinutes())}`;
+  const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9._]+/g, "-").replace(/^-+|-+$/g, "");
+  return [dataset ? slug(dataset) : "", slug(preset), stamp].filter(Boolean).join("-");
+}
 
 /** `/p/:slug/runs/new` (a new run from a preset) and `?clone=ID` (clone with edits);
  * `?reward_version=ID&dataset_version=ID` preselect versions ("Train on this"). */
@@ -49,6 +74,29 @@ function chosenIn(params: URLSearchParams): Preselected {
   return { datasetVersion: idParam(params, "dataset_version"), rewardVersion: idParam(params, "reward_version") };
 }
 
+type Inputs = { model: number | null; dataset: DatasetChoice; validation: Validation; validationVersion: number | null; rewardVersion: number | null };
+
+/** The inputs the form starts with: the parent's (a clone), else those in the URL. */
+function inheritedInputs(parent: RunDetail | null, initial: Preselected): Inputs {
+  if (!parent) {
+    return {
+      model: null,
+      dataset: initial.datasetVersion !== null ? { version: initial.datasetVersion } : null,
+      validation: "held_out",
+      validationVersion: null,
+      rewardVersion: initial.rewardVersion,
+    };
+  }
+  return {
+    model: parent.model,
+    dataset: parent.dataset_version !== null ? { version: parent.dataset_version } : null,
+    // "config": a run from before validation was a choice; its clone holds out rows.
+    validation: parent.validation === "config" ? "held_out" : parent.validation,
+    validationVersion: parent.validation_version,
+    rewardVersion: parent.reward_version,
+  };
+}
+
 type RunFormProps = { schema: Record<string, unknown>; presets: Preset[]; parent: RunDetail | null; initialPreset: string | null; initial: Preselected };
 
 function mergeTrees(base: ConfigTree, over: ConfigTree): ConfigTree {
@@ -72,13 +120,30 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const base: ConfigTree = parent ? (parent.config as ConfigTree) : presetConfig;
   const baseName = parent ? `run #${parent.id}` : `preset ${presetName}`;
   const [config, setConfig] = useState<ConfigTree>(base);
-  const [name, setName] = useState(parent ? `${parent.name}-clone` : "");
+  // null: the suggested name (shown in the field, editable); emptied, it comes back.
+  const [name, setName] = useState<string | null>(parent ? `${parent.name}-clone` : null);
+  const [startedAt] = useState(() => new Date());
   const [tags, setTags] = useState(parent ? parent.tags.join(", ") : "");
   const [priority, setPriority] = useState(String(parent?.priority ?? 0));
   const [cpus, setCpus] = useState(parent?.resources.cpus !== undefined ? String(parent.resources.cpus) : "");
   const [gpus, setGpus] = useState(parent?.resources.gpus !== undefined ? String(parent.resources.gpus) : "");
-  const [datasetVersion, setDatasetVersion] = useState<number | null>(parent?.dataset_version ?? initial.datasetVersion);
-  const [rewardVersion, setRewardVersion] = useState<number | null>(parent?.reward_version ?? initial.rewardVersion);
+  // The run's inputs; a clone starts from its parent's and sends only what changed.
+  const inherited = useMemo(() => inheritedInputs(parent, initial), [parent, initial]);
+  const [model, setModel] = useState<number | null>(inherited.model);
+  const [dataset, setDataset] = useState<DatasetChoice>(inherited.dataset);
+  const [validation, setValidation] = useState<Validation>(inherited.validation);
+  const [validationVersion, setValidationVersion] = useState<number | null>(inherited.validationVersion);
+  const [rewardVersion, setRewardVersion] = useState<number | null>(inherited.rewardVersion);
+  const [datasetMissing, setDatasetMissing] = useState(false);
+  const data = useDatasetVersions(slug);
+  // A project with one dataset: its latest version, shown chosen (a new user's first run).
+  const onlyDataset = data.datasets?.length === 1 && data.datasets[0]?.latest_version ? data.datasets[0] : null;
+  useEffect(() => {
+    if (!parent && onlyDataset && initial.datasetVersion === null) setDataset((d) => d ?? { dataset: onlyDataset.id });
+  }, [parent, onlyDataset, initial.datasetVersion]);
+  const chosenData = resolveChoice(dataset, data.datasets, data.versions);
+  const suggestion = suggestedName(chosenData?.dataset.name ?? null, parent?.preset || presetName, startedAt);
+  const pathFields = useMemo(() => pathFieldsOf(schema), [schema]);
   const [overrides, setOverrides] = useState("");
   const [yamlText, setYamlText] = useState("");
   const [yamlError, setYamlError] = useState("");
@@ -95,15 +160,35 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
     mutationFn: () => {
       const resources = { ...(cpus !== "" ? { cpus: Number(cpus) } : {}), ...(gpus !== "" ? { gpus: Number(gpus) } : {}) };
       const common = {
-        name,
+        name: name ?? suggestion,
         config: changed,
         overrides: overrideLines,
         priority: Number(priority),
         tags: tags.split(",").map((t) => t.trim()).filter(Boolean),
         ...(Object.keys(resources).length ? { resources } : {}),
       };
-      if (parent) return cloneRun(parent.id, common);
-      return createRun({ ...common, project: slug, preset: presetName as PresetName, dataset_version: datasetVersion, reward_version: rewardVersion });
+      const chosen: Required<Pick<RunClone, "model" | "dataset" | "dataset_version" | "validation" | "validation_version" | "reward_version">> = {
+        model,
+        dataset: dataset && "dataset" in dataset ? dataset.dataset : null,
+        dataset_version: dataset && "version" in dataset ? dataset.version : null,
+        validation,
+        validation_version: validation === "dataset_version" ? validationVersion : null,
+        reward_version: rewardVersion,
+      };
+      if (parent) {
+        // Only the inputs the user changed: the server keeps the parent's others.
+        const changedInputs: RunClone = {};
+        if (model !== inherited.model && model !== null) changedInputs.model = model;
+        if (choiceValue(dataset) !== choiceValue(inherited.dataset)) Object.assign(changedInputs, { dataset: chosen.dataset ?? undefined, dataset_version: chosen.dataset_version ?? undefined });
+        if (validation !== inherited.validation || (validation === "dataset_version" && validationVersion !== inherited.validationVersion)) {
+          changedInputs.validation = validation;
+          if (validation === "dataset_version" && validationVersion !== null) changedInputs.validation_version = validationVersion;
+        }
+        if (rewardVersion !== inherited.rewardVersion && rewardVersion !== null) changedInputs.reward_version = rewardVersion;
+        return cloneRun(parent.id, { ...common, ...changedInputs });
+      }
+      const inputs = Object.fromEntries(Object.entries(chosen).filter(([key, value]) => value !== null && !(key === "validation" && value === "held_out")));
+      return createRun({ ...common, ...inputs, project: slug, preset: presetName as PresetName });
     },
     onSuccess: (run) => {
       toast.show(`Run “${run.name}” created.`, "success");
@@ -138,7 +223,11 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const overrideErrors = [...fieldErrorsAt(submit.error, "overrides"), ...(validationErrors.overrides ?? [])];
 
   useEffect(() => {
-    if (submit.error instanceof FieldErrors) document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+    if (!(submit.error instanceof FieldErrors)) return;
+    const field = document.querySelector<HTMLElement>('[aria-invalid="true"]');
+    // No field to focus (a refused path from the YAML): show the alert above the config.
+    if (field) field.focus();
+    else document.querySelector<HTMLElement>('form [role="alert"]')?.scrollIntoView({ block: "center" });
   }, [submit.error]);
 
   function onPresetChange(next: string) {
@@ -161,8 +250,20 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
 
   function onSubmit(event: FormEvent) {
     event.preventDefault();
+    if (!dataset) {
+      // Required: say so at the field instead of asking the server.
+      setDatasetMissing(true);
+      document.getElementById("training-data")?.querySelector("select")?.focus();
+      return;
+    }
     submit.mutate();
   }
+
+  const datasetErrors = [
+    ...(datasetMissing && !dataset ? ["Choose the training data: a dataset's latest version or an exact version."] : []),
+    ...fieldErrorsAt(submit.error, "dataset"),
+    ...fieldErrorsAt(submit.error, "dataset_version"),
+  ];
 
   return (
     <form onSubmit={onSubmit} noValidate aria-label={parent ? "Clone run" : "New run"}>
@@ -180,7 +281,18 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
           <div className={styles.block}>
             <div className={ui.row} style={{ alignItems: "flex-start" }}>
               <Field label="Run name" errors={fieldErrorsAt(submit.error, "name")}>
-                {(props) => <input {...props} className={inputClass} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. grpo-lr-1e-6" maxLength={200} />}
+                {(props) => (
+                  <input
+                    {...props}
+                    className={inputClass}
+                    value={name ?? suggestion}
+                    onChange={(e) => setName(e.target.value)}
+                    onBlur={() => setName((n) => (n === "" ? null : n))}
+                    placeholder={suggestion}
+                    maxLength={200}
+                    style={{ minWidth: 280 }}
+                  />
+                )}
               </Field>
               {parent ? null : (
                 <Field label="Preset" help="A named config the form starts from." errors={fieldErrorsAt(submit.error, "preset")}>
@@ -198,15 +310,50 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
               </Field>
             </div>
           </div>
-          {parent ? null : (
-            <div className={styles.block}>
-              <h2 className={styles.blockTitle}>Data and reward</h2>
-              <DatasetVersionPicker slug={slug} value={datasetVersion} onChange={setDatasetVersion} errors={fieldErrorsAt(submit.error, "dataset_version")} />
-              <RewardVersionPicker slug={slug} value={rewardVersion} onChange={setRewardVersion} errors={fieldErrorsAt(submit.error, "reward_version")} />
+          <div className={styles.block}>
+            <h2 className={styles.blockTitle}>Inputs</h2>
+            {parent ? <p className={ui.muted}>Run #{parent.id}&apos;s inputs are chosen; change any of them.</p> : null}
+            <ModelPicker slug={slug} value={model} onChange={setModel} errors={fieldErrorsAt(submit.error, "model")} emptyLabel={parent ? "(the parent's model)" : undefined} />
+            <div id="training-data">
+              <DatasetPicker
+                slug={slug}
+                value={dataset}
+                onChange={(choice) => {
+                  setDataset(choice);
+                  setDatasetMissing(false);
+                }}
+                errors={datasetErrors}
+              />
             </div>
-          )}
+            <ValidationPicker
+              slug={slug}
+              value={validation}
+              version={validationVersion}
+              onChange={(next, version) => {
+                setValidation(next);
+                setValidationVersion(version);
+              }}
+              errors={fieldErrorsAt(submit.error, "validation")}
+              versionErrors={fieldErrorsAt(submit.error, "validation_version")}
+            />
+            <RewardVersionPicker
+              slug={slug}
+              value={rewardVersion}
+              onChange={setRewardVersion}
+              errors={fieldErrorsAt(submit.error, "reward_version")}
+              emptyLabel={parent?.reward_version ? "(the parent's reward version)" : undefined}
+            />
+          </div>
           <h2 className={styles.blockTitle}>Config</h2>
-          <ConfigForm sections={sections} value={config} base={base} errors={configErrors} onChange={(path, value) => setConfig((c) => setAt(c, path, value))} baseName={baseName} />
+          <ConfigForm
+            sections={sections}
+            value={config}
+            base={base}
+            errors={configErrors}
+            onChange={(path, value) => setConfig((c) => setAt(c, path, value))}
+            baseName={baseName}
+            pathFields={pathFields}
+          />
         </div>
         <aside className={styles.side} aria-label="Resources, YAML and overrides">
           <div className={styles.block}>

@@ -15,6 +15,7 @@ import { useProjectSlug } from "../../projects/hooks";
 import { ACTIVE_STATUSES, reportUrl, runKeys, type LogLine, type RunDetail } from "../api";
 import { ChartGrid, type LiveMetrics } from "../components/ChartGrid";
 import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
+import { RunInputs } from "../components/RunInputs";
 import { formatDuration, RunStatusPill } from "../components/RunStatus";
 import { useMetricKeys, useRun, useRunAction } from "../hooks";
 
@@ -92,6 +93,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
         }
         actions={<RunActions run={run} slug={slug} />}
       />
+      <RunInputs inputs={run.inputs} slug={slug} label="Run inputs" inline />
       {run.status_reason ? <p className={ui.muted}>{run.status_reason}</p> : null}
       {run.status === "failed" && run.last_error ? (
         <pre className={ui.mono} style={{ whiteSpace: "pre-wrap", color: "var(--error-fg)" }}>
@@ -134,7 +136,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
         {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} /> : null}
         {tab === "checkpoints" ? <CheckpointsPanel run={run.id} /> : null}
         {tab === "alerts" ? <AlertsPanel run={run.id} slug={slug} /> : null}
-        {tab === "config" ? <ConfigPanel run={run} /> : null}
+        {tab === "config" ? <ConfigPanel run={run} slug={slug} /> : null}
         {tab === "timeline" ? <TimelinePanel run={run} /> : null}
       </div>
     </>

@@ -14,6 +14,7 @@ import ui from "../../../components/ui.module.css";
 import { useEventStream } from "../../../lib/useEventStream";
 import { useProjectSlug } from "../../projects/hooks";
 import { ALL_STATUSES, listRuns, runKeys, type Run, type RunStatus } from "../api";
+import { inputsLine } from "../components/RunInputs";
 import { formatAge, formatDuration, RunStatusPill } from "../components/RunStatus";
 import { Sparkline } from "../components/Sparkline";
 
@@ -119,7 +120,17 @@ export function RunsPage() {
               header: <span className="visually-hidden">Select</span>,
               cell: (r) => <input type="checkbox" aria-label={`Select ${r.name}`} checked={selected.includes(r.id)} onChange={() => toggle(r.id)} />,
             },
-            { key: "name", header: "Name", sortKey: "name", cell: (r) => <Link to={`/p/${slug}/runs/${r.id}`}>{r.name}</Link> },
+            {
+              key: "name",
+              header: "Name",
+              sortKey: "name",
+              cell: (r) => (
+                <span style={{ display: "grid", minWidth: 180 }}>
+                  <Link to={`/p/${slug}/runs/${r.id}`}>{r.name}</Link>
+                  <span className={ui.muted}>{inputsLine(r.inputs)}</span>
+                </span>
+              ),
+            },
             {
               key: "status",
               header: "Status",

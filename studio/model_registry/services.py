@@ -1,0 +1,51 @@
+"""Adding a model to a project: the folder is inspected once, its facts kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from studio.model_registry.inspect import NotAModel, inspect_folder
+from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.projects.models import Project
+from studio.references.locations import ModelUnavailable, model_folder
+from studio.telemetry.models import Checkpoint
+
+
+def add_model_record(
+    project: Project,
+    user: Any,
+    kind: str,
+    name: str,
+    root: str = "",
+    relative_path: str = "",
+    checkpoint: Checkpoint | None = None,
+) -> RegisteredModel:
+    """A new model of `project`; ModelUnavailable when its folder is missing or is not a
+    model folder, or the name is taken."""
+    record = RegisteredModel(
+        project=project,
+        name=name,
+        kind=kind,
+        root=root,
+        relative_path=relative_path,
+        checkpoint=checkpoint,
+        created_by=user,
+    )
+    folder = model_folder(record)
+    try:
+        info = inspect_folder(folder)
+    except NotAModel as exc:
+        raise ModelUnavailable(str(exc)) from None
+    record.info = info.as_json()
+    record.role = ModelRole.REWARD if info.reward_model else ModelRole.POLICY
+    try:
+        with transaction.atomic():
+            record.save()
+    except IntegrityError:
+        raise ModelUnavailable(f"The project already has a model named {name!r}.") from None
+    return record
+
+
+__all__ = ["ModelKind", "add_model_record"]

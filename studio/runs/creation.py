@@ -1,0 +1,91 @@
+"""What a new run is made of: its inputs (references to the project's resources) and its
+config with those references filled in. Called by the create and clone views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from studio.projects.models import Project
+from studio.references.run_inputs import (
+    InputError,
+    InputRequest,
+    RunInputs,
+    choose_inputs,
+    filled_paths,
+    path_defaults,
+)
+from studio.runs.configs import InvalidConfig, Resolved, resolve
+from studio.runs.models import Run
+from trainer.config import RunConfig
+
+
+def input_request(data: dict[str, Any]) -> InputRequest:
+    """The references a validated create or clone request sent."""
+    return InputRequest(
+        model=data.get("model"),
+        dataset=data.get("dataset"),
+        dataset_version=data.get("dataset_version"),
+        validation=data.get("validation"),
+        validation_version=data.get("validation_version"),
+        reward_version=data.get("reward_version"),
+        reward_models=data.get("reward_models"),
+    )
+
+
+def inherited_inputs(parent: Run) -> RunInputs | None:
+    """A run's inputs, to clone it; None for a run stored before runs had a model."""
+    if parent.model is None or parent.dataset_version is None:
+        return None
+    models = {m.pk: m for m in parent.project.models.filter(pk__in=parent.reward_models.values())}
+    return RunInputs(
+        model=parent.model,
+        dataset_version=parent.dataset_version,
+        validation=parent.validation if parent.validation != "config" else "held_out",  # type: ignore[arg-type]
+        validation_version=parent.validation_version,
+        reward_version=parent.reward_version,
+        reward_models={
+            place: models[pk] for place, pk in parent.reward_models.items() if pk in models
+        },
+    )
+
+
+def compose(
+    project: Project,
+    data: dict[str, Any],
+    user: Any,
+    parent: Run | None = None,
+) -> tuple[RunInputs, Resolved]:
+    """The run's inputs and resolved config; InvalidConfig (errors by request field)."""
+    chosen: list[RunInputs] = []
+
+    def fill(tree: dict[str, Any]) -> dict[str, Any]:
+        defaults = path_defaults(RunConfig().model_dump(mode="json"))
+        defaults.update(path_defaults(tree))
+        inherited = inherited_inputs(parent) if parent is not None else None
+        inputs = choose_inputs(project, input_request(data), defaults, user, inherited)
+        chosen.append(inputs)
+        return filled_paths(inputs, tree)
+
+    try:
+        resolved = resolve(
+            data.get("config"),
+            data.get("overrides"),
+            data.get("preset"),
+            stored=parent.config if parent is not None else None,
+            fill=fill,
+        )
+    except InputError as exc:
+        raise InvalidConfig(exc.errors) from exc
+    return chosen[0], resolved
+
+
+def input_fields(inputs: RunInputs) -> dict[str, Any]:
+    """The Run model's fields for `inputs`."""
+    return {
+        "model": inputs.model,
+        "dataset_version": inputs.dataset_version,
+        "validation": inputs.validation,
+        "validation_version": inputs.validation_version,
+        "reward_version": inputs.reward_version,
+        "reward_models": inputs.reward_model_ids(),
+    }
