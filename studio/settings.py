@@ -241,8 +241,18 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "studio.api.pagination.StandardPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # Deep nesting is a 400, not a server error (studio/api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "studio.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "studio.api.errors.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+    # The client's address is REMOTE_ADDR, or with RLSTUDIO_TRUSTED_PROXIES=N the address
+    # N proxies in front of the studio put in X-Forwarded-For: never a header a client
+    # sets for itself (it would pick its own throttle key).
+    "NUM_PROXIES": int(os.environ.get("RLSTUDIO_TRUSTED_PROXIES", "0")),
 }
 
 SPECTACULAR_SETTINGS = {

@@ -7,7 +7,7 @@ from drf_spectacular.views import (
 )
 
 from studio.api.auth import LoginView, LogoutView, MeView
-from studio.core.views import HealthView
+from studio.core.views import HealthView, api_not_found
 from studio.frontend import SPA_PATH_PATTERN, index
 
 urlpatterns = [
@@ -24,6 +24,7 @@ urlpatterns = [
         SpectacularRedocView.as_view(url_name="schema", template_name="studio/redoc.html"),
         name="redoc",
     ),
+    re_path(r"^api/", api_not_found),  # after every API route: JSON, not the app's page
     path("admin/", admin.site.urls),
     re_path(SPA_PATH_PATTERN, index, name="index"),
 ]

@@ -13,6 +13,8 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from studio.api import login_limits
+
 
 class LoginSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
@@ -37,13 +39,15 @@ class LoginView(APIView):
     def post(self, request: Request) -> Response:
         data = LoginSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        username = data.validated_data["username"]
+        login_limits.check(username)  # per account; the scoped throttle is per address
         user = authenticate(
-            request._request,
-            username=data.validated_data["username"],
-            password=data.validated_data["password"],
+            request._request, username=username, password=data.validated_data["password"]
         )
         if user is None:
+            login_limits.failed(username)
             raise exceptions.AuthenticationFailed("Wrong username or password.")
+        login_limits.succeeded(username)
         login(request._request, user)
         return Response(UserSerializer(user).data)
 

@@ -29,10 +29,11 @@ from drf_spectacular.utils import (
 )
 from rest_framework import exceptions, mixins, renderers, status
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from studio.api.parsers import JSONParser
 from studio.api.permissions import signed_in_user
 from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet
 from studio.api.scoping import ProjectScopedViewSet

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -182,6 +182,14 @@ class ApiTokenViewSet(
 
     @extend_schema(responses={201: ApiTokenCreatedSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """A new personal token, its secret returned once. Only a signed-in session (a
+        password) creates tokens, never a token: one that could would outlive its own
+        revocation in the hands of whoever stole it."""
+        if isinstance(request.auth, ApiToken):
+            raise exceptions.PermissionDenied(
+                "An API token cannot create API tokens; sign in with your password "
+                "(the API tokens page) to create one."
+            )
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         token, raw = ApiToken.issue(

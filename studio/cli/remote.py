@@ -61,7 +61,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="KEY=VALUE",
         help="override one config field, e.g. --set actor.optim.lr=1e-6 (repeatable)",
     )
+    p.add_argument("--model", type=int, help="model id (default: the preset's demo model)")
+    p.add_argument("--dataset", type=int, help="dataset id: its latest version")
     p.add_argument("--dataset-version", type=int, help="dataset version id")
+    p.add_argument(
+        "--validation",
+        choices=["held_out", "dataset_version", "none"],
+        help="held-out rows of the training version (default), another version, or none",
+    )
+    p.add_argument("--validation-version", type=int, help="with --validation dataset_version")
     p.add_argument("--reward-version", type=int, help="reward version id")
     p.add_argument("--priority", type=int)
     p.add_argument("--tag", dest="tags", action="append", help="a tag (repeatable)")
@@ -202,7 +210,11 @@ def runs_create(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
         preset=args.preset,
         config=read_tree(args.config) if args.config else None,
         overrides=args.overrides or None,
+        model=args.model,
+        dataset=args.dataset,
         dataset_version=args.dataset_version,
+        validation=args.validation,
+        validation_version=args.validation_version,
         reward_version=args.reward_version,
         priority=args.priority,
         tags=args.tags,

@@ -24,11 +24,6 @@ class Client(Transport):
         result: dict[str, Any] = self.get("/api/auth/me")
         return result
 
-    def create_token(self, name: str, expires_at: str | None = None) -> dict[str, Any]:
-        """A new personal token; its secret (`token`) is in this answer only."""
-        result: dict[str, Any] = self.post("/api/tokens/", {"name": name, "expires_at": expires_at})
-        return result
-
     def projects(self) -> list[dict[str, Any]]:
         return list(self.paginate("/api/projects/"))
 
@@ -196,13 +191,20 @@ class Client(Transport):
         preset: str | None = None,
         config: dict[str, Any] | None = None,
         overrides: list[str] | None = None,
+        model: int | None = None,
+        dataset: int | None = None,
         dataset_version: int | None = None,
+        validation: str | None = None,
+        validation_version: int | None = None,
         reward_version: int | None = None,
         priority: int | None = None,
         tags: list[str] | None = None,
         notes: str | None = None,
     ) -> dict[str, Any]:
-        """A queued run: defaults <- preset <- config <- overrides (`key=value`)."""
+        """A queued run: defaults <- preset <- config <- overrides (`key=value`), on the
+        project's model, dataset (its latest version) or dataset_version, validation
+        (`held_out`, `dataset_version` with validation_version, or `none`) and reward
+        version, each by id (docs/resources.md)."""
         result: dict[str, Any] = self.post(
             "/api/runs/",
             {
@@ -211,7 +213,11 @@ class Client(Transport):
                 "preset": preset,
                 "config": config,
                 "overrides": overrides,
+                "model": model,
+                "dataset": dataset,
                 "dataset_version": dataset_version,
+                "validation": validation,
+                "validation_version": validation_version,
                 "reward_version": reward_version,
                 "priority": priority,
                 "tags": tags,

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.urls import Resolver404, ResolverMatch, resolve
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -44,3 +46,31 @@ class HealthView(APIView):
             },
         }
         return Response(body, status=200 if healthy else 503)
+
+
+def api_not_found(request: HttpRequest) -> HttpResponse:
+    """Any other /api/ path: a 404 in the API's error format, never the app's HTML page.
+    A path that exists with a trailing slash is redirected there, as Django's
+    APPEND_SLASH would (a GET or HEAD only: a redirected POST loses its body)."""
+    slashed = f"{request.path}/"
+    if not request.path.endswith("/") and request.method in ("GET", "HEAD"):
+        match = resolve_or_none(slashed)
+        if match is not None and match.func is not api_not_found:
+            query = request.META.get("QUERY_STRING", "")
+            return HttpResponsePermanentRedirect(slashed + (f"?{query}" if query else ""))
+    return JsonResponse(
+        {
+            "error": {
+                "code": "not_found",
+                "message": f"No API endpoint at {request.path[:200]}; see /api/docs/.",
+            }
+        },
+        status=404,
+    )
+
+
+def resolve_or_none(path: str) -> ResolverMatch | None:
+    try:
+        return resolve(path)
+    except Resolver404:
+        return None

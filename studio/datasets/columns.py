@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from studio.datasets.sniff import PARQUET_MAGIC, UploadError, source_format_of
+from trainer.data.formats import json_problem
 
 SAMPLE_MAX_BYTES = 1024 * 1024
 EXAMPLE_ROWS = 3
@@ -112,8 +113,10 @@ def _jsonl_columns(text: str, filename: str) -> tuple[list[str], list[dict[str, 
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UploadError(f"{filename}, line {number}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # also: a huge number, deep nesting
+            raise UploadError(
+                f"{filename}, line {number}: not valid JSON ({json_problem(exc)})"
+            ) from None
         if not isinstance(row, dict):
             raise UploadError(
                 f"{filename}, line {number}: a {type(row).__name__}, not an object with columns"

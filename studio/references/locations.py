@@ -111,12 +111,18 @@ def choice_by_source(source: str) -> FolderChoice | None:
     return next((c for c in offered_folders() if c.source == source), None)
 
 
-def checkpoint_export(checkpoint: Checkpoint) -> Path:
-    """The Hugging Face export of `checkpoint`'s run, checked like a download."""
+def checkpoint_folder(checkpoint: Checkpoint) -> Path:
+    """The checkpoint's folder, if it lies inside its own run's checkpoint folder on this
+    machine (the check downloads make: a trainer reports the uri, so it is untrusted)."""
     location = locate_checkpoint(checkpoint)
     if not location.reachable or location.path is None:
         raise ModelUnavailable(location.reason)
-    run_folder = location.path.parent
+    return location.path
+
+
+def checkpoint_export(checkpoint: Checkpoint) -> Path:
+    """The Hugging Face export of `checkpoint`'s run, checked like a download."""
+    run_folder = checkpoint_folder(checkpoint).parent
     export = inside(run_folder, run_folder / HF_EXPORT)
     if export is None or not (export / "config.json").is_file():
         raise ModelUnavailable(

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.datasets.models import DatasetVersion
-from studio.paths import REPO_ROOT
+from studio.references.locations import ModelUnavailable, checkpoint_folder
 from studio.rewards import limits
 from studio.rewards.errors import TestRunError
 from studio.rewards.models import RewardTestRun, RewardVersion
@@ -287,12 +287,8 @@ def _model_dir(test_run: RewardTestRun) -> str:
     checkpoint = test_run.checkpoint
     if checkpoint is None:
         raise TestRunError("model_unavailable", "The checkpoint was deleted.")
-    if "://" in checkpoint.uri:
-        raise TestRunError(
-            "model_unavailable",
-            f"Checkpoint {checkpoint.uri} is in an object store; test-runs sample only from "
-            "checkpoints on this machine's filesystem.",
-        )
-    path = Path(checkpoint.uri)
-    # Relative paths are the trainer's, which runs from the repository root.
-    return str(path if path.is_absolute() else REPO_ROOT / path)
+    try:
+        # Only inside its own run's checkpoint folder: the uri came from a trainer.
+        return str(checkpoint_folder(checkpoint))
+    except ModelUnavailable as exc:
+        raise TestRunError("model_unavailable", str(exc)) from None

@@ -55,16 +55,23 @@ def compose(
     user: Any,
     parent: Run | None = None,
 ) -> tuple[RunInputs, Resolved]:
-    """The run's inputs and resolved config; InvalidConfig (errors by request field)."""
+    """The run's inputs and resolved config; InvalidConfig (errors by request field). An
+    input that can't be used and a config error are reported together."""
     chosen: list[RunInputs] = []
+    input_errors: dict[str, list[str]] = {}
 
     def fill(tree: dict[str, Any]) -> dict[str, Any]:
         defaults = path_defaults(RunConfig().model_dump(mode="json"))
         defaults.update(path_defaults(tree))
         inherited = inherited_inputs(parent) if parent is not None else None
-        inputs = choose_inputs(project, input_request(data), defaults, user, inherited)
+        try:
+            inputs = choose_inputs(project, input_request(data), defaults, user, inherited)
+            filled = filled_paths(inputs, tree)
+        except InputError as exc:
+            input_errors.update(exc.errors)
+            return {}  # the config is still checked, so its own errors show too
         chosen.append(inputs)
-        return filled_paths(inputs, tree)
+        return filled
 
     try:
         resolved = resolve(
@@ -74,8 +81,10 @@ def compose(
             stored=parent.config if parent is not None else None,
             fill=fill,
         )
-    except InputError as exc:
-        raise InvalidConfig(exc.errors) from exc
+    except InvalidConfig as exc:
+        raise InvalidConfig({**exc.errors, **input_errors}) from exc
+    if input_errors:
+        raise InvalidConfig(input_errors)
     return chosen[0], resolved
 
 

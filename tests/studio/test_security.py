@@ -24,6 +24,7 @@ from studio.projects.models import AuditEvent
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample
 from tests.studio.conftest import PASSWORD
+from tests.studio.test_runs_api import dataset_version
 
 POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -245,7 +246,10 @@ def test_the_login_throttle_counts_per_client_address(world):
     wrong = {"username": "member", "password": "not-it"}
     for _ in range(10):
         APIClient().post("/api/auth/login", wrong, format="json", REMOTE_ADDR="10.0.0.1")
-    other = APIClient().post("/api/auth/login", wrong, format="json", REMOTE_ADDR="10.0.0.2")
+    # Another address, for another account (this one has its own limit now).
+    other = APIClient().post(
+        "/api/auth/login", {**wrong, "username": "viewer"}, format="json", REMOTE_ADDR="10.0.0.2"
+    )
     assert other.status_code == 401
 
 
@@ -254,12 +258,18 @@ def test_the_login_throttle_counts_per_client_address(world):
 
 def test_creating_changing_cancelling_and_labelling_are_audited_for_members_only(world):
     member = world.client("member")
+    version = dataset_version(world.project, world.owner)
     created = member.post(
         "/api/runs/",
-        {"project": "alpha", "name": "audited", "preset": "grpo-tiny-arith"},
+        {
+            "project": "alpha",
+            "name": "audited",
+            "preset": "grpo-tiny-arith",
+            "dataset_version": version.pk,
+        },
         format="json",
     )
-    assert created.status_code == 201
+    assert created.status_code == 201, created.json()
     run_id = created.json()["id"]
     assert member.patch(f"/api/runs/{run_id}/", {"notes": "n"}, format="json").status_code == 200
     priority = member.post(f"/api/runs/{run_id}/priority/", {"priority": 3}, format="json")

@@ -88,13 +88,22 @@ def read_rows(path: str | Path) -> list[Row]:
     raise DataFormatError(path, f"unsupported file type {suffix!r}; allowed: {list(allowed)}")
 
 
+def json_problem(exc: Exception) -> str:
+    """What json.loads refused, in words (its message, or why it gave up)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc).split(";")[0]  # e.g. "Exceeds the limit (4300 digits) for integer ..."
+
+
 def _read_json_rows(path: Path) -> list[Row]:
     text = path.read_text(encoding="utf-8")
     if text.lstrip().startswith("["):  # a JSON array of objects
         try:
             loaded = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(path, f"invalid JSON ({exc})") from exc
+        except (ValueError, RecursionError) as exc:  # also: a huge number, deep nesting
+            raise DataFormatError(path, f"invalid JSON ({json_problem(exc)})") from None
         items = list(enumerate(loaded, start=1))
     else:
         items = []
@@ -103,8 +112,10 @@ def _read_json_rows(path: Path) -> list[Row]:
                 continue
             try:
                 items.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(path, f"line {number}: invalid JSON ({exc.msg})") from exc
+            except (ValueError, RecursionError) as exc:  # also: a huge number, deep nesting
+                raise DataFormatError(
+                    path, f"line {number}: invalid JSON ({json_problem(exc)})"
+                ) from None
     rows: list[Row] = []
     for number, item in items:
         if not isinstance(item, dict):

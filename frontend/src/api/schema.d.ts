@@ -1241,8 +1241,9 @@ export interface paths {
         get: operations["tokens_list"];
         put?: never;
         /**
-         * @description Your personal API tokens. The secret is returned once, when created;
-         *     deleting a token revokes it.
+         * @description A new personal token, its secret returned once. Only a signed-in session (a
+         *     password) creates tokens, never a token: one that could would outlive its own
+         *     revocation in the hands of whoever stole it.
          */
         post: operations["tokens_create"];
         delete?: never;
