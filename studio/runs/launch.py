@@ -32,7 +32,7 @@ from studio.paths import var_dir
 from studio.references.launch_paths import fill_launch_paths
 from studio.references.locations import ModelUnavailable
 from studio.runs import lifecycle
-from studio.runs.bootstrap import issue_bootstrap_secret
+from studio.runs.bootstrap import bootstrap_secret
 from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.folders import checkpoint_dir
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
@@ -211,7 +211,7 @@ def submit_attempt(
     )
     if run.status != S.STARTING:
         return "not-starting"  # cancelled meanwhile: nothing to submit
-    secret = issue_bootstrap_secret(attempt)
+    secret = bootstrap_secret(attempt)
     failpoint("token-issued")
     try:
         spec = job_spec(run, attempt, secret)

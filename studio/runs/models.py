@@ -123,9 +123,8 @@ class RunAttempt(models.Model):
     # Where Ray put the attempt, per node (studio.runs.jobs.NodeShare as dicts), read
     # from Ray by reconcile_runs once the job runs and its workers are placed.
     placement = models.JSONField(default=list, blank=True)
-    # The job's one-time secret (studio.runs.bootstrap): its SHA-256, and when the trainer
-    # redeemed it (never again after that).
-    bootstrap_hash = models.CharField(max_length=64, blank=True)
+    # When the trainer redeemed the job's one-time secret (studio.runs.bootstrap); it is
+    # refused after that.
     bootstrapped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

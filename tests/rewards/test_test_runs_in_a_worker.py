@@ -213,7 +213,7 @@ def test_code_that_fails_to_load_fails_the_test_run_with_every_row_explained(alp
     assert all(r["error"].startswith("load failed") for r in body["result"]["rows"])
 
 
-def test_a_checkpoint_path_that_does_not_exist_fails_with_a_clear_message(alpha):
+def test_a_checkpoint_path_outside_its_runs_folder_fails_with_a_clear_message(alpha):
     version = dataset(alpha, ["1", "2"])
     reward = make_reward_version(alpha["project"], alpha["user"], LENGTH, name="for-run")
     checkpoint = make_checkpoint(
@@ -225,7 +225,11 @@ def test_a_checkpoint_path_that_does_not_exist_fails_with_a_clear_message(alpha)
     body = wait_until_ended(alpha, pk)
     assert body["status"] == "failed"
     assert body["error_code"] == "model_unavailable"
-    assert "/nonexistent/checkpoints/step_00000007 does not exist" in body["error"]
+    # The uri is a trainer's word: only its own run's checkpoint folder is ever read.
+    assert (
+        "/nonexistent/checkpoints/step_00000007 is outside this run's checkpoint folder"
+        in (body["error"])
+    )
     assert body["result"] is None
 
 

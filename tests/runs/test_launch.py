@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from studio.runs import lifecycle
+from studio.runs.bootstrap import bootstrap_secret
 from studio.runs.jobs import RayRejected, RayUnavailable
 from studio.runs.launch import (
     claim,
@@ -146,8 +147,9 @@ def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world:
     assert [s.submission_id for s in ray.specs] == [submission_id(run.pk, 1)]
     attempt = RunAttempt.objects.get(run=run)
     assert attempt.ray_status == "PENDING"
-    # One bootstrap secret for the job; the ingest token comes when the trainer redeems it.
-    assert attempt.bootstrap_hash and attempt.bootstrapped_at is None
+    # The job's secret; the ingest token comes when the trainer redeems it.
+    assert ray.specs[0].runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"] == bootstrap_secret(attempt)
+    assert attempt.bootstrapped_at is None
     assert not IngestToken.objects.filter(attempt=attempt).exists()
 
 
@@ -165,7 +167,11 @@ def test_a_launch_that_died_after_submitting_is_finished_by_the_redelivery(world
 
     assert launch(run.pk, ray) == "already-submitted"  # same id again: Ray refuses it
     assert len(ray.table) == 1
-    assert RunAttempt.objects.get(run=run).ray_status == "PENDING"
+    attempt = RunAttempt.objects.get(run=run)
+    assert attempt.ray_status == "PENDING"
+    # Both submissions carried one secret: the job Ray kept can still start its trainer.
+    secrets = {spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"] for spec in ray.specs}
+    assert secrets == {bootstrap_secret(attempt)}
 
 
 def test_ray_refusing_the_job_fails_the_run_with_rays_reason(world: World):

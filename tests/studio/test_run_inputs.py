@@ -18,7 +18,7 @@ from studio.datasets.versions import add_version
 from studio.model_registry.models import RegisteredModel
 from studio.references.run_inputs import REF
 from studio.rewards.models import RewardFunction, RewardVersion
-from studio.runs.bootstrap import issue_bootstrap_secret
+from studio.runs.bootstrap import bootstrap_secret
 from studio.runs.launch import claim, trainer_config
 from studio.runs.models import Run
 from studio.runs.tokens import issue_ingest_token
@@ -387,7 +387,7 @@ def test_the_bootstrap_secret_opens_the_run_once(world, member, version):
     run_id = create(member, dataset_version=version.pk).json()["id"]
     attempt = claim(run_id)
     assert attempt is not None
-    secret = issue_bootstrap_secret(attempt)
+    secret = bootstrap_secret(attempt)
 
     first = _redeem(run_id, secret)
 
@@ -409,7 +409,7 @@ def test_a_wrong_secret_or_a_cancelled_run_gets_nothing(world, member, version):
     run_id = create(member, dataset_version=version.pk).json()["id"]
     attempt = claim(run_id)
     assert attempt is not None
-    secret = issue_bootstrap_secret(attempt)
+    secret = bootstrap_secret(attempt)
     assert _redeem(run_id, "rlb_guess").status_code == 403
     assert _redeem(run_id, secret, attempt=2).status_code == 403
     member.post(f"/api/runs/{run_id}/cancel/", {}, format="json")
@@ -418,7 +418,7 @@ def test_a_wrong_secret_or_a_cancelled_run_gets_nothing(world, member, version):
     other = create(member, dataset_version=version.pk).json()["id"]
     live = claim(other)
     assert live is not None
-    assert _redeem(other, issue_bootstrap_secret(live)).status_code == 200
+    assert _redeem(other, bootstrap_secret(live)).status_code == 200
 
 
 def test_a_reward_version_reaches_the_trainer_only_through_the_bootstrap(world, member, version):
@@ -433,7 +433,7 @@ def test_a_reward_version_reaches_the_trainer_only_through_the_bootstrap(world, 
     run_id = create(member, dataset_version=version.pk, reward_version=reward.pk).json()["id"]
     attempt = claim(run_id)
     assert attempt is not None
-    body = _redeem(run_id, issue_bootstrap_secret(attempt)).json()
+    body = _redeem(run_id, bootstrap_secret(attempt)).json()
     assert body["reward_code"] == code
     assert body["config"]["reward"]["function"] == "custom"
     assert body["config"]["reward"]["executor"] == "sandbox"
