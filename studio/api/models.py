@@ -152,10 +152,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScop
         data = ModelCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        project = Project.objects.filter(slug=v["project"]).first()
-        if project is None:
-            raise exceptions.NotFound("No such project.")
-        self.require_role(project)
+        project = self.project_for(v["project"])
         user = signed_in_user(request)
         if "hub_id" in v:
             return self._add_from_hub(project, user, v)
@@ -251,10 +248,7 @@ class ModelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScop
     def available(self, request: Request) -> Response:
         """The model folders this server offers: built demo models and the folders under
         its model roots (RLSTUDIO_MODEL_ROOTS). Needs a role in the project."""
-        project = Project.objects.filter(slug=request.query_params.get("project", "")).first()
-        if project is None:
-            raise exceptions.NotFound("No such project.")
-        self.require_role(project, Role.VIEWER)
+        self.project_for(request.query_params.get("project", ""), Role.VIEWER)  # a role there
         return Response(
             [
                 {"folder": c.source, "kind": c.kind, "name": c.name, "role": c.role}

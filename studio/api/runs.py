@@ -24,7 +24,6 @@ from rest_framework.views import APIView
 from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
-from studio.projects.models import Project
 from studio.references.summary import SUMMARY_RELATED
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, resolve, resources_of
@@ -107,10 +106,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        project = Project.objects.filter(slug=v["project"]).first()
-        if project is None:
-            raise exceptions.NotFound("No such project.")
-        self.require_role(project)
+        project = self.project_for(v["project"])
         user = signed_in_user(request)
         with config_errors_as_400():
             inputs, resolved = compose(project, v, user)

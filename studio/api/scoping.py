@@ -30,6 +30,15 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
             return queryset.none()
         return queryset.filter(**{f"{self.project_path}__memberships__user": user}).distinct()
 
+    def project_for(self, slug: str, role: Role | None = None) -> Project:
+        """The project named by a request, if the user has `role` there (write_role by
+        default); 404 for an unknown slug and for outsiders alike."""
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise exceptions.NotFound("No such project.")
+        self.require_role(project, role)
+        return project
+
     def require_role(self, project: Project, role: Role | None = None) -> None:
         if not has_role(project, self.request.user, role or self.write_role):
             # 404 for outsiders so project ids don't leak; 403 for members lacking a role.

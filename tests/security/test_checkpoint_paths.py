@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from studio.datasets.models import Dataset, DatasetVersion
 from studio.rewards.errors import TestRunError
 from studio.rewards.lifecycle import _model_dir
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs.models import Run
 from studio.telemetry.models import Checkpoint
+from tests.studio.test_runs_api import dataset_version
 
 
 def checkpoint_test_run(world, uri: str) -> RewardTestRun:
@@ -22,18 +22,7 @@ def checkpoint_test_run(world, uri: str) -> RewardTestRun:
     checkpoint = Checkpoint.objects.create(run=run, attempt=1, step=1, uri=uri)
     function = RewardFunction.objects.create(project=world.project, name="f", created_by=user)
     version = RewardVersion.objects.create(function=function, number=1, code="x", author=user)
-    dataset = Dataset.objects.create(project=world.project, name="d", created_by=user)
-    data = DatasetVersion.objects.create(
-        dataset=dataset,
-        number=1,
-        file="x.parquet",
-        source_format="parquet",
-        data_format="verl",
-        size_bytes=1,
-        checksum="0" * 64,
-        row_count=1,
-        created_by=user,
-    )
+    data = dataset_version(world.project, user)
     return RewardTestRun.objects.create(
         version=version,
         source="checkpoint",
