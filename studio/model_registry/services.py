@@ -7,7 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from studio.model_registry.inspect import NotAModel, inspect_folder
-from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
 from studio.references.locations import ModelUnavailable, model_folder
 from studio.telemetry.models import Checkpoint
@@ -46,6 +46,3 @@ def add_model_record(
     except IntegrityError:
         raise ModelUnavailable(f"The project already has a model named {name!r}.") from None
     return record
-
-
-__all__ = ["ModelKind", "add_model_record"]

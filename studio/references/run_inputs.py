@@ -11,7 +11,6 @@ the launcher turns references into paths (`launch_paths`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,6 +18,7 @@ from django.db.models import QuerySet
 
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.model_registry.services import add_model_record
 from studio.projects.models import Project
 from studio.references.locations import DEMO_ASSETS, ModelUnavailable, model_folder
 from studio.rewards.models import RewardVersion
@@ -82,8 +82,6 @@ def demo_model(project: Project, asset: str, user: Any) -> RegisteredModel:
     existing = project_models(project).filter(kind=ModelKind.DEMO, relative_path=asset).first()
     if existing is not None:
         return existing
-    from studio.model_registry.services import add_model_record  # imports inspect
-
     return add_model_record(project, user, ModelKind.DEMO, name=asset, relative_path=asset)
 
 
@@ -249,24 +247,11 @@ def reward_model_places(tree: dict[str, Any]) -> list[str]:
 def filled_paths(inputs: RunInputs, tree: dict[str, Any]) -> dict[str, Any]:
     """Dotted place -> reference (or None) for every path-bearing field, plus the reward
     settings a reward version implies. `tree` is the config the places are filled in."""
-    filled: dict[str, Any] = {}
-    makers: dict[str, Callable[[PathField], None]] = {
-        "model": lambda f: filled.__setitem__(f.dotted, _reference("model", inputs.model.pk)),
-        "dataset": lambda f: filled.__setitem__(
-            f.dotted, [_reference("dataset-version", inputs.dataset_version.pk, "train")]
-        ),
-        "validation": lambda f: filled.__setitem__(f.dotted, validation_references(inputs)),
-        "reward": lambda f: filled.__setitem__(
-            f.dotted,
-            _reference("reward-version", inputs.reward_version.pk)
-            if inputs.reward_version
-            else None,
-        ),
-        "reward_model": lambda f: None,  # by place, below
-        "run_folder": lambda f: filled.__setitem__(f.dotted, _run_folder_reference(f)),
+    filled: dict[str, Any] = {
+        path_field.dotted: _reference_for(path_field, inputs)
+        for path_field in path_fields()
+        if path_field.kind.resource != "reward_model"  # by place, below
     }
-    for path_field in path_fields():
-        makers[path_field.kind.resource](path_field)
     for place in reward_model_places(tree):
         chosen = inputs.reward_models.get(place)
         filled[place] = _reference("model", chosen.pk) if chosen else None
@@ -290,6 +275,21 @@ def filled_paths(inputs: RunInputs, tree: dict[str, Any]) -> dict[str, Any]:
         filled["reward.custom_name"] = inputs.reward_version.entrypoint
         filled["reward.executor"] = "sandbox"
     return filled
+
+
+def _reference_for(path_field: PathField, inputs: RunInputs) -> Any:
+    """What a path-bearing field holds in the stored config of a run with `inputs`."""
+    resource = path_field.kind.resource
+    if resource == "model":
+        return _reference("model", inputs.model.pk)
+    if resource == "dataset":
+        return [_reference("dataset-version", inputs.dataset_version.pk, "train")]
+    if resource == "validation":
+        return validation_references(inputs)
+    if resource == "reward":
+        version = inputs.reward_version
+        return _reference("reward-version", version.pk) if version else None
+    return _run_folder_reference(path_field)  # run_folder
 
 
 def validation_references(inputs: RunInputs) -> list[str]:
