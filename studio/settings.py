@@ -197,9 +197,25 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", var_dir() / "media"))
 # Dataset uploads larger than this are refused with 413, checked from Content-Length
 # before the body is read and again while it streams to a temporary file.
 RLSTUDIO_MAX_UPLOAD_BYTES = int(os.environ.get("RLSTUDIO_MAX_UPLOAD_BYTES", str(512 * 1024**2)))
-# Uploads larger than this become versions in the background (`workers.import_dataset`):
-# the API answers 202 and the dataset's `imports` show the progress.
-RLSTUDIO_ASYNC_IMPORT_BYTES = int(os.environ.get("RLSTUDIO_ASYNC_IMPORT_BYTES", str(32 * 1024**2)))
+# Uploads that decode to more than this (a parquet file's declared uncompressed size, a
+# text file's size) become versions in the background (`workers.import_dataset`): the
+# API answers 202 and the dataset's `imports` show the progress. Small, so the web
+# process never holds a large decoded table.
+RLSTUDIO_ASYNC_IMPORT_BYTES = int(os.environ.get("RLSTUDIO_ASYNC_IMPORT_BYTES", str(8 * 1024**2)))
+# Bounds on what one dataset import may decode (studio/datasets/limits.py), checked
+# from the parquet footer before decoding and again while streaming.
+RLSTUDIO_IMPORT_MAX_DECODED_BYTES = int(
+    os.environ.get("RLSTUDIO_IMPORT_MAX_DECODED_BYTES", str(256 * 1024**2))
+)
+RLSTUDIO_IMPORT_MAX_ROWS = int(os.environ.get("RLSTUDIO_IMPORT_MAX_ROWS", "1000000"))
+RLSTUDIO_IMPORT_MAX_CELL_CHARS = int(os.environ.get("RLSTUDIO_IMPORT_MAX_CELL_CHARS", "262144"))
+# Under the import task's hard time limit (270 s), so a slow file fails with this message.
+RLSTUDIO_IMPORT_MAX_SECONDS = float(os.environ.get("RLSTUDIO_IMPORT_MAX_SECONDS", "240"))
+# Jobs (runs) one project may hold at once, starting, running or cancelling; the rest of
+# its queued runs wait without holding up other projects' (studio/runs/queue.py). 0: no cap.
+RLSTUDIO_PROJECT_MAX_RUNNING_JOBS = int(os.environ.get("RLSTUDIO_PROJECT_MAX_RUNNING_JOBS", "4"))
+# Live streams (SSE) one user may hold open at once, across every web process.
+RLSTUDIO_SSE_MAX_STREAMS_PER_USER = int(os.environ.get("RLSTUDIO_SSE_MAX_STREAMS_PER_USER", "12"))
 # Reward test-runs (docs/rewards.md): wall-clock budget for scoring the rows of one
 # test-run, in seconds; rows that no longer fit are reported as skipped.
 RLSTUDIO_REWARD_TEST_BUDGET_S = float(os.environ.get("RLSTUDIO_REWARD_TEST_BUDGET_S", "30"))
@@ -268,6 +284,8 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "studio.runs.models.RunStatus",
         "RewardTestRunStatusEnum": "studio.rewards.models.RewardTestRun.Status",
         "RoleEnum": "studio.projects.models.Role",  # a project role; turns have TurnRole
+        "TokenScopeEnum": "studio.projects.models.TokenScope",
+        "InvitationStatusEnum": "studio.projects.models.InvitationStatus",
         "TurnRoleEnum": "studio.telemetry.records.TURN_ROLES",
         "RunValidationEnum": "studio.runs.models.RUN_VALIDATION",  # as stored
         "ValidationEnum": "studio.references.run_inputs.VALIDATION_CHOICES",  # as requested

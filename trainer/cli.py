@@ -10,7 +10,14 @@ from typing import Any
 
 import yaml
 
-from trainer.config import ConfigError, RunConfig, load_config, preset_names
+from trainer.config import (
+    ConfigError,
+    IgnoredKey,
+    RunConfig,
+    build_config,
+    compose,
+    preset_names,
+)
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
 from trainer.sample_command import add_parser as add_sample_parser
@@ -81,10 +88,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _resolve(items: list[str], preset: str | None) -> RunConfig:
+def _resolve(items: list[str], preset: str | None) -> tuple[RunConfig, tuple[IgnoredKey, ...]]:
+    """The config, and the verl overrides it ignored (each reported once, with why)."""
     path = items[0] if items and "=" not in items[0] else None
     overrides = items[1:] if path else items
-    return load_config(path, overrides, preset=preset)
+    composed = compose(path, overrides, preset=preset)
+    return build_config(composed.tree), composed.ignored
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -106,9 +115,10 @@ def _run(args: argparse.Namespace) -> int:
         except BootstrapError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        cfg = load_config(overrides=args.items, base=launched.config)
+        composed = compose(overrides=args.items, base=launched.config)
+        cfg, ignored = build_config(composed.tree), composed.ignored
     else:
-        cfg = _resolve(args.items, args.preset)
+        cfg, ignored = _resolve(args.items, args.preset)
     if args.print_config:
         print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
     reporters: list[object] = []
@@ -125,6 +135,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     reporter = MultiReporter(reporters)
+    for item in ignored:  # in the run's log, once, before training starts
+        reporter.log("warning", f"verl override {item.describe()}")
     return run_reported(lambda: _fit(cfg, reporter), reporter, cfg.logging)
 
 
@@ -176,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "check":
-            cfg = _resolve(args.items, args.preset)
+            cfg, ignored = _resolve(args.items, args.preset)
+            # As YAML comments, so the output still loads as the resolved config.
+            for item in ignored:
+                print(f"# verl override {item.describe()}")
             print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
             return 0
         if args.command == "make-demo-model":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -45,8 +46,10 @@ class CombinedScorer:
                 continue
             scores = {s.name: r.score for s, r in zip(self.sources, row, strict=True)}
             components: dict[str, float] = {}
+            extra: dict[str, Any] = {}
             for result in row:
                 components |= result.components
+                extra |= result.extra
             combined.append(
                 RewardResult(
                     score=sum(s.weight * scores[s.name] for s in self.sources),
@@ -54,6 +57,7 @@ class CombinedScorer:
                     elapsed_ms=elapsed,
                     output="".join(r.output for r in row),
                     sources=scores,
+                    extra=extra,
                 )
             )
         return combined

@@ -39,6 +39,7 @@ from studio.api.resources import VERSION_NUMBER, ProjectResourceViewSet
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets import imports
 from studio.datasets.files import json_safe, read_slice
+from studio.datasets.limits import import_in_worker
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.serializers import (
@@ -53,7 +54,7 @@ from studio.datasets.serializers import (
     PreviewSerializer,
 )
 from studio.datasets.services import create_dataset
-from studio.datasets.sniff import UploadError
+from studio.datasets.sniff import UploadError, check_content, source_format_of
 from studio.datasets.uploads import LimitedTemporaryFileUploadHandler, check_content_length
 from studio.datasets.versions import add_version, delete_files
 
@@ -182,8 +183,12 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
         """Upload a new version (multipart). Parquet, JSONL and CSV are validated against
         the verl format or the given column mapping and stored as parquet; errors name
         the row and column. Versions are immutable. A large upload (over
-        RLSTUDIO_ASYNC_IMPORT_BYTES, 32 MiB by default) is imported in the background:
-        202 with the import, whose progress the dataset's `imports` show."""
+        RLSTUDIO_ASYNC_IMPORT_BYTES of decoded data, 8 MiB by default; a parquet file's
+        footer says how much it decodes to) is imported in the background: 202 with the
+        import, whose progress the dataset's `imports` show. An upload that passes the
+        import bounds (decoded size, rows, characters in one value, time) is refused
+        with a 400 naming the bound, before its data is decoded where the file
+        declares it."""
         dataset = self.get_dataset()
         self.require_role(dataset.project)
         data = DatasetUploadSerializer(data=request.data)
@@ -215,7 +220,9 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
         filename = Path(upload.name or "upload").name
         try:
             source = _on_disk(upload, scratch)
-            if imports.is_large(source.stat().st_size):
+            source_format = source_format_of(filename)
+            check_content(source, filename, source_format)
+            if import_in_worker(source, filename, source_format):
                 return self._import_later(dataset, source, filename, mapping, v["message"])
             version = add_version(
                 dataset,

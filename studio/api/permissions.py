@@ -9,7 +9,8 @@ from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from studio.projects.models import Membership, Project, Role
+from studio.api.authentication import require_token_scope
+from studio.projects.models import Membership, Project, Role, TokenScope
 
 ROLE_RANK = {Role.VIEWER: 0, Role.MEMBER: 1, Role.OWNER: 2}
 
@@ -48,7 +49,10 @@ class ProjectRolePermission(permissions.BasePermission):
             if request.method in permissions.SAFE_METHODS
             else getattr(view, "write_role", Role.MEMBER)
         )
-        return has_role(project, request.user, needed)
+        allowed = has_role(project, request.user, needed)
+        if allowed and needed == Role.OWNER:
+            require_token_scope(request.auth, TokenScope.MEMBERS)
+        return allowed
 
 
 def project_of(obj: Any) -> Project:

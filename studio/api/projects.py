@@ -1,15 +1,14 @@
-"""Projects, their members, personal API tokens and the audit log."""
+"""Projects, their members and invitations, personal API tokens and the audit log."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
@@ -17,11 +16,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.errors import Conflict
+from studio.api.invitations import InvitationSerializer, InviteSerializer, invite
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
 from studio.datasets.models import DatasetVersion
 from studio.datasets.versions import delete_files
-from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role
+from studio.projects.models import (
+    ALL_SCOPES,
+    ApiToken,
+    AuditEvent,
+    Invitation,
+    InvitationStatus,
+    Membership,
+    Project,
+    Role,
+    TokenScope,
+    default_token_scopes,
+)
 from studio.runs.models import RunStatus
 
 # Runs whose Ray job may still be going: their project can't be deleted under them.
@@ -43,14 +54,28 @@ class ProjectSerializer(serializers.ModelSerializer):
 
 
 class MembershipSerializer(serializers.ModelSerializer):
-    username = serializers.SlugRelatedField(
-        source="user", slug_field="username", queryset=get_user_model().objects.all()
-    )
+    username = serializers.CharField(source="user.username", read_only=True)
 
     class Meta:
         model = Membership
         fields = ["id", "username", "role", "created_at"]
-        read_only_fields = ["id", "created_at"]
+        read_only_fields = ["id", "username", "created_at"]
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    """A member's new role. Only existing members: others are invited."""
+
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+# One answer for a username that no account has and for an account that isn't a member,
+# so this endpoint can't be used to find out which usernames exist.
+NOT_A_MEMBER = "{!r} is not a member of this project; invite them instead."
+
+
+# Owner-level: writing needs the owner role (and a token's `members` scope).
+OWNER_ACTIONS = ("update", "partial_update", "destroy", "members", "invitations", "uninvite")
 
 
 class ProjectViewSet(
@@ -75,7 +100,7 @@ class ProjectViewSet(
         return self.queryset.filter(memberships__user=user).distinct()
 
     def get_permissions(self) -> Any:
-        if self.action in ("update", "partial_update", "destroy", "members"):
+        if self.action in OWNER_ACTIONS:
             self.write_role = Role.OWNER
         return super().get_permissions()
 
@@ -122,7 +147,7 @@ class ProjectViewSet(
             instance.delete()
             transaction.on_commit(lambda: delete_files(files))
 
-    @extend_schema(request=MembershipSerializer, responses=MembershipSerializer(many=True))
+    @extend_schema(request=MemberRoleSerializer, responses=MembershipSerializer(many=True))
     @action(
         detail=True,
         methods=["get", "post"],
@@ -130,26 +155,133 @@ class ProjectViewSet(
         pagination_class=None,  # every member, unpaged (as the schema says)
     )
     def members(self, request: Request, slug: str | None = None) -> Response:
-        """List members (any role) or add/change one (owners only)."""
+        """List members (any role) or change a member's role (owners only). Someone who
+        isn't a member is invited instead (`invitations`), and must accept."""
         project = self.get_object()  # viewers may read; writing needs the owner role
         if request.method == "POST":
-            serializer = MembershipSerializer(data=request.data)
+            serializer = MemberRoleSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
-            membership, _ = Membership.objects.update_or_create(
-                project=project,
-                user=serializer.validated_data["user"],
-                defaults={"role": serializer.validated_data["role"]},
+            username, role = (
+                serializer.validated_data["username"],
+                serializer.validated_data["role"],
             )
-            self.audit("member.set", membership, project, role=membership.role)
+            membership = project.memberships.filter(user__username=username).first()
+            if membership is None:
+                raise serializers.ValidationError({"username": [NOT_A_MEMBER.format(username)]})
+            membership.role = role
+            membership.save(update_fields=["role"])
+            self.audit("member.set", membership, project, role=role)
         members = project.memberships.select_related("user").order_by("id")
         return Response(MembershipSerializer(members, many=True).data)
 
+    @extend_schema(methods=["GET"], responses=InvitationSerializer(many=True))
+    @extend_schema(
+        methods=["POST"], request=InviteSerializer, responses={201: InvitationSerializer}
+    )
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        serializer_class=InvitationSerializer,
+        pagination_class=None,
+    )
+    def invitations(self, request: Request, slug: str | None = None) -> Response:
+        """Open invitations (owners only), or invite a username. The answer is the same
+        (201, the invitation) whether or not an account has that username; inviting the
+        same name again refreshes its invitation."""
+        project = self.get_object()
+        self.require_role(project, Role.OWNER)  # reading them too: owners' business
+        if request.method == "POST":
+            serializer = InviteSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            username, role = (
+                serializer.validated_data["username"],
+                serializer.validated_data["role"],
+            )
+            if project.memberships.filter(user__username__iexact=username).exists():
+                # Members are listed to every member anyway: this reveals nothing new.
+                raise serializers.ValidationError(
+                    {"username": [f"{username!r} is already a member; change their role instead."]}
+                )
+            invitation = invite(project, username, Role(role), signed_in_user(request))
+            return Response(InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
+        pending = project.invitations.open().select_related("project", "invited_by")
+        return Response(InvitationSerializer(pending, many=True).data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("invitation_id", int, OpenApiParameter.PATH)],
+        request=None,
+        responses={204: None},
+    )
+    @action(detail=True, methods=["delete"], url_path=r"invitations/(?P<invitation_id>[0-9]+)")
+    def uninvite(
+        self, request: Request, slug: str | None = None, invitation_id: str = ""
+    ) -> Response:
+        """Revoke an open invitation (owners only)."""
+        project = self.get_object()
+        revoked = Invitation.objects.filter(
+            pk=invitation_id, project=project, status=InvitationStatus.PENDING
+        ).update(status=InvitationStatus.REVOKED, responded_at=timezone.now())
+        if revoked != 1:
+            raise exceptions.NotFound("No such open invitation in this project.")
+        invitation = Invitation.objects.get(pk=invitation_id)
+        self.audit("invitation.revoke", invitation, project, username=invitation.username)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+SCOPES_HELP = (
+    "read: every GET its user may make (always included); write: any POST, PUT, PATCH or "
+    "DELETE; members: owner actions (members, invitations, the project itself; needs write)."
+)
+
 
 class ApiTokenSerializer(serializers.ModelSerializer):
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=TokenScope.choices),
+        read_only=True,
+        help_text=SCOPES_HELP,
+    )
+
     class Meta:
         model = ApiToken
-        fields = ["id", "name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
-        read_only_fields = ["id", "prefix", "created_at", "revoked_at", "last_used_at"]
+        fields = [
+            "id",
+            "name",
+            "prefix",
+            "scopes",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_used_at",
+        ]
+        read_only_fields = fields
+
+
+class ApiTokenCreateSerializer(serializers.ModelSerializer):
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=TokenScope.choices),
+        default=default_token_scopes,
+        help_text=f"{SCOPES_HELP} Default: read and write.",
+    )
+
+    class Meta:
+        model = ApiToken
+        fields = ["name", "scopes", "expires_at"]
+
+    def validate_scopes(self, value: list[str]) -> list[TokenScope]:
+        scopes = {TokenScope.READ, *(TokenScope(v) for v in value)}
+        if TokenScope.MEMBERS in scopes and TokenScope.WRITE not in scopes:
+            raise serializers.ValidationError(
+                "The 'members' scope needs 'write' too (managing members is a write); "
+                f"got {sorted(value)}."
+            )
+        return [s for s in ALL_SCOPES if s in scopes]
+
+    def validate_expires_at(self, value: Any) -> Any:
+        if value is not None and value <= timezone.now():
+            raise serializers.ValidationError(
+                f"The expiry {value.isoformat()} is in the past; give a future time or none."
+            )
+        return value
 
 
 class ApiTokenCreatedSerializer(ApiTokenSerializer):
@@ -180,7 +312,7 @@ class ApiTokenViewSet(
             return ApiToken.objects.none()
         return ApiToken.objects.filter(user=signed_in_user(self.request))
 
-    @extend_schema(responses={201: ApiTokenCreatedSerializer})
+    @extend_schema(request=ApiTokenCreateSerializer, responses={201: ApiTokenCreatedSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """A new personal token, its secret returned once. Only a signed-in session (a
         password) creates tokens, never a token: one that could would outlive its own
@@ -190,12 +322,14 @@ class ApiTokenViewSet(
                 "An API token cannot create API tokens; sign in with your password "
                 "(the API tokens page) to create one."
             )
-        serializer = self.get_serializer(data=request.data)
+        serializer = ApiTokenCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         token, raw = ApiToken.issue(
             signed_in_user(request),
-            serializer.validated_data["name"],
-            serializer.validated_data.get("expires_at"),
+            data["name"],
+            data.get("expires_at"),
+            data["scopes"],
         )
         body = dict(ApiTokenSerializer(token).data)
         body["token"] = raw

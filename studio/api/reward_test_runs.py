@@ -82,6 +82,7 @@ def test_run_inputs(
         timeout_s=v["timeout_s"],
         budget_s=float(settings.RLSTUDIO_REWARD_TEST_BUDGET_S),
         sampling=sampling,
+        kwargs=v["kwargs"],
     )
     return params, dataset_version, checkpoint
 

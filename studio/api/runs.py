@@ -124,6 +124,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
                 created_by=user,
             )
             lifecycle.record_creation(run, "created", user)
+            lifecycle.record_ignored_overrides(run, resolved.ignored)
             self.audit("run.create", run, project, name=run.name, preset=run.preset)
             dispatch.reconcile_soon()  # the queue decides when it starts
         return self._detail(run.pk, status.HTTP_201_CREATED)
@@ -172,6 +173,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
                 created_by=user,
             )
             lifecycle.record_creation(run, f"cloned from run {parent.pk}", user)
+            lifecycle.record_ignored_overrides(run, resolved.ignored)
             self.audit("run.clone", run, parent.project, parent=parent.pk, name=run.name)
             dispatch.reconcile_soon()
         return self._detail(run.pk, status.HTTP_201_CREATED)
@@ -267,4 +269,5 @@ class ConfigValidateView(APIView):
             resolved = resolve(v.get("config"), v.get("overrides"), v.get("preset"))
         except InvalidConfig as exc:
             return Response({"valid": False, "errors": exc.errors})
-        return Response({"valid": True, "config": resolved.tree})
+        ignored = [{"key": i.key, "reason": i.reason} for i in resolved.ignored]
+        return Response({"valid": True, "config": resolved.tree, "ignored": ignored})

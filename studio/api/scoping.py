@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Model, QuerySet
-from rest_framework import exceptions, viewsets
+from rest_framework import exceptions, permissions, viewsets
 
+from studio.api.authentication import require_token_scope
 from studio.api.permissions import ProjectRolePermission, has_role
-from studio.projects.models import AuditEvent, Project, Role
+from studio.projects.models import AuditEvent, Project, Role, TokenScope
 
 
 class ProjectScopedViewSet(viewsets.GenericViewSet):
@@ -40,14 +41,16 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
         return project
 
     def require_role(self, project: Project, role: Role | None = None) -> None:
-        if not has_role(project, self.request.user, role or self.write_role):
+        needed = role or self.write_role
+        if not has_role(project, self.request.user, needed):
             # 404 for outsiders so project ids don't leak; 403 for members lacking a role.
             if not has_role(project, self.request.user, Role.VIEWER):
                 raise exceptions.NotFound("No such project.")
             raise exceptions.PermissionDenied(
-                f"This needs the {(role or self.write_role).value} role in project "
-                f"{project.slug!r}."
+                f"This needs the {needed.value} role in project {project.slug!r}."
             )
+        if needed == Role.OWNER and self.request.method not in permissions.SAFE_METHODS:
+            require_token_scope(self.request.auth, TokenScope.MEMBERS)
 
     def audit(self, action: str, obj: Model, project: Project, **detail: Any) -> None:
         AuditEvent.record(action, obj, project, self.request.user, **detail)

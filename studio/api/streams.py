@@ -35,8 +35,9 @@ from studio.api.authentication import ApiTokenAuthentication
 from studio.api.permissions import has_role
 from studio.projects.models import Project, Role
 from studio.runs.models import Run
-from studio.telemetry import live_status, pubsub, sse_frames
+from studio.telemetry import live_status, pubsub, sse_frames, stream_slots
 from studio.telemetry.sse_frames import BadEventId, EventKey
+from studio.telemetry.stream_slots import StreamSlot
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +148,7 @@ class _Stream:
             mark = page[-1][0]
         return mark, frames
 
-    async def run(self, after: Any | None) -> AsyncIterator[bytes]:
+    async def run(self, after: Any | None, slot: StreamSlot) -> AsyncIterator[bytes]:
         global _active_streams
         _active_streams += 1
         loop = asyncio.get_running_loop()
@@ -167,23 +168,31 @@ class _Stream:
                         yield b"".join(frame for _, frame in page)
                         mark = page[-1][0]
                 await _db(_close_db_connection)
-                async for frame in self._live(subscription, mark, loop):
+                async for frame in self._live(subscription, mark, loop, slot):
                     yield frame
         except (pubsub.SubscriptionLost, redis.RedisError, OSError, TimeoutError) as exc:
             # The client reconnects with its Last-Event-ID and loses nothing.
             logger.warning("event stream %s ended: %s", self.channel, exc)
         finally:
             _active_streams -= 1
+            slot.release()  # one quick Redis call; awaiting here could be cancelled
 
     async def _live(
-        self, subscription: pubsub.Subscription, mark: Any, loop: asyncio.AbstractEventLoop
+        self,
+        subscription: pubsub.Subscription,
+        mark: Any,
+        loop: asyncio.AbstractEventLoop,
+        slot: StreamSlot,
     ) -> AsyncIterator[bytes]:
         deadline = loop.time() + max_stream_s()
-        last_write = loop.time()
+        last_write = last_refresh = loop.time()
         while True:
             now = loop.time()
             if now >= deadline:
                 return  # streams are recycled; the client reconnects from its last id
+            if now - last_refresh >= heartbeat_s():  # the user's slot lives while we do
+                await sync_to_async(slot.refresh, thread_sensitive=False)()
+                last_refresh = now
             wait = min(heartbeat_s() - (now - last_write), deadline - now)
             if wait <= 0:
                 yield sse_frames.comment("heartbeat")
@@ -258,16 +267,17 @@ async def _serve(
     except BadEventId as exc:
         return _error(400, "validation_error", str(exc), "last_event_id")
 
-    def authorize() -> _Stream | JsonResponse:
+    def authorize() -> tuple[Any, _Stream] | JsonResponse:
         user = _signed_in_user(request)
         if isinstance(user, JsonResponse):
             return user
         stream = lookup(user)
-        return stream if stream is not None else _error(404, "not_found", "Not found.")
+        return (user, stream) if stream is not None else _error(404, "not_found", "Not found.")
 
-    stream = await _db(authorize)
-    if isinstance(stream, JsonResponse):
-        return stream
+    authorized = await _db(authorize)
+    if isinstance(authorized, JsonResponse):
+        return authorized
+    user, stream = authorized
     if not isinstance(request, ASGIRequest):
         _, frames = await stream.opening(after)
         return _stream_response(b"".join(frames))
@@ -275,7 +285,18 @@ async def _serve(
         response = _error(503, "too_many_streams", "Too many live streams; retry shortly.")
         response["Retry-After"] = "5"
         return response
-    return _stream_response(stream.run(after))
+    slot = await _db(stream_slots.claim, user.pk, heartbeat_s())
+    if slot is None:
+        limit = stream_slots.max_streams_per_user()
+        response = _error(
+            429,
+            "too_many_streams",
+            f"You have {limit} live streams open, the most one user may hold; close a tab "
+            "(its streams end with it) or retry in a minute.",
+        )
+        response["Retry-After"] = "15"
+        return response
+    return _stream_response(stream.run(after, slot))
 
 
 def event_stream(events: list[str]) -> OpenApiResponse:

@@ -5,10 +5,13 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
 from studio.api.dataset_columns import DatasetColumnsView
+from studio.api.dataset_diff import DatasetDiffView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
+from studio.api.invitations import InvitationViewSet
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.models import ModelViewSet
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.queue import ProjectQueueView
 from studio.api.reports import HtmlRenderer, RunReportViewSet
 from studio.api.reward_checks import RewardCheckView
 from studio.api.reward_comparisons import RewardComparisonViewSet
@@ -34,6 +37,7 @@ from studio.api.trainer_endpoints import (
 router = DefaultRouter(trailing_slash=True)
 router.register("projects", ProjectViewSet, basename="project")
 router.register("tokens", ApiTokenViewSet, basename="token")
+router.register("invitations", InvitationViewSet, basename="invitation")
 router.register("audit", AuditEventViewSet, basename="audit")
 router.register("datasets", DatasetViewSet, basename="dataset")
 router.register(
@@ -84,6 +88,8 @@ urlpatterns += [
         name="reward-comparisons",
     ),
     path("dataset-columns/", DatasetColumnsView.as_view(), name="dataset-columns"),
+    path("datasets/<int:id>/diff/", DatasetDiffView.as_view(), name="dataset-diff"),
+    path("queue/", ProjectQueueView.as_view({"get": "summary"}), name="queue"),
 ]
 urlpatterns += [
     # A run's alerts, log lines and checkpoints (studio/api/run_details.py).

@@ -1,6 +1,7 @@
 """Large uploads become versions in the background (`workers.import_dataset`).
 
-An upload above `RLSTUDIO_ASYNC_IMPORT_BYTES` is stored as it came (`stage`), a
+An upload that decodes to more than `RLSTUDIO_ASYNC_IMPORT_BYTES` (studio.datasets.limits)
+is stored as it came (`stage`), a
 `DatasetImport` row is queued, and the API answers 202 at once. The worker then runs
 the same validation and normalisation as a small upload (`add_version`).
 
@@ -22,7 +23,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db.models import F, Q
@@ -39,10 +39,6 @@ logger = logging.getLogger(__name__)
 S = ImportStatus
 TASK_NAME = "workers.import_dataset"
 MAX_TRIES = 3  # a file that kills its worker this many times fails
-
-
-def is_large(size_bytes: int) -> bool:
-    return size_bytes > settings.RLSTUDIO_ASYNC_IMPORT_BYTES
 
 
 def stage(

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from studio.datasets.limits import import_limits
 from studio.datasets.sniff import SourceFormat, UploadError, check_content, source_format_of
 from studio.datasets.stats import dataset_stats
 from trainer.config.schema import DataConfig
@@ -30,6 +31,7 @@ from trainer.data.formats import (
     detect_format,
     read_rows,
     records_from_rows,
+    scan_rows,
 )
 
 FormatChoice = Literal["auto", "verl", "prompt_answer"]
@@ -135,6 +137,9 @@ def ingest(upload: Path, filename: str, mapping: ColumnMapping, staging: Path) -
     readable = staging / f"upload{Path(filename).suffix.lower()}"
     shutil.copyfile(upload, readable)
     try:
+        # Counted first, keeping nothing, so a file over a bound is refused before its
+        # rows are held; only a file within every bound is then read for real.
+        scan_rows(readable, import_limits())
         rows = read_rows(readable)
     except DataFormatError as exc:
         raise _named(exc, filename) from None

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from studio.projects.models import ApiToken, AuditEvent, Membership, Project
+from studio.projects.models import ApiToken, AuditEvent, Invitation, Membership, Project
 
 
 class MembershipInline(admin.TabularInline):
@@ -17,8 +17,15 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "user", "prefix", "created_at", "expires_at", "revoked_at"]
+    list_display = ["name", "user", "prefix", "scopes", "created_at", "expires_at", "revoked_at"]
     readonly_fields = ["prefix", "token_hash", "last_used_at"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ["username", "project", "role", "status", "invited_by", "expires_at"]
+    list_filter = ["status"]
+    search_fields = ["username", "project__slug"]
 
 
 @admin.register(AuditEvent)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 
@@ -57,6 +60,23 @@ class Membership(models.Model):
 TOKEN_PREFIX_LENGTH = 8
 
 
+class TokenScope(models.TextChoices):
+    """What a personal token may do, on top of what its user may do (a password session has
+    every scope). Enforced by `studio.api.permissions.require_token_scope`."""
+
+    READ = "read", "Read"  # every GET its user may make; always granted
+    WRITE = "write", "Write"  # any POST, PUT, PATCH or DELETE
+    MEMBERS = "members", "Manage members"  # owner actions: members, invitations, the project
+
+
+ALL_SCOPES = (TokenScope.READ, TokenScope.WRITE, TokenScope.MEMBERS)
+DEFAULT_SCOPES = (TokenScope.READ, TokenScope.WRITE)  # a new token's, when none are named
+
+
+def default_token_scopes() -> list[str]:
+    return [str(scope) for scope in DEFAULT_SCOPES]
+
+
 def hash_token(raw: str) -> str:
     """Tokens are random (256 bits), so one round of SHA-256 is enough; no salt needed."""
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -75,6 +95,9 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    scopes = ArrayField(
+        models.CharField(max_length=16, choices=TokenScope.choices), default=default_token_scopes
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -84,9 +107,15 @@ class ApiToken(models.Model):
 
     @classmethod
     def issue(
-        cls, user: models.Model, name: str, expires_at: datetime | None = None
+        cls,
+        user: models.Model,
+        name: str,
+        expires_at: datetime | None = None,
+        scopes: Iterable[TokenScope] = ALL_SCOPES,
     ) -> tuple[ApiToken, str]:
-        """Create a token; the raw value is returned once and never stored."""
+        """Create a token; the raw value is returned once and never stored. Callers in
+        Python (tests, the shell) get every scope unless they name some; the API's create
+        defaults to DEFAULT_SCOPES."""
         raw = "rls_" + secrets.token_urlsafe(32)
         token = cls.objects.create(
             user=user,
@@ -94,13 +123,78 @@ class ApiToken(models.Model):
             prefix=raw[4 : 4 + TOKEN_PREFIX_LENGTH],
             token_hash=hash_token(raw),
             expires_at=expires_at,
+            scopes=[str(s) for s in ALL_SCOPES if s in {*scopes, TokenScope.READ}],
         )
         return token, raw
+
+    def allows(self, scope: TokenScope) -> bool:
+        return scope == TokenScope.READ or scope in self.scopes
 
     @property
     def is_active(self) -> bool:
         now = timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+INVITATION_LIFETIME = timedelta(days=14)
+
+
+def invitation_expiry() -> datetime:
+    return timezone.now() + INVITATION_LIFETIME
+
+
+class InvitationStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    ACCEPTED = "accepted", "Accepted"
+    DECLINED = "declined", "Declined"
+    REVOKED = "revoked", "Revoked"
+
+
+class InvitationQuerySet(models.QuerySet["Invitation"]):
+    def open(self) -> InvitationQuerySet:
+        return self.filter(status=InvitationStatus.PENDING, expires_at__gt=timezone.now())
+
+    def addressed_to(self, user: Any) -> InvitationQuerySet:
+        """Open invitations to `user`'s username, matched case-insensitively."""
+        return self.open().filter(username__iexact=user.username)
+
+
+class Invitation(models.Model):
+    """An owner's offer of a role in a project, which its addressee accepts or declines.
+
+    `username` is kept as typed, not as a user: an invitation to a name nobody has is
+    stored and answered exactly like one to a real user, so inviting reveals nothing
+    about which accounts exist, and nobody joins a project without consenting.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    username = models.CharField(max_length=150)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(default=invitation_expiry)
+    status = models.CharField(
+        max_length=16, choices=InvitationStatus.choices, default=InvitationStatus.PENDING
+    )
+    responded_at = models.DateTimeField(null=True, blank=True)  # accepted, declined, revoked
+
+    objects = InvitationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                Lower("username"),
+                "project",
+                condition=models.Q(status="pending"),
+                name="one_pending_invitation_per_username",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username} to {self.project} ({self.role}, {self.status})"
 
 
 class AuditEvent(models.Model):

@@ -48,6 +48,7 @@ class InputRequest:
     validation: Validation | None = None
     validation_version: int | None = None
     reward_version: int | None = None
+    builtin_reward: bool = False  # the config's own reward, even where a clone had a version
     reward_models: dict[str, int] | None = None
 
 
@@ -202,7 +203,12 @@ def choose_inputs(
     elif request.validation_version is not None:
         raise InputError({"validation_version": ["Only with validation='dataset_version'."]})
 
-    reward = inherited.reward_version if inherited and request.reward_version is None else None
+    if request.builtin_reward and request.reward_version is not None:
+        raise InputError(
+            {"builtin_reward": ["Choose a reward version or the built-in reward, not both."]}
+        )
+    keep_parents = request.reward_version is None and not request.builtin_reward
+    reward = inherited.reward_version if inherited and keep_parents else None
     if request.reward_version is not None:
         reward = _one(
             RewardVersion.objects.filter(function__project=project).select_related("function"),

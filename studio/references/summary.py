@@ -37,6 +37,10 @@ class RewardRefSerializer(serializers.Serializer[dict[str, Any]]):
     name = serializers.CharField(help_text="The function's name, or the built-in's.")
     version = serializers.IntegerField(allow_null=True)
     number = serializers.IntegerField(allow_null=True)
+    kwargs = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The keyword arguments it is called with (`reward.kwargs`); empty: none.",
+    )
 
 
 class RewardModelRefSerializer(ModelRefSerializer):
@@ -79,7 +83,8 @@ def _model(model: RegisteredModel) -> dict[str, Any]:
 
 def run_inputs(run: Run) -> dict[str, Any]:
     reward_fn = run.reward_version.function if run.reward_version else None
-    builtin = str(run.config.get("reward", {}).get("function", ""))
+    reward_config = run.config.get("reward", {})
+    builtin = str(reward_config.get("function", ""))
     models = (
         {m.pk: m for m in RegisteredModel.objects.filter(pk__in=run.reward_models.values())}
         if run.reward_models
@@ -107,6 +112,7 @@ def run_inputs(run: Run) -> dict[str, Any]:
             "name": reward_fn.name if reward_fn else builtin,
             "version": run.reward_version.pk if run.reward_version else None,
             "number": run.reward_version.number if run.reward_version else None,
+            "kwargs": dict(reward_config.get("kwargs", {})),
         },
         "reward_models": [
             {**_model(models[pk]), "place": place}

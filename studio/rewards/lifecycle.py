@@ -15,7 +15,7 @@ The synchronous endpoint runs small inputs through the same `create` + `take` +
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,7 @@ class Params:
     timeout_s: float = 2.0  # per reward call
     budget_s: float = 30.0  # for scoring every row
     sampling: SamplingParams = TEST_RUN_SAMPLING
+    kwargs: dict[str, Any] = field(default_factory=dict)  # the reward's keyword arguments
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,6 +217,7 @@ def execute(test_run: RewardTestRun) -> RewardTestRun:
             budget_s=params.budget_s,
             require_full_isolation=settings.RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION,
             on_progress=lambda done: _progress(pk, Phase.SCORING, done, len(rows)),
+            kwargs=params.kwargs,
         )
     except TestRunError as exc:
         fail(pk, exc.code, str(exc))

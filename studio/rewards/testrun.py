@@ -68,13 +68,15 @@ def run_trial(
     budget_s: float,
     require_full_isolation: bool,
     on_progress: Callable[[int], None] | None = None,
+    kwargs: dict[str, Any] | None = None,
 ) -> TrialReport:
     """Score `rows` with the code in a fresh one-worker sandbox pool, within `budget_s`.
 
     Never raises for anything the user's code does: load failures, timeouts and crashes
     become per-row errors. Raises `SandboxUnavailableError` when the sandbox can't start.
     Rows that come with an `error` are not sent. `on_progress(rows_done)` is called
-    after every chunk of at most `PROGRESS_EVERY` rows.
+    after every chunk of at most `PROGRESS_EVERY` rows. ``kwargs`` are the function's
+    keyword arguments (`reward.kwargs`).
     """
     started = time.monotonic()
     deadline = started + budget_s
@@ -95,6 +97,7 @@ def run_trial(
             workers=1,
             limits=limits,
             require_full_isolation=require_full_isolation,
+            kwargs=kwargs,
         )
     except RewardCodeError as exc:
         load_error = str(exc)
@@ -162,6 +165,7 @@ def _row(row: TrialRow, result: RewardResult) -> dict[str, Any]:
         "ground_truth": json_safe(row.ground_truth),
         "score": result.score,
         "components": dict(result.components),
+        "extra": dict(result.extra),
         "error": result.error,
         "elapsed_ms": result.elapsed_ms,
         "output": result.output[:OUTPUT_CHARS],

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from studio.datasets.serializers import BinSerializer
 from studio.rewards.models import RewardTestRun
 from studio.rewards.testrun import MAX_ROWS
+from trainer.config.reward_kwargs import MAX_KWARGS_BYTES, kwargs_problem
 from trainer.config.sampling import DEFAULT_SAMPLING
 
 MAX_TIMEOUT_S = 10.0
@@ -59,6 +60,17 @@ class TestInputSerializer(serializers.Serializer):
     timeout_s = serializers.FloatField(
         min_value=0.1, max_value=MAX_TIMEOUT_S, default=2.0, help_text="Per-call time limit."
     )
+    kwargs = serializers.DictField(
+        default=dict,
+        help_text="Keyword arguments passed to every call, as a run's `reward.kwargs` (verl's "
+        f"`reward_kwargs`): JSON values, at most {MAX_KWARGS_BYTES} bytes.",
+    )
+
+    def validate_kwargs(self, value: dict[str, Any]) -> dict[str, Any]:
+        problem = kwargs_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
     def validate_completions(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
@@ -158,6 +170,12 @@ class RewardTestRowSerializer(serializers.Serializer):
     ground_truth = serializers.JSONField()
     score = serializers.FloatField(help_text="0.0 when the call failed.")
     components = serializers.DictField(child=serializers.FloatField())
+    extra = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        help_text="The return's extra info: its strings, None, lists and dicts (numbers and "
+        "booleans are `components`).",
+    )
     error = serializers.CharField(allow_blank=True, help_text="Why the call failed; empty if ok.")
     elapsed_ms = serializers.FloatField()
     output = serializers.CharField(allow_blank=True, help_text="What the function printed.")

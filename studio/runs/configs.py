@@ -10,9 +10,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainer.config import ConfigError, RunConfig, build_config, compose_tree, schema_paths
+from trainer.config import (
+    ConfigError,
+    IgnoredKey,
+    RunConfig,
+    build_config,
+    compose,
+    schema_paths,
+)
 from trainer.config.paths import set_place
 from trainer.config.resources_section import WorkerResources
+from trainer.config.verl import is_verl_key
 from trainer.distributed import reward_model_groups
 
 FieldErrors = dict[str, list[str]]
@@ -39,6 +47,8 @@ class InvalidConfig(Exception):
 class Resolved:
     config: RunConfig
     tree: dict[str, Any] = field(repr=False)  # config.model_dump(mode="json")
+    # verl overrides accepted with no effect here, each with the reason.
+    ignored: tuple[IgnoredKey, ...] = ()
 
 
 def _allowed_keys(section: str) -> list[str]:
@@ -61,7 +71,9 @@ def _errors_of(exc: ConfigError) -> FieldErrors:
                 f"{f' in {section!r}' if section else ''}: {', '.join(_allowed_keys(section))}."
             )
         where = f"config.{issue.path}" if issue.path else "config"
-        if issue.path.startswith(VERL_PREFIXES):  # a verl key of the overrides
+        if issue.path.startswith(VERL_PREFIXES) or (  # a verl key of the overrides
+            is_verl_key(issue.path) and issue.path not in schema_paths()
+        ):
             where, message = "overrides", f"{issue.path}: {message}"
         errors.setdefault(where, []).append(message)
     return errors
@@ -79,13 +91,14 @@ def resolve(
     for the composed tree (dotted place -> value: the run's references,
     studio.references.run_inputs.filled_paths)."""
     try:
-        tree = compose_tree(
+        composed = compose(
             preset=preset or None,
             stored=stored,
             base=config or None,
             overrides=overrides,
             server_paths=False,
         )
+        tree = composed.tree
         for place, value in (fill(tree) if fill else {}).items():
             set_place(tree, place, value)
         resolved = build_config(tree)
@@ -98,7 +111,7 @@ def resolve(
     if nul:
         # Postgres can't store NUL in JSON; say so here rather than fail on insert.
         raise InvalidConfig({path: ["Contains a NUL character (\\x00)."] for path in nul})
-    return Resolved(resolved, tree)
+    return Resolved(resolved, tree, composed.ignored)
 
 
 def _nul_paths(value: Any, path: str) -> list[str]:

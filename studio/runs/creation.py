@@ -17,6 +17,7 @@ from studio.references.run_inputs import (
 from studio.runs.configs import InvalidConfig, Resolved, resolve
 from studio.runs.models import Run
 from trainer.config import RunConfig
+from trainer.config.presets import PRESETS
 
 
 def input_request(data: dict[str, Any]) -> InputRequest:
@@ -28,6 +29,7 @@ def input_request(data: dict[str, Any]) -> InputRequest:
         validation=data.get("validation"),
         validation_version=data.get("validation_version"),
         reward_version=data.get("reward_version"),
+        builtin_reward=bool(data.get("builtin_reward")),
         reward_models=data.get("reward_models"),
     )
 
@@ -73,12 +75,15 @@ def compose(
         chosen.append(inputs)
         return filled
 
+    stored = parent.config if parent is not None else None
+    if stored is not None and data.get("builtin_reward"):
+        stored = with_builtin_reward(stored, parent.preset if parent is not None else "")
     try:
         resolved = resolve(
             data.get("config"),
             data.get("overrides"),
             data.get("preset"),
-            stored=parent.config if parent is not None else None,
+            stored=stored,
             fill=fill,
         )
     except InvalidConfig as exc:
@@ -86,6 +91,19 @@ def compose(
     if input_errors:
         raise InvalidConfig(input_errors)
     return chosen[0], resolved
+
+
+def with_builtin_reward(config: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A parent's config with its reward version's settings replaced by the built-in
+    reward its preset names (or the default one), for a clone that drops the version."""
+    builtin = RunConfig.model_validate(PRESETS.get(preset, {})).reward
+    reward = {
+        **config.get("reward", {}),
+        "function": builtin.function,
+        "custom_path": None,
+        "custom_name": builtin.custom_name,
+    }
+    return {**config, "reward": reward}
 
 
 def input_fields(inputs: RunInputs) -> dict[str, Any]:

@@ -14,7 +14,7 @@ terminal state can leave a trainer able to write), and is announced after commit
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -25,6 +25,8 @@ from django.utils import timezone
 from studio.runs.models import TERMINAL_STATUSES, Run, RunStatus, RunStatusChange
 from studio.runs.tokens import revoke_ingest_tokens
 from studio.telemetry.live_status import announce_status_change
+from studio.telemetry.models import LogLine
+from trainer.config import IgnoredKey
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +113,23 @@ def record_creation(run: Run, reason: str, actor: Any = None) -> None:
         run=run, from_status="", to_status=run.status, reason=reason, actor=actor, at=run.created_at
     )
     announce_status_change(change)
+
+
+def record_ignored_overrides(run: Run, ignored: Sequence[IgnoredKey]) -> None:
+    """The verl overrides the run accepted with no effect, once each with the reason, as
+    the first lines of its log (attempt 0: before any attempt), where the trainer's own
+    lines follow; the standalone CLI logs the same lines itself."""
+    LogLine.objects.bulk_create(
+        LogLine(
+            run=run,
+            attempt=0,
+            seq=seq,
+            level="WARNING",
+            message=f"verl override {item.describe()}",
+            at=run.created_at,
+        )
+        for seq, item in enumerate(ignored)
+    )
 
 
 def _current(run_id: int) -> RunStatus:

@@ -5,6 +5,10 @@ cluster but waits behind one that does not fit yet keeps waiting, so a large run
 never starved by a stream of small ones. A run asking for more than the whole cluster
 has is skipped (it could only start if the cluster grows) and says so.
 
+No project holds more than `RLSTUDIO_PROJECT_MAX_RUNNING_JOBS` jobs at once (starting,
+running or cancelling): a run of a project at its cap waits, saying so, without holding
+up the runs of other projects behind it, so one project can't take the whole cluster.
+
 Free resources are the smaller of two views, so neither can over-commit the cluster:
 the cluster's total minus what our starting/running runs asked for (exact for our
 runs, including jobs Ray has not placed yet), and what Ray reports free now (covers
@@ -22,7 +26,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import redis
 from django.conf import settings
@@ -94,27 +98,59 @@ class QueueEntry:
     waiting_for: str  # empty when it starts now
 
 
-def queued_runs() -> list[tuple[int, Resources]]:
+class QueuedRun(NamedTuple):
+    run_id: int
+    request: Resources
+    project_id: int | None = None
+
+
+def project_cap() -> int:
+    """Jobs one project may hold at once; 0 means no cap."""
+    return int(settings.RLSTUDIO_PROJECT_MAX_RUNNING_JOBS)
+
+
+def running_by_project() -> dict[int, int]:
+    """Starting, running and cancelling runs of each project."""
+    counts: dict[int, int] = {}
+    for project_id in Run.objects.filter(status__in=HOLDING).values_list("project_id", flat=True):
+        counts[project_id] = counts.get(project_id, 0) + 1
+    return counts
+
+
+def queued_runs() -> list[QueuedRun]:
     rows = (
         Run.objects.filter(status=RunStatus.QUEUED)
         .order_by("-priority", "created_at", "id")
-        .values_list("id", "resources")
+        .values_list("id", "resources", "project_id")
     )
-    return [(run_id, request_of(resources)) for run_id, resources in rows]
+    return [QueuedRun(run_id, request_of(res), project) for run_id, res, project in rows]
+
+
+def at_cap_message(cap: int, running: int) -> str:
+    return f"its project's limit of {cap} running job{'' if cap == 1 else 's'} ({running} running)"
 
 
 def plan_queue(
-    queued: Iterable[tuple[int, Resources]], free: Resources, total: Resources
+    queued: Iterable[QueuedRun],
+    free: Resources,
+    total: Resources,
+    running: dict[int, int] | None = None,
+    cap: int = 0,
 ) -> list[QueueEntry]:
     """Walk the queue in order, handing out `free`; the first run that does not fit
-    blocks every run behind it."""
+    blocks every run behind it. With a `cap`, a run whose project already holds `cap`
+    jobs (`running`, by project) waits without blocking anyone."""
     remaining = dict(free)
+    holding = dict(running or {})
     plan: list[QueueEntry] = []
     blocker: int | None = None
-    for position, (run_id, request) in enumerate(queued, start=1):
+    for position, (run_id, request, project) in enumerate(queued, start=1):
+        held = holding.get(project, 0) if project is not None else 0
         if shortfall(request, total, "in the cluster"):
             why = shortfall(request, total, "in the cluster")
             plan.append(QueueEntry(run_id, position, "too-large", why))
+        elif cap and project is not None and held >= cap:
+            plan.append(QueueEntry(run_id, position, "waits", at_cap_message(cap, held)))
         elif blocker is not None:
             why = f"run {blocker}, ahead of it in the queue, to start"
             plan.append(QueueEntry(run_id, position, "waits", why))
@@ -126,6 +162,8 @@ def plan_queue(
         else:
             for name in RESOURCE_NAMES:
                 remaining[name] -= request[name]
+            if project is not None:
+                holding[project] = held + 1
             plan.append(QueueEntry(run_id, position, "starts", ""))
     return plan
 
@@ -178,10 +216,11 @@ def queue_view() -> dict[int, QueueEntry]:
             why = "the scheduler: no recent report from reconcile_runs (is Celery beat running?)"
         return {
             run_id: QueueEntry(run_id, position, "waits", why)
-            for position, (run_id, _) in enumerate(queued, start=1)
+            for position, (run_id, _, _) in enumerate(queued, start=1)
         }
     cluster = ClusterResources(snapshot.total, snapshot.available)
-    plan = plan_queue(queued, free_for_runs(cluster, held_by_active_runs()), snapshot.total)
+    free = free_for_runs(cluster, held_by_active_runs())
+    plan = plan_queue(queued, free, snapshot.total, running_by_project(), project_cap())
     return {
         e.run_id: e
         if e.verdict != "starts"

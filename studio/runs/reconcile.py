@@ -39,7 +39,9 @@ from studio.runs.queue import (
     free_for_runs,
     held_by_active_runs,
     plan_queue,
+    project_cap,
     queued_runs,
+    running_by_project,
     save_snapshot,
 )
 
@@ -298,7 +300,8 @@ def start_queued(jobs: RayJobs) -> list[int]:
         raise
     save_snapshot(Snapshot(cluster.total, cluster.available, time.time()))
     free = free_for_runs(cluster, held_by_active_runs())
-    return [e.run_id for e in plan_queue(queued, free, cluster.total) if e.verdict == "starts"]
+    plan = plan_queue(queued, free, cluster.total, running_by_project(), project_cap())
+    return [e.run_id for e in plan if e.verdict == "starts"]
 
 
 def reconcile(jobs: RayJobs, now: datetime | None = None) -> ReconcileReport:

@@ -91,6 +91,11 @@ class RunInputsRequestSerializer(serializers.Serializer):
     )
     validation_version = _id("With validation='dataset_version': the version to validate on.")
     reward_version = _id("A reward function version; default: the config's built-in reward.")
+    builtin_reward = serializers.BooleanField(
+        required=False,
+        help_text="Score with the config's built-in reward, not a reward version: how a clone "
+        "drops its parent's reward version. Not together with `reward_version`.",
+    )
     reward_models = serializers.DictField(
         child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
         required=False,
@@ -321,10 +326,21 @@ class ConfigRequestSerializer(serializers.Serializer):
     overrides = _overrides()
 
 
+class IgnoredOverrideSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The verl override, e.g. `trainer.logger`.")
+    reason = serializers.CharField(help_text="Why it has no effect here.")
+
+
 class ConfigValidationSerializer(serializers.Serializer):
     valid = serializers.BooleanField()
     config = serializers.DictField(
         required=False, help_text="The full resolved config, when valid."
+    )
+    ignored = IgnoredOverrideSerializer(
+        many=True,
+        required=False,
+        help_text="verl overrides accepted with no effect here (speed-only settings, ...), "
+        "each once with the reason; when valid.",
     )
     # Shadows Serializer.errors on the class only; this serializer just documents a response.
     errors = serializers.DictField(  # type: ignore[assignment]

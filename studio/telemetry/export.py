@@ -11,6 +11,7 @@ per label, the version it would become) without storing anything.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -130,6 +131,8 @@ def labelled_samples(run: Run, label: str | None) -> list[RolloutSample]:
 def verl_rows(run: Run, samples: list[RolloutSample], label: str | None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
+    # Only when some sample has it, so an export without extras keeps verl's columns.
+    with_extras = any(sample.reward_extra for sample in samples)
     for sample in samples:
         identity = (sample.data_source, sample.prompt, sample.ground_truth)
         if identity in seen:
@@ -147,6 +150,13 @@ def verl_rows(run: Run, samples: list[RolloutSample], label: str | None) -> list
                     "source_run": run.pk,
                     "source_sample": sample.pk,
                     "label": names,
+                    # What the reward said about this response beyond its score, as JSON
+                    # text: parquet has no column type for dicts whose keys vary by row.
+                    **(
+                        {"reward_extra_info": json.dumps(sample.reward_extra, ensure_ascii=False)}
+                        if with_extras
+                        else {}
+                    ),
                 },
             }
         )

@@ -81,6 +81,10 @@ class RolloutSample(models.Model):
     ground_truth = models.TextField(blank=True)
     score = models.FloatField()
     components = models.JSONField(default=dict)
+    # The reward's extra info: its dict return's strings, None, lists and dicts (at most
+    # 2 KB of JSON, trainer.rewards.contract.MAX_EXTRA_BYTES); db_default keeps the
+    # unnest insert and COPY paths working.
+    reward_extra = models.JSONField(default=dict, db_default={}, blank=True)
     advantage = models.FloatField(default=0.0)
     prompt_length = models.PositiveIntegerField(default=0)
     response_length = models.PositiveIntegerField(default=0)
@@ -120,6 +124,11 @@ class RolloutSample(models.Model):
         ]
 
 
+# Labels of which a user gives a sample at most one: a verdict (studio/telemetry/labels.py
+# swaps one for the other).
+EXCLUSIVE_LABELS = ("good", "bad")
+
+
 class SampleLabel(models.Model):
     sample = models.ForeignKey(RolloutSample, on_delete=models.CASCADE, related_name="labels")
     label = models.CharField(max_length=64)  # e.g. "reward-hacking", "good", "bad-format"
@@ -131,7 +140,12 @@ class SampleLabel(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["sample", "label", "author"], name="label_once_per_author"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["sample", "author"],
+                condition=models.Q(label__in=EXCLUSIVE_LABELS),
+                name="one_verdict_per_author",
+            ),
         ]
 
 

@@ -47,16 +47,16 @@ HUB_POLL_S = 1.0
 NO_KEY = b"-"
 
 
-def _namespace() -> str:
+def namespace() -> str:
     return f"rls:{connection.settings_dict['NAME']}"
 
 
 def run_channel(run_id: int) -> str:
-    return f"{_namespace()}:run:{run_id}"
+    return f"{namespace()}:run:{run_id}"
 
 
 def project_channel(project_id: int) -> str:
-    return f"{_namespace()}:project:{project_id}"
+    return f"{namespace()}:project:{project_id}"
 
 
 @cache

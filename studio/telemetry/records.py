@@ -25,6 +25,8 @@ from pydantic import (
     field_validator,
 )
 
+from trainer.rewards.sandbox.values import extra_problem
+
 MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_RECORDS = 2000
 MAX_SEQ = 2**62  # seq is a 64-bit column; leave room so nobody overflows it by counting
@@ -111,6 +113,17 @@ def _bounded_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 ToolArguments = Annotated[dict[str, Any], AfterValidator(_bounded_arguments)]
 
 
+def _reward_extra(extra: dict[str, Any]) -> dict[str, Any]:
+    """The reward's extra info, under the rules its dict return met in the trainer."""
+    problem = extra_problem(extra)
+    if problem:
+        raise ValueError(problem)
+    return extra
+
+
+RewardExtra = Annotated[dict[str, Any], AfterValidator(_reward_extra)]
+
+
 class Strict(BaseModel):
     """Every model of the wire format (studio.telemetry.openapi documents them)."""
 
@@ -156,6 +169,7 @@ class SampleData(Strict):
     ground_truth: GroundTruth = ""
     score: float | None
     components: dict[Name, float | None] = Field(default_factory=dict, max_length=MAX_COMPONENTS)
+    reward_extra: RewardExtra = Field(default_factory=dict)
     advantage: float | None = 0.0
     prompt_length: Length = 0
     response_length: Length = 0

@@ -47,6 +47,12 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
     score = FiniteFloatField(allow_null=True)
     advantage = FiniteFloatField(allow_null=True)
     labels = SampleLabelSerializer(many=True, read_only=True)
+    reward_extra = serializers.DictField(
+        child=serializers.JSONField(),
+        read_only=True,
+        help_text="The reward's extra info: its dict return's strings, None, lists and dicts "
+        "(numbers and booleans are `components`).",
+    )
     has_token_data = serializers.SerializerMethodField()
     num_turns = serializers.IntegerField(
         read_only=True, help_text="Turns of a multi-turn episode (0: a single-turn sample)."
@@ -67,6 +73,7 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
             "ground_truth",
             "score",
             "components",
+            "reward_extra",
             "advantage",
             "prompt_length",
             "response_length",

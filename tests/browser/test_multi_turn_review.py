@@ -10,6 +10,7 @@ from typing import Any
 
 import requests
 from django.db import connections
+from playwright.sync_api import expect
 
 from tests.browser.harness import LiveStudio, StudioUser, sign_in
 
@@ -157,12 +158,17 @@ def test_a_user_reads_a_multi_turn_episode_as_a_conversation(
     page.get_by_role("heading", name="Response", exact=True).wait_for()
     assert page.get_by_test_id("conversation").count() == 0
 
-    # "Multi-turn episodes only" leaves the two episodes.
-    page.get_by_label("Multi-turn episodes only").check()
+    # "Multi-turn episodes only" leaves the two episodes. Each state is awaited (expect
+    # retries until its timeout), never read once: on a loaded machine the box, the URL
+    # and the list each answer in their own time.
+    episodes_only = page.get_by_label("Multi-turn episodes only")
+    episodes_only.click()
+    expect(episodes_only).to_be_checked()
     page.wait_for_url(re.compile(r"[?&]episodes=1\b"))
-    page.get_by_test_id("list-status").filter(has_text=re.compile(r"^2 samples$")).wait_for()
-    rows = page.locator("[data-sample-id]").all_inner_texts()
-    assert len(rows) == 2 and all("6 turns" in row for row in rows), rows
+    expect(page.get_by_test_id("list-status")).to_have_text(re.compile(r"^2 samples$"))
+    rows = page.locator("[data-sample-id]")
+    expect(rows).to_have_count(2)
+    expect(rows.filter(has_text="6 turns")).to_have_count(2)
 
     # The per-token view hatches what tools and the user inserted, with its legend.
     page.goto(f"{base}/samples/{best}/tokens")

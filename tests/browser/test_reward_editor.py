@@ -253,3 +253,48 @@ def test_a_hostile_reward_gives_per_row_errors_and_the_studio_stays_responsive(
     page.shot("hostile-reward-errors")
     page.goto(f"{studio.url}/p/{user.project_slug}/reward-functions")
     page.get_by_role("link", name="hostile").wait_for()
+
+
+# verl's DAPO scorer's return shape, with a keyword argument (verl's reward_kwargs).
+DAPO_STYLE = """import re
+
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, wrong=-1.0,
+                  **kwargs):
+    found = re.findall(r"Answer:\\s*(\\S+)", solution_str)
+    pred = found[-1] if found else None
+    acc = pred == str(ground_truth)
+    return {"score": 1.0 if acc else wrong, "acc": acc, "pred": pred, "tried": found}
+"""
+
+
+def test_a_verl_style_rewards_extra_info_shows_in_the_test_panel(
+    page: Any, studio: LiveStudio
+) -> None:
+    user = studio.new_user("extras")
+    sign_in(page, studio, user)
+    new_reward(page, studio, user, "dapo style", "")
+    type_code(page, DAPO_STYLE)
+    save(page, "dapo-style dict return")
+    page.get_by_text("Saved as version 1.").wait_for()
+
+    panel = page.get_by_role("region", name="Test panel")
+    panel.get_by_label("What to score").select_option("completions")
+    pasted = [
+        {"solution_str": "6 * 7\nAnswer: 42", "ground_truth": "42"},
+        {"solution_str": "Answer: 41", "ground_truth": "42"},
+    ]
+    panel.get_by_label(re.compile("Completions")).fill(str(pasted).replace("'", '"'))
+    panel.get_by_label(re.compile("Keyword arguments")).fill('{"wrong": -0.5}')
+    panel.get_by_role("button", name="Run test").click()
+    result = panel.get_by_role("region", name="Test-run result")
+    result.wait_for(timeout=60_000)
+    rows = panel.get_by_test_id("test-rows").locator("tbody tr")
+    assert rows.count() == 2
+    right, wrong = rows.nth(0).inner_text(), rows.nth(1).inner_text()
+    assert "1.000" in right and "acc=1.00" in right
+    assert "-0.500" in wrong and "acc=0.00" in wrong  # the keyword argument's score
+    extra = panel.get_by_label("Extra info of row 0")
+    assert "pred" in extra.inner_text() and "42" in extra.inner_text()
+    assert '["42"]' in extra.inner_text()
+    assert "41" in panel.get_by_label("Extra info of row 1").inner_text()
+    page.shot("test-panel-extra-info")

@@ -197,6 +197,7 @@ def test_the_registry_is_closed_and_complete():
         "countdown",
         "format_regex",
         "length_penalty",
+        "verl_default",
     }
     with pytest.raises(TypeError):
         BUILTIN_REWARDS["mine"] = arith  # type: ignore[index]
@@ -210,11 +211,13 @@ def test_each_template_source_is_the_builtin_itself(name):
         "numeric": ("2.0", "2"),
         "boxed_math": (r"\boxed{2}", "2"),
         "gsm8k": ("#### 2", "2"),
+        "verl_default": ("#### 2", "2"),
     }
     response, truth = cases.get(name, ("2", "2"))
-    expected = BUILTIN_REWARDS[name]("d", response, truth, {})
+    source = "openai/gsm8k" if name == "verl_default" else "d"
+    expected = BUILTIN_REWARDS[name](source, response, truth, {})
     assert loaded.fn is not None
-    assert loaded.fn("d", response, truth, {}) == expected
+    assert loaded.fn(source, response, truth, {}) == expected
     assert "import trainer" not in builtin_source(name)  # standalone, runs anywhere
 
 

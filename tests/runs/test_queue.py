@@ -11,6 +11,7 @@ from django.utils import timezone
 from studio.runs.jobs import ClusterResources
 from studio.runs.models import Run
 from studio.runs.queue import (
+    QueuedRun,
     Snapshot,
     free_for_runs,
     held_by_active_runs,
@@ -42,7 +43,12 @@ def make_run(world: World, name: str, status: str = "queued", priority: int = 0,
 
 
 def test_runs_that_fit_start_in_order_and_the_first_that_does_not_blocks_the_rest():
-    queued = [(1, req(cpus=2)), (2, req(cpus=2)), (3, req(cpus=1)), (4, req(cpus=1))]
+    queued = [
+        QueuedRun(1, req(cpus=2)),
+        QueuedRun(2, req(cpus=2)),
+        QueuedRun(3, req(cpus=1)),
+        QueuedRun(4, req(cpus=1)),
+    ]
     plan = plan_queue(queued, free=req(cpus=3, memory_gb=16), total=CLUSTER)
 
     assert [(e.run_id, e.verdict) for e in plan] == [
@@ -57,7 +63,7 @@ def test_runs_that_fit_start_in_order_and_the_first_that_does_not_blocks_the_res
 
 
 def test_a_run_larger_than_the_whole_cluster_is_skipped_not_blocking():
-    queued = [(1, req(cpus=1, gpus=2)), (2, req(cpus=1))]
+    queued = [QueuedRun(1, req(cpus=1, gpus=2)), QueuedRun(2, req(cpus=1))]
     plan = plan_queue(queued, free=CLUSTER, total=CLUSTER)
 
     assert plan[0].verdict == "too-large"
@@ -87,7 +93,7 @@ def test_queued_runs_are_ordered_by_priority_then_age(world: World):
     make_run(world, "running", status="running", priority=9)
     Run.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=1))
 
-    assert [run_id for run_id, _ in queued_runs()] == [urgent.pk, old.pk, new.pk]
+    assert [queued.run_id for queued in queued_runs()] == [urgent.pk, old.pk, new.pk]
 
 
 def test_starting_running_and_cancelling_runs_hold_their_request(world: World):
@@ -130,3 +136,39 @@ def test_without_a_fresh_cluster_view_a_queued_run_says_the_scheduler_is_silent(
     assert "is Celery beat running?" in queue_view()[run.pk].waiting_for
     save_snapshot(Snapshot({}, {}, time.time(), error="Ray is unreachable: refused"))
     assert queue_view()[run.pk].waiting_for == "the cluster (Ray is unreachable: refused)"
+
+
+def test_a_project_at_its_cap_waits_without_holding_up_other_projects():
+    # Project 7 holds 2 jobs already; with a cap of 2 its queued run waits, and the run of
+    # project 8 behind it starts (the cap is not a resource shortage: nothing is blocked).
+    queued = [QueuedRun(1, req(), 7), QueuedRun(2, req(), 8), QueuedRun(3, req(), 8)]
+    plan = plan_queue(queued, free=CLUSTER, total=CLUSTER, running={7: 2, 8: 1}, cap=2)
+
+    assert [(e.run_id, e.verdict) for e in plan] == [(1, "waits"), (2, "starts"), (3, "waits")]
+    assert plan[0].waiting_for == "its project's limit of 2 running jobs (2 running)"
+    # Run 2 starting brings project 8 to its cap: run 3 waits for the cap, not for room.
+    assert plan[2].waiting_for == "its project's limit of 2 running jobs (2 running)"
+    # Without a cap the same queue starts everything that fits.
+    uncapped = plan_queue(queued, free=CLUSTER, total=CLUSTER, running={7: 2, 8: 1})
+    assert [e.verdict for e in uncapped] == ["starts", "starts", "starts"]
+
+
+def test_the_queue_view_shows_the_projects_running_jobs_against_its_cap(
+    world: World, redis_snapshot, settings
+):
+    settings.RLSTUDIO_PROJECT_MAX_RUNNING_JOBS = 1
+    make_run(world, "busy", status="running")
+    waiting = make_run(world, "waiting")
+    save_snapshot(Snapshot(CLUSTER, CLUSTER, time.time()))
+
+    body = world.client("viewer").get("/api/queue/?project=alpha").json()
+    assert body["running_jobs"] == 1 and body["max_running_jobs"] == 1
+    assert body["queued"] == [
+        {
+            "id": waiting.pk,
+            "name": "waiting",
+            "position": 1,
+            "waiting_for": "its project's limit of 1 running job (1 running)",
+        }
+    ]
+    assert world.client("outsider").get("/api/queue/?project=alpha").status_code == 404

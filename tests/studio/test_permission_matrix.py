@@ -36,7 +36,15 @@ from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
-from studio.projects.models import ApiToken, AuditEvent, Membership, Project, Role, hash_token
+from studio.projects.models import (
+    ApiToken,
+    AuditEvent,
+    Invitation,
+    Membership,
+    Project,
+    Role,
+    hash_token,
+)
 from studio.references.locations import offered_folders
 from studio.rewards.lifecycle import Params
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
@@ -87,6 +95,7 @@ class ProjectObjects:
     sample: int
     checkpoint: int  # in an object store: the studio can't serve it (409)
     model: int  # the demo model, which the runs train
+    invitation: int  # to "newcomer", who is no principal: everyone here is someone else
     ids: dict[str, set[Any]] = field(default_factory=dict)  # kind -> ids, for leak checks
 
 
@@ -197,6 +206,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
     checkpoint = Checkpoint.objects.create(run=run, attempt=1, step=5, uri="s3://b/step-5")
     for user in Membership.objects.filter(project=project).exclude(role=Role.VIEWER):
         SampleLabel.objects.create(sample=samples[0], label="flag", author=user.user)
+    invitation = Invitation.objects.create(project=project, username="newcomer", invited_by=owner)
     events = [
         AuditEvent.objects.create(
             project=project, actor=owner, action="run.create", object_type="run", object_id=r.pk
@@ -217,6 +227,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         sample=samples[0].pk,
         checkpoint=checkpoint.pk,
         model=model.pk,
+        invitation=invitation.pk,
         ids={
             "project": {project.slug},
             "dataset": {dataset.pk, scratch_dataset.pk},
@@ -234,6 +245,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "log": {log.pk},
             "checkpoint": {checkpoint.pk},
             "model": {model.pk},
+            "invitation": {invitation.pk},
             "audit": {e.pk for e in events},
             "member": set(project.memberships.values_list("user__username", flat=True)),
         },
@@ -413,6 +425,7 @@ MATRIX: dict[tuple[str, str], Op] = {
         listing(), "/api/config/validate", body=lambda o: {"preset": PRESET}, project_bound=False
     ),
     ("GET", "/api/reward-templates/"): Op(listing(), "/api/reward-templates/", project_bound=False),
+    ("GET", "/api/queue/"): Op(read(), "/api/queue/", query=lambda o: {"project": o.slug}),
     # projects and members
     ("GET", "/api/projects/"): Op(listing(), "/api/projects/", kind="project", project_bound=False),
     ("POST", "/api/projects/"): Op(
@@ -434,7 +447,27 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("POST", "/api/projects/{slug}/members/"): Op(
         owner_only(200),
         "/api/projects/{o.slug}/members/",
-        body=lambda o: {"username": "newcomer", "role": "viewer"},
+        body=lambda o: {"username": "viewer", "role": "viewer"},  # members only: others are invited
+    ),
+    ("GET", "/api/projects/{slug}/invitations/"): Op(
+        owner_only(200), "/api/projects/{o.slug}/invitations/", kind="invitation"
+    ),
+    ("POST", "/api/projects/{slug}/invitations/"): Op(
+        owner_only(201),
+        "/api/projects/{o.slug}/invitations/",
+        body=lambda o: {"username": "friend", "role": "viewer"},
+    ),
+    ("DELETE", "/api/projects/{slug}/invitations/{invitation_id}/"): Op(
+        owner_only(204), "/api/projects/{o.slug}/invitations/{o.invitation}/"
+    ),
+    # your own invitations: the seeded ones are addressed to "newcomer", so to every
+    # caller here they don't exist (tests/security/test_invitations.py accepts one)
+    ("GET", "/api/invitations/"): Op(listing(), "/api/invitations/", project_bound=False),
+    ("POST", "/api/invitations/{id}/accept/"): Op(
+        expect(404, 404, 404, 404), "/api/invitations/{o.invitation}/accept/"
+    ),
+    ("POST", "/api/invitations/{id}/decline/"): Op(
+        expect(404, 404, 404, 404), "/api/invitations/{o.invitation}/decline/"
     ),
     # tokens (personal) and the audit log
     ("GET", "/api/tokens/"): Op(listing(), "/api/tokens/", kind="token", project_bound=False),
@@ -475,6 +508,7 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("GET", "/api/datasets/{dataset_id}/versions/{number}/preview/"): Op(
         read(), "/api/datasets/{o.dataset}/versions/1/preview/"
     ),
+    ("GET", "/api/datasets/{id}/diff/"): Op(read(), "/api/datasets/{o.dataset}/diff/?from=1&to=1"),
     # reward functions and versions
     ("GET", "/api/reward-functions/"): Op(
         listing(), "/api/reward-functions/", kind="reward_function", project_bound=False

@@ -28,19 +28,91 @@ def test_only_owners_rename_a_project(world, who, status):
     assert response.status_code == status
 
 
-def test_owners_add_members_and_viewers_can_list_them(world):
+def test_owners_change_members_roles_and_viewers_can_list_them(world):
     owner = world.client("owner")
     response = owner.post(
-        "/api/projects/alpha/members/", {"username": "eve", "role": "viewer"}, format="json"
+        "/api/projects/alpha/members/", {"username": "viewer", "role": "member"}, format="json"
     )
     assert response.status_code == 200
-    assert "eve" in [m["username"] for m in response.json()]
+    assert {"username": "viewer", "role": "member"}.items() <= next(
+        m for m in response.json() if m["username"] == "viewer"
+    ).items()
+    assert AuditEvent.objects.filter(action="member.set", detail={"role": "member"}).exists()
     listed = world.client("viewer").get("/api/projects/alpha/members/")
     assert listed.status_code == 200
     denied = world.client("member").post(
-        "/api/projects/alpha/members/", {"username": "eve", "role": "owner"}, format="json"
+        "/api/projects/alpha/members/", {"username": "viewer", "role": "owner"}, format="json"
     )
     assert denied.status_code == 403
+
+
+def test_someone_who_is_not_a_member_is_invited_not_added(world):
+    owner = world.client("owner")
+    refused = owner.post(
+        "/api/projects/alpha/members/", {"username": "eve", "role": "viewer"}, format="json"
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["message"] == (
+        "username: 'eve' is not a member of this project; invite them instead."
+    )
+
+    invited = owner.post(
+        "/api/projects/alpha/invitations/", {"username": "eve", "role": "viewer"}, format="json"
+    )
+    assert invited.status_code == 201, invited.content
+    assert invited.json()["status"] == "pending"
+    assert [i["username"] for i in owner.get("/api/projects/alpha/invitations/").json()] == ["eve"]
+    eve = world.client("outsider")
+    [mine] = eve.get("/api/invitations/").json()
+    assert (mine["project"], mine["role"], mine["invited_by"]) == ("alpha", "viewer", "owner")
+    accepted = eve.post(f"/api/invitations/{mine['id']}/accept/")
+    assert accepted.status_code == 200, accepted.content
+    assert accepted.json()["status"] == "accepted"
+    assert "eve" in [m["username"] for m in owner.get("/api/projects/alpha/members/").json()]
+    assert eve.get("/api/invitations/").json() == []
+    actions = set(AuditEvent.objects.values_list("action", flat=True))
+    assert {"invitation.create", "member.join"} <= actions
+
+
+def test_inviting_again_refreshes_the_pending_invitation(world):
+    owner = world.client("owner")
+    first = owner.post(
+        "/api/projects/alpha/invitations/", {"username": "Eve", "role": "viewer"}, format="json"
+    ).json()
+    again = owner.post(
+        "/api/projects/alpha/invitations/", {"username": "eve", "role": "member"}, format="json"
+    ).json()
+    assert again["id"] == first["id"]
+    assert again["role"] == "member"
+    assert again["expires_at"] >= first["expires_at"]
+    assert len(owner.get("/api/projects/alpha/invitations/").json()) == 1
+
+
+def test_owners_revoke_invitations_and_declined_ones_close(world):
+    owner = world.client("owner")
+    made = owner.post("/api/projects/alpha/invitations/", {"username": "eve"}, format="json")
+    invitation = made.json()["id"]
+    assert (
+        world.client("member").delete(f"/api/projects/alpha/invitations/{invitation}/").status_code
+        == 403
+    )
+    assert owner.delete(f"/api/projects/alpha/invitations/{invitation}/").status_code == 204
+    eve = world.client("outsider")
+    assert eve.get("/api/invitations/").json() == []
+    assert eve.post(f"/api/invitations/{invitation}/accept/").status_code == 404
+
+    again = owner.post("/api/projects/alpha/invitations/", {"username": "eve"}, format="json")
+    assert eve.post(f"/api/invitations/{again.json()['id']}/decline/").status_code == 204
+    assert owner.get("/api/projects/alpha/invitations/").json() == []
+    assert not world.project.memberships.filter(user=world.outsider).exists()
+    actions = set(AuditEvent.objects.values_list("action", flat=True))
+    assert {"invitation.revoke", "invitation.decline"} <= actions
+
+
+def test_only_owners_see_a_projects_invitations(world):
+    world.client("owner").post("/api/projects/alpha/invitations/", {"username": "x"}, format="json")
+    assert world.client("member").get("/api/projects/alpha/invitations/").status_code == 403
+    assert world.client("outsider").get("/api/projects/alpha/invitations/").status_code == 404
 
 
 def test_api_token_is_shown_once_stored_hashed_and_revocable(world):

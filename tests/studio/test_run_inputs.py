@@ -5,6 +5,7 @@ project, held-out rows never train, and only the launcher turns references into 
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +240,25 @@ def test_inputs_are_shown_with_the_run(world, member, version):
     assert inputs["model"]["name"] == "demo-model" and inputs["model"]["kind"] == "demo"
     assert inputs["validation"] == "held_out"
     assert inputs["validation_dataset"]["version"] == version.pk
-    assert inputs["reward"] == {"function": None, "name": "arith", "version": None, "number": None}
+    assert inputs["reward"] == {
+        "function": None,
+        "name": "arith",
+        "version": None,
+        "number": None,
+        "kwargs": {},
+    }
+
+
+def test_the_rewards_keyword_arguments_are_shown_with_it(world, member, version):
+    config = {"reward": {"function": "gsm8k", "kwargs": {"method": "flexible"}}}
+    body = create(member, dataset_version=version.pk, config=config).json()
+    assert body["inputs"]["reward"]["name"] == "gsm8k"
+    assert body["inputs"]["reward"]["kwargs"] == {"method": "flexible"}
+    refused = create(
+        member, dataset_version=version.pk, config={"reward": {"kwargs": {"ground_truth": 1}}}
+    )
+    assert refused.status_code == 400
+    assert "one of verl's own arguments" in json.dumps(refused.json())
 
 
 # --- held-out rows never train -----------------------------------------------------------
@@ -437,6 +456,35 @@ def test_a_reward_version_reaches_the_trainer_only_through_the_bootstrap(world, 
     assert body["reward_code"] == code
     assert body["config"]["reward"]["function"] == "custom"
     assert body["config"]["reward"]["executor"] == "sandbox"
+
+
+def test_a_clone_keeps_its_parents_reward_version_or_drops_it_for_the_built_in(
+    world, member, version
+):
+    function = RewardFunction.objects.create(
+        project=world.project, name="f", created_by=world.owner
+    )
+    reward = RewardVersion.objects.create(
+        function=function,
+        number=1,
+        code="def compute_score(*a, **k):\n    return 1.0\n",
+        author=world.owner,
+    )
+    parent = create(member, dataset_version=version.pk, reward_version=reward.pk).json()
+    clone = f"/api/runs/{parent['id']}/clone/"
+    kept = member.post(clone, {}, format="json").json()
+    assert kept["inputs"]["reward"]["version"] == reward.pk
+    assert kept["config"]["reward"]["function"] == "custom"
+
+    builtin = member.post(clone, {"builtin_reward": True}, format="json").json()
+    assert builtin["inputs"]["reward"]["version"] is None
+    assert Run.objects.get(pk=builtin["id"]).reward_version is None
+    assert builtin["config"]["reward"]["function"] == "arith"  # the preset's built-in
+    assert builtin["config"]["reward"]["custom_path"] is None
+
+    both = member.post(clone, {"builtin_reward": True, "reward_version": reward.pk}, format="json")
+    assert both.status_code == 400
+    assert "builtin_reward" in both.json()["error"]["fields"]
 
 
 def test_a_presets_demo_reward_model_is_the_default_and_can_be_left_out(world, member, version):

@@ -237,6 +237,26 @@ def test_a_verl_style_override_is_translated(member):
     assert config["rollout"]["max_new_tokens"] == 24
 
 
+def test_ignored_verl_overrides_open_the_runs_log_once_each_with_the_reason(member):
+    response = create(
+        member,
+        overrides=[
+            "actor_rollout_ref.rollout.gpu_memory_utilization=0.6",
+            "actor_rollout_ref.model.use_remove_padding=True",
+            "actor_rollout_ref.rollout.n=4",
+        ],
+    )
+    assert response.status_code == 201, response.json()
+    logs = member.get(f"/api/runs/{response.json()['id']}/logs/").json()["results"]
+    messages = [line["message"] for line in logs]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith(
+        "verl override actor_rollout_ref.rollout.gpu_memory_utilization=0.6 is ignored: "
+    )
+    assert "use_remove_padding" in messages[1]
+    assert {line["level"] for line in logs} == {"WARNING"}
+
+
 def test_an_unknown_preset_is_rejected_with_the_choices(member):
     response = create(member, preset="grpo-huge")
     assert response.status_code == 400

@@ -111,8 +111,10 @@ def test_verl_reward_model_resource_pool_becomes_its_own_worker_group():
 
 
 def test_untranslatable_verl_overrides_are_listed():
-    with pytest.raises(ConfigError, match="actor_rollout_ref.rollout.gpu_memory_utilization"):
-        load_config(overrides=["actor_rollout_ref.rollout.gpu_memory_utilization=0.5"])
+    with pytest.raises(
+        ConfigError, match="no RL Studio equivalent: actor_rollout_ref.rollout.nope"
+    ):
+        load_config(overrides=["actor_rollout_ref.rollout.nope=0.5"])
 
 
 def test_unknown_keys_and_bad_choices_name_the_field():

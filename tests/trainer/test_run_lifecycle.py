@@ -17,7 +17,11 @@ from trainer.reporting.lifecycle import EXIT_CANCELLED, run_reported
 class Recorder:
     def __init__(self) -> None:
         self.statuses: list[tuple[str, str]] = []
+        self.logs: list[tuple[str, str]] = []
         self.closed = 0
+
+    def log(self, level: str, message: str) -> None:
+        self.logs.append((level, message))
 
     def status(self, status: str, detail: str = "") -> None:
         self.statuses.append((status, detail))
@@ -37,6 +41,7 @@ def test_an_exception_reports_failed_with_the_traceback_tail_and_is_re_raised():
     ((status, detail),) = recorder.statuses
     assert status == "failed"
     assert detail.startswith("Traceback") and "RuntimeError: loss is nan at step 3" in detail
+    assert recorder.logs == [("error", detail)]  # the Logs tab shows it too
     assert recorder.closed == 1
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +22,24 @@ from trainer.config.overrides import (
 from trainer.config.path_refusal import refuse_file_keys, refuse_paths
 from trainer.config.presets import PRESETS, preset_names
 from trainer.config.schema import RunConfig
-from trainer.config.verl import VERL_KEY_MAP, translate_verl_overrides
+from trainer.config.verl import (
+    VERL_KEY_MAP,
+    VERL_TIES,
+    IgnoredKey,
+    is_verl_key,
+    same_name_value,
+    translate_verl,
+)
 
 __all__ = [
     "PRESETS",
     "VERL_KEY_MAP",
     "ConfigError",
     "ConfigIssue",
+    "IgnoredKey",
     "RunConfig",
     "build_config",
+    "compose",
     "compose_tree",
     "deep_merge",
     "load_config",
@@ -69,6 +80,12 @@ def load_config(
     return build_config(compose_tree(path, overrides, preset, base))
 
 
+@dataclass(frozen=True)
+class Composed:
+    tree: dict[str, Any]  # not yet validated
+    ignored: tuple[IgnoredKey, ...]  # verl overrides accepted with no effect, and why
+
+
 def compose_tree(
     path: str | Path | None = None,
     overrides: list[str] | None = None,
@@ -77,8 +94,20 @@ def compose_tree(
     stored: dict[str, Any] | None = None,
     server_paths: bool = True,
 ) -> dict[str, Any]:
+    """`compose(...).tree`."""
+    return compose(path, overrides, preset, base, stored, server_paths).tree
+
+
+def compose(
+    path: str | Path | None = None,
+    overrides: list[str] | None = None,
+    preset: str | None = None,
+    base: dict[str, Any] | None = None,
+    stored: dict[str, Any] | None = None,
+    server_paths: bool = True,
+) -> Composed:
     """The config tree, not yet validated: preset <- `stored` <- base tree <- YAML file
-    <- dotted overrides (ours or verl's).
+    <- dotted overrides (ours or verl's), and the verl overrides it ignored.
 
     `server_paths=False` is for requests from outside (the studio): a field that names a
     file, folder or URL (trainer.config.paths) may not be set by `base`, the file or the
@@ -101,8 +130,8 @@ def compose_tree(
     for item in overrides or []:
         key, raw = split_override(item)
         if key in ours:
-            pairs.append((key, parse_value(raw)))
-        elif key in VERL_KEY_MAP or key.startswith(("actor_rollout_ref.", "custom_reward")):
+            pairs.append((key, same_name_value(key, parse_value(raw))))
+        elif is_verl_key(key):
             verl_pairs.append((key, parse_value(raw)))
         else:
             raise ConfigError(
@@ -110,16 +139,53 @@ def compose_tree(
                 "(verl-style keys are translated, see docs/from-verl.md)"
             )
     if not server_paths:
-        refuse_file_keys([key for key, _ in verl_pairs])
-    translated, untranslatable = translate_verl_overrides(verl_pairs)
-    if untranslatable:
-        raise ConfigError(
-            "these verl overrides have no RL Studio equivalent: "
-            + ", ".join(untranslatable)
-            + " (see docs/from-verl.md)"
+        refuse_file_keys(verl_pairs)
+    verl = translate_verl(verl_pairs)
+    problems = [f"verl override {r}" for r in verl.refused]
+    if verl.unknown:
+        problems.append(
+            "these verl overrides have no RL Studio equivalent: " + ", ".join(verl.unknown)
         )
-    for key, value in [*pairs, *translated]:
+    if problems:
+        raise ConfigError("; ".join(problems) + " (see docs/from-verl.md)")
+    for key, value in [*pairs, *verl.pairs]:
         set_dotted(requested, key, value)
     if not server_paths:
         refuse_paths(requested)
-    return deep_merge(tree, requested)
+    merged = deep_merge(tree, requested)
+    if any(key == "critic.model.path" for key, _ in verl.ties):
+        # A command line that names the critic's model is verl's PPO with GAE, verl's
+        # default estimator (ours is grpo), unless something chose an estimator.
+        merged.setdefault("algorithm", {}).setdefault("adv_estimator", "gae")
+    for key, value in verl.ties:
+        _check_tie(merged, key, value)
+    return Composed(merged, tuple(verl.ignored))
+
+
+def _tree_value(tree: dict[str, Any], dotted: str) -> Any:
+    """The value at `dotted` in `tree`, or RunConfig's default when the tree has none."""
+    node: Any = tree
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            value: Any = RunConfig()
+            for attr in dotted.split("."):
+                value = getattr(value, attr)
+            return value
+        node = node[part]
+    return node
+
+
+def _check_tie(tree: dict[str, Any], key: str, value: Any) -> None:
+    """A verl key accepted only when it equals our setting of the same thing."""
+    target = VERL_KEY_MAP[key]
+    ours = _tree_value(tree, target)
+    same = value == ours
+    if isinstance(value, str) and isinstance(ours, str):  # the same folder, spelled twice
+        same = os.path.normpath(os.path.expanduser(value)) == os.path.normpath(
+            os.path.expanduser(ours)
+        )
+    if not same:
+        raise ConfigError(
+            f"verl override {key}={value!r} differs from {target}={ours!r}: {VERL_TIES[key]} "
+            "(see docs/from-verl.md)"
+        )

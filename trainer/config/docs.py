@@ -13,6 +13,7 @@ from trainer.config.paths import PathKind
 from trainer.config.presets import PRESETS
 from trainer.config.schema import RunConfig
 from trainer.config.verl import VERL_KEY_MAP
+from trainer.config.verl_keys import VERL_RULES
 from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS
 
 HEADER = """# Run configuration reference
@@ -94,7 +95,8 @@ def render_config_docs() -> str:
     out.append("| verl key | RL Studio key |")
     out.append("|---|---|")
     for verl_key, ours in sorted(VERL_KEY_MAP.items()):
-        out.append(f"| `{verl_key}` | {f'`{ours}`' if ours else '(accepted, no effect)'} |")
+        if ours:  # clip_ratio ("") has its own row below
+            out.append(f"| `{verl_key}` | `{ours}` |")
     out.append(
         "| `actor_rollout_ref.actor.clip_ratio` | `actor.clip_ratio_low` and "
         "`actor.clip_ratio_high` |"
@@ -102,4 +104,22 @@ def render_config_docs() -> str:
     for verl_key, ours in sorted(VERL_MULTI_TURN_KEYS.items()):
         target = f"`{ours}`" if ours else "see docs/multi-turn.md"
         out.append(f"| `{verl_key}` | {target} |")
+    for kind, title in (("ignored", "accepted, no effect"), ("refused", "refused")):
+        out.append(f"\n## verl overrides {title}\n")
+        out.append("A key ending in `.` stands for every key below it. " + _KIND_NOTES[kind])
+        out.append("\n| verl key | why |")
+        out.append("|---|---|")
+        for verl_key, rule in sorted(VERL_RULES.items()):
+            if rule.kind == kind:
+                accepts = ", ".join(f"`{a!r}`" for a in rule.accepts)
+                note = f" (accepted: {accepts})" if accepts else ""
+                out.append(f"| `{verl_key}` | {rule.reason}{note} |")
     return "\n".join(out) + "\n"
+
+
+_KIND_NOTES = {
+    "ignored": "Each is reported once, with its reason, by `python -m trainer check`, in "
+    "the run's log and in the studio's config check.",
+    "refused": "The error names the key and the reason; the values listed as accepted are "
+    "what RL Studio does anyway, so those are reported as ignored instead.",
+}

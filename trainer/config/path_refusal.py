@@ -10,10 +10,15 @@ from typing import Any
 
 from trainer.config.overrides import ConfigError, ConfigIssue
 from trainer.config.paths import PathKind, path_fields, path_values
+from trainer.config.verl import classify
 from trainer.config.verl_tools import MT
 
 # verl keys whose value is a file that the translation would read.
 VERL_FILE_KEYS = {f"{MT}.tool_config_path": "rollout.multi_turn.environment"}
+# verl keys that name a server path and set no path field of ours (those are refused by
+# `refuse_paths` once translated): the critic's model must be the actor's, so it is
+# chosen with the run's model.
+VERL_PATH_KEYS = {"critic.model.path": "model"}
 
 # What a studio user chooses instead of each kind of path.
 INSTEAD: dict[str, str] = {
@@ -49,8 +54,14 @@ def refuse_paths(tree: dict[str, Any]) -> None:
         raise ConfigError("; ".join(f"{i.path}: {i.message}" for i in issues), issues)
 
 
-def refuse_file_keys(verl_keys: list[str]) -> None:
-    """verl keys that would make the translator read a file, refused before it does."""
+def _verl_path_resource(key: str) -> str:
+    found = classify(key)
+    return VERL_PATH_KEYS.get(key) or (found.server_path if found else "")
+
+
+def refuse_file_keys(verl_pairs: list[tuple[str, Any]]) -> None:
+    """verl keys that would make the translator read a file, refused before it does, and
+    verl keys that name a server path where no field of ours does (ignored ones too)."""
     issues = [
         ConfigIssue(
             key,
@@ -58,8 +69,18 @@ def refuse_file_keys(verl_keys: list[str]) -> None:
             f"`{VERL_FILE_KEYS[key]}` to a built-in environment instead.",
             "server_path",
         )
-        for key in verl_keys
+        for key, _ in verl_pairs
         if key in VERL_FILE_KEYS
+    ]
+    issues += [
+        ConfigIssue(
+            key,
+            "Names a file or folder on the server, which a request may not do; "
+            f"{INSTEAD[_verl_path_resource(key)]}.",
+            "server_path",
+        )
+        for key, value in verl_pairs
+        if _verl_path_resource(key) and value is not None and value != []
     ]
     if issues:
         raise ConfigError("; ".join(f"{i.path}: {i.message}" for i in issues), issues)

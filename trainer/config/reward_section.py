@@ -3,12 +3,13 @@ their weights in the combined reward, and where each reward model runs."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from trainer.config.paths import RewardCodePath, RewardModelPath
 from trainer.config.resources_section import WorkerResources
+from trainer.config.reward_kwargs import MAX_KWARGS_BYTES, kwargs_problem
 from trainer.config.section import Dtype, Section
 
 # A few judges at most: each is a full forward pass over every response of every step.
@@ -66,6 +67,13 @@ class RewardConfig(Section):
         None, description="Python file defining the reward function (verl signature)."
     )
     custom_name: str = Field("compute_score", description="Function name in `custom_path`.")
+    kwargs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keyword arguments passed to every call of the reward function (verl's "
+        "`custom_reward_function.reward_kwargs`), JSON values of at most "
+        f"{MAX_KWARGS_BYTES} bytes in all; e.g. `reward.kwargs={{format_score: 0.1}}`. "
+        "Built-ins take theirs too (`gsm8k`: `method`, `format_score`, `score`).",
+    )
     executor: Literal["inprocess", "sandbox"] = Field(
         "sandbox",
         description="Run rewards in the sandbox pool, or `inprocess`: inside the trainer "
@@ -89,6 +97,14 @@ class RewardConfig(Section):
         "e.g. `reward.extra_models=[{path: var/judge, name: judge, weight: 0.5}]`. Each needs "
         "a `path`. verl has one reward model, so they have no verl counterpart.",
     )
+
+    @field_validator("kwargs")
+    @classmethod
+    def _check_kwargs(cls, kwargs: dict[str, Any]) -> dict[str, Any]:
+        problem = kwargs_problem(kwargs)
+        if problem:
+            raise ValueError(problem)
+        return kwargs
 
     def model_sections(self) -> list[tuple[str, RewardModelConfig]]:
         """Every reward model in use with its config path: `reward.model` when its path is

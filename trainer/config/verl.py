@@ -1,15 +1,19 @@
 """Accept the command-line overrides verl users already type.
 
-`translate_verl_overrides` maps verl's dotted keys onto RunConfig's and returns
-the ones it cannot translate, so the CLI can list them instead of guessing.
+Every key of verl's trainer config is mapped (here: `VERL_KEY_MAP` and the rules beside
+it), ignored or refused (trainer.config.verl_keys), and `classify` says which.
+`translate_verl` turns verl's overrides into ours, lists the ignored ones with their
+reasons, and names the refused ones with theirs, so the CLI never guesses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from trainer.config.overrides import ConfigError
+from trainer.config.verl_keys import TARGET_RULE, VERL_RULES
 from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS, translate_multi_turn
 
 _AR = "actor_rollout_ref"
@@ -24,21 +28,31 @@ VERL_KEY_MAP: dict[str, str] = {
     "data.train_batch_size": "data.train_batch_size",
     "data.val_batch_size": "data.val_batch_size",
     "data.shuffle": "data.shuffle",
-    "data.filter_overlong_prompts": "",  # always on in RL Studio: accepted, nothing to set
-    "data.truncation": "",
     "data.seed": "trainer.seed",
+    "data.val_max_samples": "data.max_val_samples",  # -1 (all): ours keeps its cap
     f"{_AR}.model.path": "model.path",
     f"{_AR}.model.enable_gradient_checkpointing": "model.gradient_checkpointing",
     f"{_AR}.model.lora_rank": "actor.lora.rank",
     f"{_AR}.model.lora_alpha": "actor.lora.alpha",
     f"{_AR}.model.target_modules": "actor.lora.target_modules",
-    f"{_AR}.model.use_shm": "",  # verl's LoRA loading tweaks: nothing to set here
-    f"{_AR}.rollout.load_format": "",
     f"{_AR}.actor.optim.lr": "actor.optim.lr",
     f"{_AR}.actor.optim.weight_decay": "actor.optim.weight_decay",
     f"{_AR}.actor.optim.lr_warmup_steps": "actor.optim.warmup_steps",
     f"{_AR}.actor.optim.min_lr_ratio": "actor.optim.min_lr_ratio",
     f"{_AR}.actor.optim.warmup_style": "actor.optim.schedule",
+    f"{_AR}.actor.optim.lr_scheduler_type": "actor.optim.schedule",
+    f"{_AR}.actor.optim.betas": "actor.optim.betas",
+    f"{_AR}.actor.optim.clip_grad": "actor.optim.grad_clip",
+    # The actor's FSDP2 offload: one switch for parameters, gradients and optimizer state
+    # (and the reference and critic), on when any of verl's is (`_actor_offload`).
+    f"{_AR}.actor.fsdp_config.param_offload": "actor.cpu_offload",
+    f"{_AR}.actor.fsdp_config.optimizer_offload": "actor.cpu_offload",
+    f"{_AR}.actor.fsdp_config.offload_policy": "actor.cpu_offload",
+    f"{_AR}.actor.fsdp_config.model_dtype": "model.dtype",
+    # A token budget per micro-batch, when use_dynamic_bsz is on (`_token_budget`).
+    f"{_AR}.actor.use_dynamic_bsz": "actor.max_tokens_per_micro_batch",
+    f"{_AR}.actor.ppo_max_token_len_per_gpu": "actor.max_tokens_per_micro_batch",
+    f"{_AR}.nccl_timeout": "resources.worker_timeout_s",  # also the collectives' timeout
     f"{_AR}.actor.grad_clip": "actor.optim.grad_clip",
     f"{_AR}.actor.ppo_epochs": "actor.ppo_epochs",
     f"{_AR}.actor.ppo_mini_batch_size": "actor.ppo_mini_batch_size",
@@ -61,9 +75,20 @@ VERL_KEY_MAP: dict[str, str] = {
     f"{_AR}.rollout.response_length": "rollout.max_new_tokens",
     f"{_AR}.rollout.val_kwargs.temperature": "rollout.val_temperature",
     f"{_AR}.rollout.val_kwargs.n": "rollout.val_n",
+    f"{_AR}.rollout.max_num_seqs": "rollout.micro_batch_size",  # sequences per engine call
     "critic.optim.lr": "critic.optim.lr",
     "critic.cliprange_value": "critic.cliprange_value",
     "critic.ppo_epochs": "critic.ppo_epochs",
+    "critic.grad_clip": "critic.optim.grad_clip",
+    "critic.optim.clip_grad": "critic.optim.grad_clip",
+    "critic.optim.lr_warmup_steps": "critic.optim.warmup_steps",
+    "critic.optim.warmup_style": "critic.optim.schedule",
+    "critic.optim.lr_scheduler_type": "critic.optim.schedule",
+    # RL Studio's critic is a value head on the actor's model (trainer.state: ValueModel
+    # from model.path), with the actor's mini-batches: these are accepted when they equal
+    # the actor's and refused otherwise (`VERL_TIES`).
+    "critic.model.path": "model.path",
+    "critic.ppo_mini_batch_size": "actor.ppo_mini_batch_size",
     "algorithm.adv_estimator": "algorithm.adv_estimator",
     "algorithm.norm_adv_by_std_in_grpo": "algorithm.norm_adv_by_std_in_grpo",
     "algorithm.gamma": "algorithm.gamma",
@@ -83,27 +108,34 @@ VERL_KEY_MAP: dict[str, str] = {
     "trainer.val_before_train": "trainer.val_before_train",
     "trainer.experiment_name": "trainer.experiment_name",
     "trainer.default_local_dir": "checkpoint.dir",
-    "trainer.n_gpus_per_node": "",  # resources come from the run's resource request
-    "trainer.nnodes": "",
-    "trainer.logger": "",
-    "trainer.project_name": "",
-    "reward_model.enable": "",  # a reward model is used when its path is set
+    "trainer.max_actor_ckpt_to_keep": "checkpoint.keep_last",
+    "trainer.resume_mode": "checkpoint.resume",
+    "trainer.device": "resources.device",
+    "trainer.logger": "logging.console",  # on when the list names `console`
     "reward_model.model.path": "reward.model.path",
-    "reward_model.model.input_tokenizer": "",  # it reads prompt + response as text
-    "reward_model.model.trust_remote_code": "",  # never: local folders, no remote code
     "reward_model.micro_batch_size_per_gpu": "reward.model.batch_size",
     "reward_model.micro_batch_size": "reward.model.batch_size",
     "reward_model.max_length": "reward.model.max_length",
-    "reward_model.strategy": "",
     # Its own resource pool: our worker group with one GPU per worker, as many workers
     # as the pool's GPUs (n_gpus_per_node x nnodes: `_reward_model_pool`).
     "reward_model.enable_resource_pool": "reward.model.placement",
     "reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
     "reward_model.nnodes": "reward.model.resources.num_workers",
-    "reward_model.reward_manager": "",  # batch functions are recognised by signature
     "custom_reward_function.path": "reward.custom_path",
     "custom_reward_function.name": "reward.custom_name",
+    # verl 0.9's `reward` section spells the same settings again.
+    "reward.custom_reward_function.path": "reward.custom_path",
+    "reward.custom_reward_function.name": "reward.custom_name",
+    "reward.reward_model.model_path": "reward.model.path",
+    "reward.reward_model.enable_resource_pool": "reward.model.placement",
+    "reward.reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
+    "reward.reward_model.nnodes": "reward.model.resources.num_workers",
+    "custom_reward_function.reward_kwargs": "reward.kwargs",
 }
+
+SKIP: Any = object()  # a value that sets nothing (verl's spelling of "the default")
+_KL_NAMES: dict[str, str] = {"kl": "k1", "mse": "k2"}
+_DTYPES: dict[str, str] = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
 # Values whose spelling differs between verl and RL Studio.
 _VALUE_MAP: dict[str, Callable[[Any], Any]] = {
@@ -112,9 +144,49 @@ _VALUE_MAP: dict[str, Callable[[Any], Any]] = {
     # verl takes `all-linear` or a list; ours is always a list.
     "actor.lora.target_modules": lambda v: [v] if isinstance(v, str) else v,
     "reward.model.placement": lambda v: "worker_group" if _is_true(v) else "colocated",
+    # verl takes one file or a list; ours is always a list.
+    "data.train_files": lambda v: [v] if isinstance(v, str) else v,
+    "data.val_files": lambda v: [v] if isinstance(v, str) else v,
+    # verl's -1 means "never" / "from the ratio" where ours says 0.
+    "actor.optim.warmup_steps": lambda v: _at_least_zero(v),
+    "critic.optim.warmup_steps": lambda v: _at_least_zero(v),
+    "checkpoint.save_every": lambda v: _at_least_zero(v),
+    "trainer.val_every": lambda v: _at_least_zero(v),
+    "rollout.top_k": lambda v: _at_least_zero(v),  # verl's -1 and our 0 both turn it off
+    # verl's -1 (all rows) / 0 (no limit): ours keeps its own bound.
+    "data.max_val_samples": lambda v: SKIP if _is_int(v) and v <= 0 else v,
+    "algorithm.dynamic_sampling.max_gen_batches": lambda v: SKIP if _is_int(v) and v <= 0 else v,
+    "algorithm.kl_penalty": lambda v: _KL_NAMES.get(v, v) if isinstance(v, str) else v,
+    "actor.kl_loss_type": lambda v: _KL_NAMES.get(v, v) if isinstance(v, str) else v,
+    "model.dtype": lambda v: _DTYPES.get(v, v) if isinstance(v, str) else v,
+    "logging.console": lambda v: "console" in v if isinstance(v, list) else v == "console",
+    "checkpoint.resume": lambda v: _resume_mode(v),
 }
 
-_RM_POOL_SIZE = ("reward_model.n_gpus_per_node", "reward_model.nnodes")
+_RM_POOL_SIZE = (
+    "reward_model.n_gpus_per_node",
+    "reward_model.nnodes",
+    "reward.reward_model.n_gpus_per_node",
+    "reward.reward_model.nnodes",
+)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _at_least_zero(value: Any) -> Any:
+    return 0 if _is_int(value) and value < 0 else value
+
+
+def _resume_mode(value: Any) -> str:
+    modes = {"auto": "auto", "disable": "never"}
+    if value not in modes:
+        raise ConfigError(
+            f"trainer.resume_mode={value!r}: RL Studio resumes from the latest checkpoint in "
+            "checkpoint.dir (auto) or not at all (disable); resume_path is not supported"
+        )
+    return modes[value]
 
 
 def _is_true(value: Any) -> bool:
@@ -125,7 +197,8 @@ def _reward_model_pool(sizes: dict[str, Any]) -> list[tuple[str, Any]]:
     """verl's reward-model pool of n_gpus_per_node x nnodes GPUs as our worker group: one
     GPU per worker (a size left out counts 1)."""
     workers = 1
-    for key in _RM_POOL_SIZE:
+    for suffix in ("n_gpus_per_node", "nnodes"):
+        key = next((k for k in sizes if k.endswith(suffix)), suffix)
         value = sizes.get(key, 1)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError(f"{key}={value!r}: a whole number of at least 1 is expected")
@@ -136,39 +209,155 @@ def _reward_model_pool(sizes: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
+# verl keys accepted only when they equal our setting of the same thing (see the comment
+# at "critic.model.path" in VERL_KEY_MAP): checked on the composed config.
+VERL_TIES: dict[str, str] = {
+    "critic.model.path": "RL Studio's critic is a value head on the actor's model "
+    "(trainer.state, trainer.distributed.worker: ValueModel from model.path), so it "
+    "starts from the actor's model; drop the key or give it the actor's path",
+    "critic.ppo_mini_batch_size": "RL Studio's critic updates on the actor's mini-batches "
+    "(trainer.step); drop the key or give it the actor's ppo_mini_batch_size",
+}
+
+# Keys translated together: offload (any switch on), the token budget (only with
+# use_dynamic_bsz) and the reward model's pool (n_gpus_per_node x nnodes).
+_OFFLOAD = tuple(k for k, v in VERL_KEY_MAP.items() if v == "actor.cpu_offload")
+_TOKEN_BUDGET = (f"{_AR}.actor.use_dynamic_bsz", f"{_AR}.actor.ppo_max_token_len_per_gpu")
+_VERL_TOKEN_BUDGET = 16384  # verl's ppo_max_token_len_per_gpu when it is left out
+_GROUPED = (*_OFFLOAD, *_TOKEN_BUDGET, *_RM_POOL_SIZE)
+# Prefixes only verl uses: a key under them that is not classified is named as having
+# no equivalent (instead of being called an unknown key of ours).
+_VERL_ONLY = (f"{_AR}.", "custom_reward_function.", "reward_model.")
+
+Kind = Literal["mapped", "ignored", "refused"]
+
+
+@dataclass(frozen=True)
+class Classified:
+    kind: Kind
+    reason: str = ""
+    accepts: tuple[Any, ...] = ()
+    server_path: str = ""
+
+
+@dataclass(frozen=True)
+class IgnoredKey:
+    """A verl override that is accepted and has no effect here, with the reason."""
+
+    key: str
+    value: Any
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.key}={self.value!r} is ignored: {self.reason}"
+
+
+@dataclass
+class VerlTranslation:
+    pairs: list[tuple[str, Any]] = field(default_factory=list)
+    ignored: list[IgnoredKey] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # "key=value: why"
+    unknown: list[str] = field(default_factory=list)  # under verl's prefixes, unclassified
+    ties: list[tuple[str, Any]] = field(default_factory=list)  # (VERL_TIES key, value)
+
+
+def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
+    """What RL Studio does with verl's `key`: the one classification (mapped keys from
+    VERL_KEY_MAP and `rollout.multi_turn`'s map, or named alike in `ours`, the schema's
+    dotted paths; the rest from trainer.config.verl_keys). None: not a key we know."""
+    if key in VERL_KEY_MAP or key in VERL_MULTI_TURN_KEYS or key in ours:
+        return Classified("mapped")
+    rule = VERL_RULES.get(key)
+    if rule is None:
+        prefixes = [p for p in VERL_RULES if p.endswith(".") and key.startswith(p)]
+        rule = VERL_RULES[max(prefixes, key=len)] if prefixes else None
+    if rule is None and key.rpartition(".")[2] == "_target_":
+        rule = TARGET_RULE
+    if rule is None:
+        return None
+    return Classified(rule.kind, rule.reason, rule.accepts, rule.server_path)
+
+
 def is_verl_key(key: str) -> bool:
-    return (
-        key.startswith((f"{_AR}.", "custom_reward_function.", "reward_model."))
-        or key in VERL_KEY_MAP
-    )
+    return classify(key) is not None or key.startswith(_VERL_ONLY)
+
+
+def _accepted(value: Any, accepts: tuple[Any, ...]) -> bool:
+    # True is not 1 here, nor False 0: `critic_warmup=False` is not a count.
+    return any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in accepts)
+
+
+def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
+    """Translate verl's (key, value) overrides: what they set here, what is ignored and
+    why, what is refused and why, and the keys that must equal our settings."""
+    out = VerlTranslation()
+    grouped: dict[str, Any] = {}
+    seen: set[str] = set()
+    for key, value in pairs:
+        found = classify(key)
+        if found is None:
+            out.unknown.append(key)
+        elif found.kind == "refused" and not _accepted(value, found.accepts):
+            out.refused.append(f"{key}={value!r}: {found.reason}")
+        elif found.kind != "mapped":
+            reason = found.reason
+            if found.kind == "refused":
+                reason = f"it is what RL Studio does (other values are refused: {reason})"
+            if key not in seen:  # reported once, however often it is given
+                out.ignored.append(IgnoredKey(key, value, reason))
+                seen.add(key)
+        elif key in VERL_TIES:
+            out.ties.append((key, value))
+        elif key in _GROUPED:
+            grouped[key] = value
+        else:
+            out.pairs += _translate_one(key, value)
+    out.pairs += _translate_groups(grouped)
+    return out
+
+
+def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
+    if key == f"{_AR}.actor.clip_ratio":
+        return [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
+    if key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
+        return translate_multi_turn(key, value)
+    target = VERL_KEY_MAP[key]
+    if value is None and target != "trainer.total_steps":
+        return []  # verl's null is its default; ours stays
+    mapped = _VALUE_MAP.get(target, lambda v: v)(value)
+    if mapped is SKIP:
+        return []
+    if target == "reward.custom_path":
+        return [("reward.function", "custom"), (target, mapped)]
+    return [(target, mapped)]
+
+
+def _translate_groups(grouped: dict[str, Any]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    offload = [grouped[k] for k in _OFFLOAD if k in grouped]
+    if offload:
+        out.append(("actor.cpu_offload", any(_is_true(v) for v in offload)))
+    if _is_true(grouped.get(_TOKEN_BUDGET[0], False)):
+        out.append(
+            ("actor.max_tokens_per_micro_batch", grouped.get(_TOKEN_BUDGET[1], _VERL_TOKEN_BUDGET))
+        )
+    pool = {k: v for k, v in grouped.items() if k in _RM_POOL_SIZE}
+    if pool:
+        out += _reward_model_pool(pool)
+    return out
+
+
+def same_name_value(key: str, value: Any) -> Any:
+    """A key verl and RL Studio spell alike, with verl's value spelling translated
+    (`algorithm.kl_penalty=kl` is our k1)."""
+    if VERL_KEY_MAP.get(key) != key:
+        return value
+    return _VALUE_MAP.get(key, lambda v: v)(value)
 
 
 def translate_verl_overrides(
     pairs: list[tuple[str, Any]],
 ) -> tuple[list[tuple[str, Any]], list[str]]:
-    """Return (translated (key, value) pairs, verl keys that have no equivalent)."""
-    translated: list[tuple[str, Any]] = []
-    unknown: list[str] = []
-    pool_sizes: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in _RM_POOL_SIZE:
-            pool_sizes[key] = value
-            continue
-        if key == f"{_AR}.actor.clip_ratio":
-            translated += [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
-            continue
-        if key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
-            translated += translate_multi_turn(key, value)
-            continue
-        if key not in VERL_KEY_MAP:
-            unknown.append(key)
-            continue
-        target = VERL_KEY_MAP[key]
-        if not target:
-            continue
-        if key == "custom_reward_function.path":
-            translated.append(("reward.function", "custom"))
-        translated.append((target, _VALUE_MAP.get(target, lambda v: v)(value)))
-    if pool_sizes:
-        translated += _reward_model_pool(pool_sizes)
-    return translated, unknown
+    """Return (translated (key, value) pairs, verl keys that cannot be used here)."""
+    out = translate_verl(pairs)
+    return out.pairs, [*out.unknown, *(r.partition("=")[0] for r in out.refused)]

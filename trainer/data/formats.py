@@ -22,12 +22,21 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from trainer.config.schema import DataConfig
+from trainer.data.read_limits import (
+    PARQUET_BATCH_ROWS,
+    Bound,
+    ReadLimitExceeded,
+    ReadLimits,
+    RowBudget,
+    check_declared,
+    longest_text_in,
+)
 
 Row = dict[str, Any]
 TableFormat = Literal["verl", "prompt_answer"]
@@ -54,6 +63,14 @@ class DataFormatError(ValueError):
         self.column = column
 
 
+class DataLimitError(DataFormatError):
+    """The file passed a `ReadLimits` bound (named by `bound`)."""
+
+    def __init__(self, path: str | Path, message: str, bound: Bound) -> None:
+        super().__init__(path, message)
+        self.bound = bound
+
+
 @dataclass(frozen=True)
 class PromptRecord:
     """One prompt of a dataset, whatever its file format."""
@@ -65,27 +82,78 @@ class PromptRecord:
     extra_info: dict[str, Any]  # passed to the reward function unchanged
 
 
-def read_rows(path: str | Path) -> list[Row]:
-    """Raw rows of a parquet, JSONL/JSON or CSV file (chosen by suffix)."""
+def read_rows(path: str | Path, limits: ReadLimits | None = None) -> list[Row]:
+    """Raw rows of a parquet, JSONL/JSON or CSV file (chosen by suffix). With `limits`
+    (untrusted uploads) every bound is checked while streaming; passing one raises
+    `DataFormatError` naming it. To refuse a file without holding its rows, `scan_rows`
+    it first."""
+    return list(iter_rows(path, RowBudget(limits)))
+
+
+def scan_rows(path: str | Path, limits: ReadLimits) -> RowBudget:
+    """Stream through the file checking `limits`, keeping nothing: memory stays at one
+    record batch (or line) however large the file decodes, so a compressed bomb is
+    refused having cost almost nothing. Returns what was counted."""
+    budget = RowBudget(limits)
+    for _ in iter_rows(path, budget):
+        pass
+    return budget
+
+
+def iter_rows(path: str | Path, budget: RowBudget) -> Iterator[Row]:
+    """The file's rows one at a time, counted against `budget`."""
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(path, "file not found")
     suffix = path.suffix.lower()
-    if suffix in PARQUET_SUFFIXES:
-        import pyarrow.parquet as pq
-
-        try:
-            rows: list[Row] = pq.read_table(path).to_pylist()
-        except Exception as exc:  # pyarrow raises several types for unreadable files
-            raise DataFormatError(path, f"not a readable parquet file ({exc})") from exc
-        return rows
-    if suffix in JSONL_SUFFIXES:
-        return _read_json_rows(path)
-    if suffix in CSV_SUFFIXES:
-        with path.open(newline="", encoding="utf-8-sig") as handle:  # -sig: Excel's BOM
-            return [dict(row) for row in csv.DictReader(handle)]
     allowed = PARQUET_SUFFIXES + JSONL_SUFFIXES + CSV_SUFFIXES
-    raise DataFormatError(path, f"unsupported file type {suffix!r}; allowed: {list(allowed)}")
+    if suffix not in allowed:
+        raise DataFormatError(path, f"unsupported file type {suffix!r}; allowed: {list(allowed)}")
+    try:
+        if budget.limits is not None and suffix not in PARQUET_SUFFIXES:
+            check_declared(path, budget.limits, is_parquet=False)
+        if suffix in PARQUET_SUFFIXES:
+            yield from _parquet_rows(path, budget)
+        elif suffix in JSONL_SUFFIXES:
+            yield from _json_rows(path, budget)
+        else:
+            yield from _csv_rows(path, budget)
+    except ReadLimitExceeded as exc:
+        raise DataLimitError(path, str(exc), exc.bound) from None
+
+
+def _parquet_rows(path: Path, budget: RowBudget) -> Iterator[Row]:
+    import pyarrow.parquet as pq
+
+    try:
+        if budget.limits is None:  # the trainer's own files: one read, no counting
+            yield from pq.read_table(path).to_pylist()
+            return
+        check_declared(path, budget.limits, is_parquet=True)
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            budget.add(batch.num_rows, batch.nbytes)
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                budget.limits.check_cell(longest_text_in(column), column=name)
+            yield from batch.to_pylist()
+    except ReadLimitExceeded:
+        raise
+    except Exception as exc:  # pyarrow raises several types for unreadable files
+        raise DataFormatError(path, f"not a readable parquet file ({exc})") from exc
+
+
+def _csv_rows(path: Path, budget: RowBudget) -> Iterator[Row]:
+    number = 0
+    with path.open(newline="", encoding="utf-8-sig") as handle:  # -sig: Excel's BOM
+        reader = csv.DictReader(handle)
+        try:
+            for row in reader:
+                number += 1
+                budget.add(1, sum(len(str(value)) for value in row.values()))
+                for column, value in row.items():
+                    budget.check_value(value, number, column)
+                yield dict(row)
+        except csv.Error as exc:  # e.g. a field over the csv module's own size limit
+            raise DataFormatError(path, f"unreadable CSV ({exc})", row=number + 1) from None
 
 
 def json_problem(exc: Exception) -> str:
@@ -97,33 +165,43 @@ def json_problem(exc: Exception) -> str:
     return str(exc).split(";")[0]  # e.g. "Exceeds the limit (4300 digits) for integer ..."
 
 
-def _read_json_rows(path: Path) -> list[Row]:
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):  # a JSON array of objects
-        try:
-            loaded = json.loads(text)
-        except (ValueError, RecursionError) as exc:  # also: a huge number, deep nesting
-            raise DataFormatError(path, f"invalid JSON ({json_problem(exc)})") from None
-        items = list(enumerate(loaded, start=1))
-    else:
-        items = []
-        for number, line in enumerate(text.splitlines(), start=1):
+def _json_items(path: Path, budget: RowBudget) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        if handle.read(4096).lstrip().startswith("["):
+            # A JSON array of objects is parsed whole: its size on disk, checked against
+            # the decoded-size bound before this, is what it costs.
+            handle.seek(0)
+            try:
+                loaded = json.loads(handle.read())
+            except (ValueError, RecursionError) as exc:  # also: a huge number, deep nesting
+                raise DataFormatError(path, f"invalid JSON ({json_problem(exc)})") from None
+            for number, item in enumerate(loaded, start=1):
+                budget.add(1, 0)
+                budget.check_value(item, number)
+                yield number, item
+            return
+        handle.seek(0)
+        for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            budget.add(1, len(line))
             try:
-                items.append((number, json.loads(line)))
+                item = json.loads(line)
             except (ValueError, RecursionError) as exc:  # also: a huge number, deep nesting
                 raise DataFormatError(
                     path, f"line {number}: invalid JSON ({json_problem(exc)})"
                 ) from None
-    rows: list[Row] = []
-    for number, item in items:
+            budget.check_value(item, number)
+            yield number, item
+
+
+def _json_rows(path: Path, budget: RowBudget) -> Iterator[Row]:
+    for number, item in _json_items(path, budget):
         if not isinstance(item, dict):
             raise DataFormatError(
                 path, f"item {number}: expected a JSON object, got {type(item).__name__}"
             )
-        rows.append(item)
-    return rows
+        yield item
 
 
 def columns_of(rows: Iterable[Row]) -> set[str]:

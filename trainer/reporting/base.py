@@ -24,6 +24,9 @@ class SampleRecord:
     ground_truth: str
     score: float
     components: dict[str, float] = field(default_factory=dict)
+    # The reward's extra info: its dict return's strings, None, lists and dicts (verl's
+    # reward_extra_info), at most trainer.rewards.contract.MAX_EXTRA_BYTES of JSON.
+    reward_extra: dict[str, Any] = field(default_factory=dict)
     advantage: float = 0.0
     prompt_length: int = 0
     response_length: int = 0

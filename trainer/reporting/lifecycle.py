@@ -1,5 +1,8 @@
 """How a reported run ends: succeeded, failed (with the traceback's tail) or cancelled.
 
+A failure is also written to the run's log, at level error: the status detail becomes the
+run's `last_error`, but the log is where a user reads what the trainer said.
+
 Ray's `stop_job` sends SIGTERM, then SIGKILL 3 s later (RAY_JOB_STOP_WAIT_TIME_S). While
 training runs, SIGTERM raises `RunCancelled` in the main thread, so the run reports
 `cancelled` and flushes within `logging.cancel_flush_timeout_s` before that SIGKILL.
@@ -94,7 +97,9 @@ def run_reported(train: Callable[[], object], reporter: MultiReporter, cfg: Logg
             reporter.close()
             return int(EXIT_INTERRUPTED)
         except Exception:
-            reporter.status("failed", error_tail())
+            tail = error_tail()
+            reporter.log("error", tail)
+            reporter.status("failed", tail)
             reporter.close()
             raise
         reporter.close()

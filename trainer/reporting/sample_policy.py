@@ -142,6 +142,7 @@ def to_record(
         ground_truth=str(sample.prompt.ground_truth),
         score=sample.score if math.isfinite(sample.score) else 0.0,
         components=dict(sample.reward.components),
+        reward_extra=dict(sample.reward.extra),
         advantage=advantage if math.isfinite(advantage) else 0.0,
         prompt_length=len(sample.prompt.prompt_ids),
         response_length=len(sample.completion.token_ids),

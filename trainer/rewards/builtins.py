@@ -27,6 +27,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "countdown",
     "format_regex",
     "length_penalty",
+    "verl_default",
 )
 
 
@@ -52,6 +53,8 @@ boxed_math = BUILTIN_REWARDS["boxed_math"]
 countdown = BUILTIN_REWARDS["countdown"]
 format_regex = BUILTIN_REWARDS["format_regex"]
 length_penalty = BUILTIN_REWARDS["length_penalty"]
+# verl's default_compute_score: a scorer per data_source (templates/verl_default.py).
+verl_default = BUILTIN_REWARDS["verl_default"]
 
 
 def _unknown(name: str, choices: tuple[str, ...] = BUILTIN_NAMES) -> KeyError:

@@ -3,10 +3,13 @@
 A reward function has verl's signature
 ``compute_score(data_source, solution_str, ground_truth, extra_info, **kw)`` (or verl's
 batch form: the same arguments as lists, returning a list of the same length) and returns
-a finite number, or a dict with a finite ``"score"`` plus other finite numeric
-components (charted separately). Anything else becomes an error result with a reason
-and score 0.0, so one bad sample never crashes a run; the run fails instead when a
-batch's error rate exceeds ``reward.max_error_rate``.
+a finite number, or a dict with a finite ``"score"`` plus other keys, as verl's reward
+managers read them: numbers and booleans are components (charted separately); strings,
+None and small lists or dicts are the sample's extra info (kept with it, at most
+``MAX_EXTRA_BYTES`` of JSON). ``reward.kwargs`` reach the function as keyword
+arguments, as verl's ``custom_reward_function.reward_kwargs`` do. Anything else becomes
+an error result with a reason and score 0.0, so one bad sample never crashes a run; the
+run fails instead when a batch's error rate exceeds ``reward.max_error_rate``.
 
 This module is imported by the studio and by sandboxed children: stdlib only.
 """
@@ -19,6 +22,7 @@ from typing import Any, Protocol
 from trainer.rewards.errors import InvalidReturn
 from trainer.rewards.sandbox.values import (
     MAX_COMPONENTS,
+    MAX_EXTRA_BYTES,
     as_finite_float,
     escape_text,
     parse_return,
@@ -28,6 +32,7 @@ from trainer.rewards.sandbox.values import (
 __all__ = [
     "BATCH_CHUNK_SIZE",
     "MAX_COMPONENTS",
+    "MAX_EXTRA_BYTES",
     "InvalidReturn",
     "RewardRequest",
     "RewardResult",
@@ -62,7 +67,8 @@ class RewardResult:
     """The outcome of one reward call.
 
     ``error`` is empty on success; otherwise it says why the call failed and ``score``
-    is 0.0. ``components`` holds the extra keys of a dict return (not ``score``).
+    is 0.0. ``components`` holds the numeric and boolean keys of a dict return (not
+    ``score``); ``extra`` its other keys (strings, None, small lists and dicts).
     ``output`` is what the function printed (sandbox only, capped).
     """
 
@@ -74,6 +80,7 @@ class RewardResult:
     # Several reward sources combined (trainer.reward_sources): each one's unweighted
     # score by name; `score` is their weighted sum.
     sources: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -113,17 +120,27 @@ def error_rate(results: list[RewardResult]) -> float:
 def normalise(value: Any) -> RewardResult:
     """Turn a user function's return value into a `RewardResult` (an error one if invalid)."""
     try:
-        score, components = parse_return(value)
+        score, components, extra = parse_return(value)
     except InvalidReturn as exc:
         return error_result(f"invalid return: {exc}")
-    return RewardResult(score=score, components=components)
+    return RewardResult(score=score, components=components, extra=extra)
 
 
 def result_to_wire(result: RewardResult) -> dict[str, Any]:
-    return {"score": result.score, "components": result.components, "error": result.error}
+    return {
+        "score": result.score,
+        "components": result.components,
+        "extra": result.extra,
+        "error": result.error,
+    }
 
 
 def result_from_wire(obj: Any) -> RewardResult:
     """Re-validate a result that crossed a process boundary (it may come from hostile code)."""
     clean = validate_wire(obj)
-    return RewardResult(score=clean["score"], components=clean["components"], error=clean["error"])
+    return RewardResult(
+        score=clean["score"],
+        components=clean["components"],
+        error=clean["error"],
+        extra=clean["extra"],
+    )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from trainer.config.reward_kwargs import kwargs_problem
 from trainer.rewards.contract import (
     BATCH_CHUNK_SIZE,
     RewardRequest,
@@ -31,11 +32,16 @@ class InProcessScorer:
         fn: Callable[..., Any] | None,
         batch_fn: Callable[..., Any] | None = None,
         chunk_size: int = BATCH_CHUNK_SIZE,
+        kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         if fn is None and batch_fn is None:
             raise ValueError("InProcessScorer needs a reward function or a batch function")
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+        self.kwargs = dict(kwargs or {})  # reward.kwargs: passed to every call
+        problem = kwargs_problem(self.kwargs)
+        if problem:
+            raise ValueError(problem)
         self.fn = fn
         self.batch_fn = batch_fn
         self.chunk_size = chunk_size
@@ -58,6 +64,7 @@ class InProcessScorer:
                 solution_str=request.solution_str,
                 ground_truth=request.ground_truth,
                 extra_info=request.extra_info,
+                **self.kwargs,
             )
             result = normalise(value)
         except Exception as exc:
@@ -88,6 +95,7 @@ class InProcessScorer:
                 solution_strs=[r.solution_str for r in requests],
                 ground_truths=[r.ground_truth for r in requests],
                 extra_infos=[r.extra_info for r in requests],
+                **self.kwargs,
             )
         except Exception as exc:
             return None, f"exception: {describe_exception(exc)}"

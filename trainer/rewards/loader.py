@@ -60,7 +60,7 @@ class LoadedReward:
 
 
 def check_source(
-    code: str, function_name: str = "compute_score", filename: str = "<reward>"
+    code: str, function_name: str = "compute_score", filename: str = "reward.py"
 ) -> SourceInfo:
     """Static checks; raises `RewardCodeError` with a line number where there is one."""
     size = len(code.encode("utf-8", errors="surrogatepass"))
@@ -130,7 +130,7 @@ def bind_reward(namespace: dict[str, Any], function_name: str) -> LoadedReward:
 
 
 def load_reward(
-    code: str, function_name: str = "compute_score", filename: str = "<reward>"
+    code: str, function_name: str = "compute_score", filename: str = "reward.py"
 ) -> LoadedReward:
     """Check and execute trusted code in this process; returns its reward function(s)."""
     check_source(code, function_name, filename)

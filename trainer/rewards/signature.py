@@ -97,7 +97,7 @@ def check_callable(fn: Any, name: str, args: tuple[str, ...]) -> None:
         )
 
 
-def describe_exception(exc: BaseException, filename: str = "<reward>") -> str:
+def describe_exception(exc: BaseException, filename: str = "reward.py") -> str:
     """``ValueError: bad input (line 7)``: the traceback's last line plus the user's line."""
     message = str(exc)
     if len(message) > 500:

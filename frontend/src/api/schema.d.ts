@@ -177,8 +177,12 @@ export interface paths {
          * @description Upload a new version (multipart). Parquet, JSONL and CSV are validated against
          *     the verl format or the given column mapping and stored as parquet; errors name
          *     the row and column. Versions are immutable. A large upload (over
-         *     RLSTUDIO_ASYNC_IMPORT_BYTES, 32 MiB by default) is imported in the background:
-         *     202 with the import, whose progress the dataset's `imports` show.
+         *     RLSTUDIO_ASYNC_IMPORT_BYTES of decoded data, 8 MiB by default; a parquet file's
+         *     footer says how much it decodes to) is imported in the background: 202 with the
+         *     import, whose progress the dataset's `imports` show. An upload that passes the
+         *     import bounds (decoded size, rows, characters in one value, time) is refused
+         *     with a 400 naming the bound, before its data is decoded where the file
+         *     declares it.
          */
         post: operations["datasets_versions_create"];
         delete?: never;
@@ -230,6 +234,26 @@ export interface paths {
         };
         /** @description A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0. */
         get: operations["datasets_versions_preview_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{id}/diff/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Rows added, removed and changed from version `from` to `to` (one page of them),
+         *     their counts, and the columns added, removed or retyped.
+         */
+        get: operations["datasets_diff_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -331,6 +355,66 @@ export interface paths {
          *     records already stored under their (attempt, seq) are skipped.
          */
         post: operations["ingest_runs_records_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Your open invitations (to your username, not expired): accept or decline each.
+         *     Another user's invitation is 404 here.
+         */
+        get: operations["invitations_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{id}/accept/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Join the project with the invited role (an existing membership keeps its role).
+         *     Answers the closed invitation, which names the project.
+         */
+        post: operations["invitations_accept_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{id}/decline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Your open invitations (to your username, not expired): accept or decline each.
+         *     Another user's invitation is 404 here.
+         */
+        post: operations["invitations_decline_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -481,6 +565,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{slug}/invitations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Open invitations (owners only), or invite a username. The answer is the same
+         *     (201, the invitation) whether or not an account has that username; inviting the
+         *     same name again refreshes its invitation.
+         */
+        get: operations["projects_invitations_list"];
+        put?: never;
+        /**
+         * @description Open invitations (owners only), or invite a username. The answer is the same
+         *     (201, the invitation) whether or not an account has that username; inviting the
+         *     same name again refreshes its invitation.
+         */
+        post: operations["projects_invitations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{slug}/invitations/{invitation_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Revoke an open invitation (owners only). */
+        delete: operations["projects_invitations_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/projects/{slug}/members/": {
         parameters: {
             query?: never;
@@ -488,11 +615,34 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description List members (any role) or add/change one (owners only). */
+        /**
+         * @description List members (any role) or change a member's role (owners only). Someone who
+         *     isn't a member is invited instead (`invitations`), and must accept.
+         */
         get: operations["projects_members_list"];
         put?: never;
-        /** @description List members (any role) or add/change one (owners only). */
+        /**
+         * @description List members (any role) or change a member's role (owners only). Someone who
+         *     isn't a member is invited instead (`invitations`), and must accept.
+         */
         post: operations["projects_members_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/queue/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The project's share of the run queue. Viewers and up. */
+        get: operations["queue_retrieve"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1278,37 +1428,43 @@ export interface components {
     schemas: {
         ApiToken: {
             readonly id: number;
-            name: string;
+            readonly name: string;
             readonly prefix: string;
+            /** @description read: every GET its user may make (always included); write: any POST, PUT, PATCH or DELETE; members: owner actions (members, invitations, the project itself; needs write). */
+            readonly scopes: components["schemas"]["TokenScopeEnum"][];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
-            expires_at?: string | null;
+            readonly expires_at: string | null;
             /** Format: date-time */
             readonly revoked_at: string | null;
             /** Format: date-time */
             readonly last_used_at: string | null;
         };
+        ApiTokenCreateRequest: {
+            name: string;
+            /** @description read: every GET its user may make (always included); write: any POST, PUT, PATCH or DELETE; members: owner actions (members, invitations, the project itself; needs write). Default: read and write. */
+            scopes?: components["schemas"]["TokenScopeEnum"][];
+            /** Format: date-time */
+            expires_at?: string | null;
+        };
         /** @description The creation response: the only time the secret is returned. */
         ApiTokenCreated: {
             readonly id: number;
-            name: string;
+            readonly name: string;
             readonly prefix: string;
+            /** @description read: every GET its user may make (always included); write: any POST, PUT, PATCH or DELETE; members: owner actions (members, invitations, the project itself; needs write). */
+            readonly scopes: components["schemas"]["TokenScopeEnum"][];
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
-            expires_at?: string | null;
+            readonly expires_at: string | null;
             /** Format: date-time */
             readonly revoked_at: string | null;
             /** Format: date-time */
             readonly last_used_at: string | null;
             /** @description Shown once, at creation. */
             readonly token: string;
-        };
-        ApiTokenRequest: {
-            name: string;
-            /** Format: date-time */
-            expires_at?: string | null;
         };
         Attempt: {
             number: number;
@@ -1379,6 +1535,21 @@ export interface components {
             /** @description Arrow type of the column in the stored parquet. */
             type: string;
         };
+        ColumnChange: {
+            name: string;
+            change: components["schemas"]["ColumnChangeChangeEnum"];
+            /** @description Its type in `from` (null: absent). */
+            before: string | null;
+            /** @description Its type in `to` (null: absent). */
+            after: string | null;
+        };
+        /**
+         * @description * `added` - added
+         *     * `removed` - removed
+         *     * `type_changed` - type_changed
+         * @enum {string}
+         */
+        ColumnChangeChangeEnum: "added" | "removed" | "type_changed";
         ColumnMapping: {
             /** @description Column holding the prompt. */
             prompt_key: string;
@@ -1481,6 +1652,8 @@ export interface components {
             config?: {
                 [key: string]: unknown;
             };
+            /** @description verl overrides accepted with no effect here (speed-only settings, ...), each once with the reason; when valid. */
+            ignored?: components["schemas"]["IgnoredOverride"][];
             /** @description Messages by config path, e.g. {"config.actor.optim.lr": [...]}. */
             errors?: {
                 [key: string]: string[];
@@ -1505,6 +1678,17 @@ export interface components {
             name: string;
             /** @default  */
             description: string;
+        };
+        DatasetDiff: {
+            from_number: number;
+            to_number: number;
+            columns: components["schemas"]["ColumnChange"][];
+            counts: components["schemas"]["DiffCounts"];
+            /** @description Rows of the asked kind of change, all pages. */
+            total: number;
+            offset: number;
+            limit: number;
+            rows: components["schemas"]["RowChange"][];
         };
         /** @description A large upload being imported in the background. */
         DatasetImport: {
@@ -1623,6 +1807,12 @@ export interface components {
          * @enum {string}
          */
         DetectedColumnsDataFormatEnum: "verl" | "prompt_answer";
+        DiffCounts: {
+            added: number;
+            removed: number;
+            changed: number;
+            unchanged: number;
+        };
         Evidence: {
             /** @description First step of the window that raised it. */
             step_min: number;
@@ -1678,10 +1868,11 @@ export interface components {
          *     * `countdown` - countdown
          *     * `format_regex` - format_regex
          *     * `length_penalty` - length_penalty
+         *     * `verl_default` - verl_default
          *     * `exact_match_batch` - exact_match_batch
          * @enum {string}
          */
-        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "exact_match_batch";
+        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default" | "exact_match_batch";
         GroupSummary: {
             group_id: string;
             samples: number;
@@ -1724,6 +1915,12 @@ export interface components {
             /** Format: double */
             high: number;
             count: number;
+        };
+        IgnoredOverride: {
+            /** @description The verl override, e.g. `trainer.logger`. */
+            key: string;
+            /** @description Why it has no effect here. */
+            reason: string;
         };
         /**
          * IngestBatch
@@ -1846,6 +2043,10 @@ export interface components {
             /** Components */
             components?: {
                 [key: string]: number | null;
+            };
+            /** Reward Extra */
+            reward_extra?: {
+                [key: string]: unknown;
             };
             /**
              * Advantage
@@ -1978,6 +2179,33 @@ export interface components {
              */
             reward: number | null;
         };
+        Invitation: {
+            readonly id: number;
+            readonly project: string;
+            readonly project_name: string;
+            readonly username: string;
+            readonly role: components["schemas"]["RoleEnum"];
+            readonly invited_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly expires_at: string;
+            readonly status: components["schemas"]["InvitationStatusEnum"];
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `accepted` - Accepted
+         *     * `declined` - Declined
+         *     * `revoked` - Revoked
+         * @enum {string}
+         */
+        InvitationStatusEnum: "pending" | "accepted" | "declined" | "revoked";
+        /** @description Who to invite: any well-formed username is accepted, existing or not. */
+        InviteRequest: {
+            username: string;
+            /** @default member */
+            role: components["schemas"]["RoleEnum"];
+        };
         LabelCount: {
             name: string;
             count: number;
@@ -2032,18 +2260,17 @@ export interface components {
             username: string;
             password: string;
         };
+        /** @description A member's new role. Only existing members: others are invited. */
+        MemberRoleRequest: {
+            username: string;
+            role: components["schemas"]["RoleEnum"];
+        };
         Membership: {
             readonly id: number;
-            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
-            username: string;
+            readonly username: string;
             role?: components["schemas"]["RoleEnum"];
             /** Format: date-time */
             readonly created_at: string;
-        };
-        MembershipRequest: {
-            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
-            username: string;
-            role?: components["schemas"]["RoleEnum"];
         };
         MetricKeys: {
             run: number;
@@ -2459,6 +2686,17 @@ export interface components {
             /** @description Your role in this project. */
             readonly role: string | null;
         };
+        ProjectQueue: {
+            project: string;
+            /** @description Starting, running or cancelling runs. */
+            running_jobs: number;
+            /** @description The most jobs the project may hold at once (0: no cap). */
+            max_running_jobs: number;
+            /** @description Queued runs, next to start first. */
+            queued: components["schemas"]["QueuedRun"][];
+            /** @description Live streams (SSE) one user may hold open at once. */
+            max_streams_per_user: number;
+        };
         ProjectRequest: {
             name: string;
             description?: string;
@@ -2478,6 +2716,14 @@ export interface components {
             run: number;
             prompt: string;
             samples: components["schemas"]["RolloutSample"][];
+        };
+        QueuedRun: {
+            id: number;
+            name: string;
+            /** @description Place in the whole cluster's queue (1 next). */
+            position: number;
+            /** @description e.g. "2 CPUs (1.0 free)"; empty if starting. */
+            waiting_for: string;
         };
         ReasonRequest: {
             /** @description Shown in the run's history. */
@@ -2548,6 +2794,7 @@ export interface components {
              *     * `countdown` - countdown
              *     * `format_regex` - format_regex
              *     * `length_penalty` - length_penalty
+             *     * `verl_default` - verl_default
              *     * `exact_match_batch` - exact_match_batch
              */
             from_template?: components["schemas"]["FromTemplateEnum"];
@@ -2573,6 +2820,10 @@ export interface components {
             name: string;
             version: number | null;
             number: number | null;
+            /** @description The keyword arguments it is called with (`reward.kwargs`); empty: none. */
+            kwargs: {
+                [key: string]: unknown;
+            };
         };
         RewardTemplate: {
             name: string;
@@ -2621,6 +2872,10 @@ export interface components {
              * @default 2
              */
             timeout_s: number;
+            /** @description Keyword arguments passed to every call, as a run's `reward.kwargs` (verl's `reward_kwargs`): JSON values, at most 4096 bytes. */
+            kwargs?: {
+                [key: string]: unknown;
+            };
         };
         /** @description The synchronous test's answer: the report of the test-run it recorded. */
         RewardTestResult: {
@@ -2661,6 +2916,10 @@ export interface components {
             score: number;
             components: {
                 [key: string]: number;
+            };
+            /** @description The return's extra info: its strings, None, lists and dicts (numbers and booleans are `components`). */
+            extra?: {
+                [key: string]: unknown;
             };
             /** @description Why the call failed; empty if ok. */
             error: string;
@@ -2723,6 +2982,10 @@ export interface components {
              * @default 2
              */
             timeout_s: number;
+            /** @description Keyword arguments passed to every call, as a run's `reward.kwargs` (verl's `reward_kwargs`): JSON values, at most 4096 bytes. */
+            kwargs?: {
+                [key: string]: unknown;
+            };
             /** @description Id of the reward version to test. */
             reward_version: number;
             /**
@@ -2870,6 +3133,10 @@ export interface components {
             /** Format: double */
             score: number | null;
             readonly components: unknown;
+            /** @description The reward's extra info: its dict return's strings, None, lists and dicts (numbers and booleans are `components`). */
+            readonly reward_extra: {
+                [key: string]: unknown;
+            };
             /** Format: double */
             advantage: number | null;
             readonly prompt_length: number;
@@ -2900,6 +3167,10 @@ export interface components {
             /** Format: double */
             score: number | null;
             readonly components: unknown;
+            /** @description The reward's extra info: its dict return's strings, None, lists and dicts (numbers and booleans are `components`). */
+            readonly reward_extra: {
+                [key: string]: unknown;
+            };
             /** Format: double */
             advantage: number | null;
             readonly prompt_length: number;
@@ -2919,6 +3190,28 @@ export interface components {
             /** @description A multi-turn episode's conversation after the prompt, in order (the response is all of it as the model saw it); null for single-turn samples. */
             readonly turns: components["schemas"]["Turn"][] | null;
         };
+        RowChange: {
+            /** @description How the row was matched: `index N` (extra_info.index) or `prompt <hash>`. */
+            key: string;
+            change: components["schemas"]["RowChangeChangeEnum"];
+            /** @description The row in `from` (null: added). */
+            before: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The row in `to` (null: removed). */
+            after: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Columns whose values differ (changed rows). */
+            columns: string[];
+        };
+        /**
+         * @description * `added` - added
+         *     * `removed` - removed
+         *     * `changed` - changed
+         * @enum {string}
+         */
+        RowChangeChangeEnum: "added" | "removed" | "changed";
         Run: {
             readonly id: number;
             readonly project: string;
@@ -3025,6 +3318,8 @@ export interface components {
              * @description A reward function version; default: the config's built-in reward.
              */
             reward_version?: number | null;
+            /** @description Score with the config's built-in reward, not a reward version: how a clone drops its parent's reward version. Not together with `reward_version`. */
+            builtin_reward?: boolean;
             /** @description Reward models by config place, e.g. {"reward.model.path": 4, "reward.extra_models.0.path": 5}; default: the preset's demo reward model, if any. */
             reward_models?: {
                 [key: string]: number;
@@ -3078,6 +3373,8 @@ export interface components {
              * @description A reward function version; default: the config's built-in reward.
              */
             reward_version?: number | null;
+            /** @description Score with the config's built-in reward, not a reward version: how a clone drops its parent's reward version. Not together with `reward_version`. */
+            builtin_reward?: boolean;
             /** @description Reward models by config place, e.g. {"reward.model.path": 4, "reward.extra_models.0.path": 5}; default: the preset's demo reward model, if any. */
             reward_models?: {
                 [key: string]: number;
@@ -3289,6 +3586,13 @@ export interface components {
             /** @description Used by the sampled sources only. */
             sampling: components["schemas"]["SamplingParams"];
         };
+        /**
+         * @description * `read` - Read
+         *     * `write` - Write
+         *     * `members` - Manage members
+         * @enum {string}
+         */
+        TokenScopeEnum: "read" | "write" | "members";
         ToolCall: {
             name: string;
             /** @description The arguments the model wrote (a JSON object). */
@@ -3716,6 +4020,50 @@ export interface operations {
             };
         };
     };
+    datasets_diff_retrieve: {
+        parameters: {
+            query?: {
+                change?: "added" | "changed" | "removed";
+                /** @description The older version (default: the one before `to`). */
+                from?: number;
+                /** @description Rows per page, at most 100. */
+                limit?: number;
+                offset?: number;
+                /** @description The newer version (default: the newest). */
+                to?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetDiff"];
+                };
+            };
+            /** @description A version number or page bound is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such dataset in your projects, or no such version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     datasets_retrieve: {
         parameters: {
             query?: never;
@@ -3937,6 +4285,68 @@ export interface operations {
             };
             /** @description The body is larger than 8 MiB. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    invitations_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+        };
+    };
+    invitations_accept_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this invitation. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+        };
+    };
+    invitations_decline_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this invitation. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4285,6 +4695,75 @@ export interface operations {
             };
         };
     };
+    projects_invitations_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+        };
+    };
+    projects_invitations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["InviteRequest"];
+                "multipart/form-data": components["schemas"]["InviteRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+        };
+    };
+    projects_invitations_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitation_id: number;
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     projects_members_list: {
         parameters: {
             query?: never;
@@ -4317,9 +4796,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MembershipRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["MembershipRequest"];
-                "multipart/form-data": components["schemas"]["MembershipRequest"];
+                "application/json": components["schemas"]["MemberRoleRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["MemberRoleRequest"];
+                "multipart/form-data": components["schemas"]["MemberRoleRequest"];
             };
         };
         responses: {
@@ -4329,6 +4808,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Membership"][];
+                };
+            };
+        };
+    };
+    queue_retrieve: {
+        parameters: {
+            query: {
+                /** @description Its slug. */
+                project: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectQueue"];
                 };
             };
         };
@@ -5914,9 +6415,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ApiTokenRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ApiTokenRequest"];
-                "multipart/form-data": components["schemas"]["ApiTokenRequest"];
+                "application/json": components["schemas"]["ApiTokenCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ApiTokenCreateRequest"];
+                "multipart/form-data": components["schemas"]["ApiTokenCreateRequest"];
             };
         };
         responses: {

@@ -6,6 +6,7 @@ import { DatasetsIcon, ExternalIcon, Logo, ModelIcon, RewardIcon, RunsIcon, Stat
 import { useToast } from "../components/Toast";
 import { useMe, useSignOut } from "../features/auth/hooks";
 import { HealthIndicator } from "../features/health/components/HealthIndicator";
+import { PendingInvitations } from "../features/projects/components/PendingInvitations";
 import { ProjectSwitcher } from "../features/projects/components/ProjectSwitcher";
 import { lastProject } from "../features/projects/pages/HomeRedirect";
 import styles from "./AppShell.module.css";
@@ -52,12 +53,17 @@ export function AppShell() {
           <UserMenu />
         </div>
       </header>
-      <nav className={styles.sidebar} aria-label="Main">
-        {slug ? <NavSection title="Project" items={projectNav(slug)} /> : null}
-        <NavSection title="Account" items={ACCOUNT_NAV} />
-      </nav>
+      {/* The column runs the page's full height (its background and border); the nav
+          inside it stays in view while the page scrolls. */}
+      <div className={styles.sidebarColumn} data-testid="sidebar-column">
+        <nav className={styles.sidebar} aria-label="Main">
+          {slug ? <NavSection title="Project" items={projectNav(slug)} /> : null}
+          <NavSection title="Account" items={ACCOUNT_NAV} />
+        </nav>
+      </div>
       <main id="main" className={styles.main}>
         <div className={styles.content}>
+          <PendingInvitations />
           <Outlet />
         </div>
       </main>

@@ -20,6 +20,18 @@ import { AppShell } from "./AppShell";
 import { NotFoundPage } from "./NotFoundPage";
 
 /**
+ * What a full page load shows while the matched route's lazy code loads (the data
+ * router renders it before the first match resolves; without one it warns).
+ */
+export function HydrateFallback() {
+  return (
+    <div style={{ padding: "32px 40px" }} data-testid="app-loading">
+      <Loading what="the studio" />
+    </div>
+  );
+}
+
+/**
  * A route-level code split: heavy pages (the config form, comparisons) load when visited.
  * The run page is not split: it is the page most often opened first, and a lazy page is
  * revealed at least 300 ms after its fallback showed (React's Suspense throttle), a third
@@ -40,9 +52,10 @@ function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType>
  * Rollouts (part 2) replace their placeholder here.
  */
 export const routes: RouteObject[] = [
-  { path: "/sign-in", element: <SignInPage /> },
+  { path: "/sign-in", element: <SignInPage />, HydrateFallback },
   {
     path: "/",
+    HydrateFallback,
     element: (
       <RequireAuth>
         <AppShell />
@@ -63,6 +76,7 @@ export const routes: RouteObject[] = [
           { path: "runs", element: <RunsPage /> },
           { path: "runs/new", element: lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage", "the run form") },
           { path: "runs/:runId", element: <RunPage /> },
+          { path: "runs/:runId/samples", element: <RunPage /> }, // the run page's Samples tab
           ...rolloutRoutes,
           { path: "compare", element: lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage", "the comparison") },
           ...modelRoutes,

@@ -6,7 +6,7 @@ import { vi } from "vitest";
 import { routes } from "../app/routes";
 import { ToastProvider } from "../components/Toast";
 import { authKeys, type User } from "../features/auth/api";
-import { projectKeys, type Project } from "../features/projects/api";
+import { invitationKeys, projectKeys, type Invitation, type Project } from "../features/projects/api";
 
 export const testUser: User = { id: 1, username: "ada", is_staff: false };
 export const demoProject: Project = {
@@ -22,15 +22,18 @@ type RenderOptions = {
   /** The signed-in user (null: nobody), put in the cache so no request is made for it. */
   user?: User | null;
   projects?: Project[];
+  /** Invitations to the user (the shell shows them on every page). */
+  invitations?: Invitation[];
 };
 
 /** Renders the whole app (shell + routes) at `path` with a fresh query cache. */
-export function renderApp(path: string, { user = testUser, projects = [demoProject] }: RenderOptions = {}) {
+export function renderApp(path: string, { user = testUser, projects = [demoProject], invitations = [] }: RenderOptions = {}) {
   const queryClient = new QueryClient({
     defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false, staleTime: Infinity } },
   });
   queryClient.setQueryData(authKeys.me, user);
   if (user) queryClient.setQueryData(projectKeys.all, projects);
+  if (user) queryClient.setQueryData(invitationKeys.mine, invitations);
   const router = createMemoryRouter(routes, { initialEntries: [path] });
   const view = render(
     <QueryClientProvider client={queryClient}>

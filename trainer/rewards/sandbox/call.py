@@ -31,8 +31,10 @@ from trainer.rewards.sandbox.values import (
 )
 from trainer.rewards.signature import BATCH_ARGS, SINGLE_ARGS, describe_exception, find_reward
 
-FILENAME = "<reward>"
-MAX_CALL_RESULT_BYTES = 1 << 20  # a 64-request batch with 64 components each is ~0.3 MiB
+# Frames of the user's code read `File "reward.py", line N`: the studio points at them.
+FILENAME = "reward.py"
+# A 64-request batch with 64 components (~0.3 MiB) and 2 KB of extra info each (~0.13 MiB).
+MAX_CALL_RESULT_BYTES = 1 << 20
 LOAD_ERROR_OUTPUT_CHARS = 2000
 
 
@@ -55,10 +57,12 @@ def run_call(
     workdir: str,
     output_bytes: int,
     private_fds: tuple[int, ...],
+    kwargs: dict[str, Any] | None = None,
 ) -> CallOutcome:
     """Fork, run the module and the function on ``requests`` there (the module only, for
     the probe: ``requests`` empty), and collect what came back. ``private_fds`` are the
-    template's descriptors the fork must not keep (its channel to the zygote)."""
+    template's descriptors the fork must not keep (its channel to the zygote). ``kwargs``
+    are passed to every call (``reward.kwargs``)."""
     os.mkdir(workdir, 0o700)
     out_r, out_w = os.pipe()
     res_r, res_w = os.pipe()
@@ -73,7 +77,7 @@ def run_call(
             signal.signal(signal.SIGINT, signal.default_int_handler)
             os.chdir(workdir)
             os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-            message = _run_user_code(code, function_name, requests, batch)
+            message = _run_user_code(code, function_name, requests, batch, kwargs or {})
             _flush_std()
             data = (json.dumps(message, allow_nan=False) + "\n").encode()
             view = memoryview(data)
@@ -202,7 +206,11 @@ def _collect(
 
 
 def _run_user_code(
-    code: CodeType, function_name: str, requests: list[list[Any]], batch: bool
+    code: CodeType,
+    function_name: str,
+    requests: list[list[Any]],
+    batch: bool,
+    kwargs: dict[str, Any],
 ) -> dict[str, Any]:
     """In the fork: run the module, find the function, call it. The probe (no requests)
     only loads the module and says whether it has the batch form."""
@@ -224,20 +232,23 @@ def _run_user_code(
         }
     if not requests:
         return {"batch": batch_fn is not None}
-    return {"v": _call(fn, batch_fn, requests, batch)}
+    return {"v": _call(fn, batch_fn, requests, batch, kwargs)}
 
 
-def _call(fn: Any, batch_fn: Any, requests: list[list[Any]], batch: bool) -> list[dict[str, Any]]:
+def _call(
+    fn: Any, batch_fn: Any, requests: list[list[Any]], batch: bool, kwargs: dict[str, Any]
+) -> list[dict[str, Any]]:
     try:
         if batch and batch_fn is not None:
             columns = {name: [r[i] for r in requests] for i, name in enumerate(BATCH_ARGS)}
-            values = batch_fn(**columns)
+            values = batch_fn(**columns, **kwargs)
             problem = batch_length_problem(values, len(requests))
             if problem:
                 return [wire_error(problem)] * len(requests)
             return [wire_from_return(v) for v in values]
         (request,) = requests
-        return [wire_from_return(fn(**dict(zip(SINGLE_ARGS, request, strict=True))))]
+        arguments = dict(zip(SINGLE_ARGS, request, strict=True))
+        return [wire_from_return(fn(**arguments, **kwargs))]
     except BaseException as exc:
         _print_traceback()
         return [wire_error(f"exception: {describe_exception(exc, FILENAME)}")] * len(requests)

@@ -69,6 +69,7 @@ class ChildPlan:
         *,
         code: CodeType,
         function_name: str,
+        kwargs: dict[str, Any],
         uid: int,
         gid: int,
         rlimits: dict[int, int],
@@ -82,6 +83,7 @@ class ChildPlan:
     ) -> None:
         self.code = code
         self.function_name = function_name
+        self.kwargs = kwargs  # reward.kwargs: passed to every call
         self.uid, self.gid = uid, gid
         self.rlimits = rlimits  # resource -> limit (soft = hard); RLIMIT_AS is added per child
         self.memory_bytes = memory_bytes
@@ -257,6 +259,7 @@ def _run(
         os.path.join(scratch, f"r{number}"),
         plan.output_bytes,
         (result_w,),
+        plan.kwargs,
     )
 
 

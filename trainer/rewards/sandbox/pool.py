@@ -22,9 +22,11 @@ import threading
 import time
 import weakref
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trainer.config.reward_kwargs import kwargs_problem
 from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
 from trainer.rewards.contract import (
     RewardRequest,
@@ -79,7 +81,8 @@ class SandboxPool:
         limits: SandboxLimits | None = None,
         *,
         require_full_isolation: bool | None = None,
-        filename: str = "<reward>",
+        filename: str = "reward.py",
+        kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         if require_full_isolation is None:
             require_full_isolation = not partial_isolation_allowed()
@@ -87,6 +90,10 @@ class SandboxPool:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.limits = limits or SandboxLimits()
         info = check_source(code, function_name, filename)
+        reward_kwargs = dict(kwargs or {})
+        problem = kwargs_problem(reward_kwargs)
+        if problem:
+            raise RewardCodeError(problem)
         self._scratch = tempfile.mkdtemp(prefix="rlstudio-reward-")
         os.chmod(self._scratch, 0o711)
         self._lock = threading.Lock()
@@ -102,6 +109,7 @@ class SandboxPool:
             init = {
                 "code": code,
                 "function_name": function_name,
+                "kwargs": reward_kwargs,
                 "imports": list(info.imports),
                 "limits": self.limits.to_wire(),
                 "scratch": scratch,
@@ -318,6 +326,7 @@ def _result_from_zygote(raw: dict[str, Any]) -> RewardResult:
     return RewardResult(
         score=float(raw["score"]),
         components={str(k): float(v) for k, v in dict(raw["components"]).items()},
+        extra=dict(raw["extra"]),
         error=str(raw["error"]),
         elapsed_ms=float(raw["elapsed_ms"]),
         output=str(raw["output"]),
@@ -364,7 +373,7 @@ def make_scorer(
             raise RewardCodeError("reward.function='custom' needs reward.custom_path")
         code, name, filename = read_reward_file(cfg.custom_path), cfg.custom_name, cfg.custom_path
     elif cfg.function in BUILTIN_REWARDS:
-        code, name, filename = builtin_source(cfg.function), "compute_score", "<reward>"
+        code, name, filename = builtin_source(cfg.function), "compute_score", "reward.py"
     else:
         raise RewardCodeError(
             f"reward.function={cfg.function!r} is not a built-in; choose one of "
@@ -377,10 +386,16 @@ def make_scorer(
             cfg.custom_path if cfg.function == "custom" else cfg.function,
         )
         if cfg.function != "custom":
-            return InProcessScorer(BUILTIN_REWARDS[cfg.function])
+            return InProcessScorer(BUILTIN_REWARDS[cfg.function], kwargs=cfg.kwargs)
         loaded = load_reward(code, name, filename=filename)
-        return InProcessScorer(loaded.fn, loaded.batch_fn)
+        return InProcessScorer(loaded.fn, loaded.batch_fn, kwargs=cfg.kwargs)
     count = workers if workers is not None else max(1, min(2, os.cpu_count() or 1))
     return SandboxPool(
-        code, name, count, limits, require_full_isolation=require_full_isolation, filename=filename
+        code,
+        name,
+        count,
+        limits,
+        require_full_isolation=require_full_isolation,
+        filename=filename,
+        kwargs=cfg.kwargs,
     )

@@ -128,6 +128,7 @@ class Zygote:
         self.plan = child.ChildPlan(
             code=compiled,
             function_name=self.init["function_name"],
+            kwargs=dict(self.init["kwargs"]),
             uid=UID_BASE + os.getpid() if limits["uid"] is None else int(limits["uid"]),
             gid=UID_BASE + os.getpid() if limits["gid"] is None else int(limits["gid"]),
             rlimits=rlimits,

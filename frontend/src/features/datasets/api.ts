@@ -5,6 +5,15 @@ export type Dataset = Schemas["Dataset"];
 export type DatasetVersion = Schemas["DatasetVersion"];
 export type Preview = Schemas["Preview"];
 export type DetectedColumns = Schemas["DetectedColumns"];
+export type DatasetDiff = Schemas["DatasetDiff"];
+export type RowChange = Schemas["RowChange"];
+export type DiffQuery = {
+  from: number;
+  to: number;
+  change?: "added" | "removed" | "changed";
+  offset: number;
+  limit: number;
+};
 
 export const datasetKeys = {
   all: ["datasets"] as const,
@@ -13,6 +22,7 @@ export const datasetKeys = {
   versions: (id: number) => ["datasets", "versions", id] as const,
   preview: (id: number, number: number, offset: number, limit: number) =>
     ["datasets", "preview", id, number, offset, limit] as const,
+  diff: (id: number, query: DiffQuery) => ["datasets", "diff", id, query] as const,
 };
 
 export async function listDatasets(project: string, signal?: AbortSignal): Promise<Dataset[]> {
@@ -63,5 +73,12 @@ export function detectColumns(sample: File, truncated: boolean): Promise<Detecte
       body: form as never,
       bodySerializer: (body: unknown) => body as FormData,
     }),
+  );
+}
+
+/** One page of the rows that differ between two versions, with the counts and columns. */
+export function getDiff(datasetId: number, query: DiffQuery, signal?: AbortSignal): Promise<DatasetDiff> {
+  return unwrap(
+    api.GET("/api/datasets/{id}/diff/", { params: { path: { id: datasetId }, query }, signal }),
   );
 }

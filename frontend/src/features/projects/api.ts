@@ -3,11 +3,16 @@ import { api, unwrap, type Schemas } from "../../api/client";
 export type Project = Schemas["Project"];
 export type Membership = Schemas["Membership"];
 export type Role = Schemas["RoleEnum"];
+export type Invitation = Schemas["Invitation"];
 
 export const projectKeys = {
   all: ["projects"] as const,
   members: (slug: string) => ["projects", slug, "members"] as const,
+  invitations: (slug: string) => ["projects", slug, "invitations"] as const,
 };
+
+/** Invitations addressed to the signed-in user (not one project's). */
+export const invitationKeys = { mine: ["invitations"] as const };
 
 const MAX_PROJECTS = 200;
 
@@ -24,7 +29,33 @@ export function fetchMembers(slug: string, signal?: AbortSignal): Promise<Member
   return unwrap(api.GET("/api/projects/{slug}/members/", { params: { path: { slug } }, signal }));
 }
 
-/** Adds a member or changes their role (owners only). Answers the new member list. */
+/** Changes an existing member's role (owners only); others are invited. Answers the member list. */
 export function setMember(slug: string, username: string, role: Role): Promise<Membership[]> {
   return unwrap(api.POST("/api/projects/{slug}/members/", { params: { path: { slug } }, body: { username, role } }));
+}
+
+/** A project's open invitations (owners only). */
+export function fetchProjectInvitations(slug: string, signal?: AbortSignal): Promise<Invitation[]> {
+  return unwrap(api.GET("/api/projects/{slug}/invitations/", { params: { path: { slug } }, signal }));
+}
+
+/** Invites a username (owners only): the answer is the same whether or not the account exists. */
+export function inviteMember(slug: string, username: string, role: Role): Promise<Invitation> {
+  return unwrap(api.POST("/api/projects/{slug}/invitations/", { params: { path: { slug } }, body: { username, role } }));
+}
+
+export async function revokeInvitation(slug: string, id: number): Promise<void> {
+  await unwrap(api.DELETE("/api/projects/{slug}/invitations/{invitation_id}/", { params: { path: { slug, invitation_id: id } } }));
+}
+
+export function fetchMyInvitations(signal?: AbortSignal): Promise<Invitation[]> {
+  return unwrap(api.GET("/api/invitations/", { signal }));
+}
+
+export function acceptInvitation(id: number): Promise<Invitation> {
+  return unwrap(api.POST("/api/invitations/{id}/accept/", { params: { path: { id } } }));
+}
+
+export async function declineInvitation(id: number): Promise<void> {
+  await unwrap(api.POST("/api/invitations/{id}/decline/", { params: { path: { id } } }));
 }

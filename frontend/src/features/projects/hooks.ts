@@ -1,7 +1,21 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useParams } from "react-router";
 
-import { createProject, fetchMembers, fetchProjects, projectKeys, setMember, type Role } from "./api";
+import {
+  acceptInvitation,
+  createProject,
+  declineInvitation,
+  fetchMembers,
+  fetchMyInvitations,
+  fetchProjectInvitations,
+  fetchProjects,
+  invitationKeys,
+  inviteMember,
+  projectKeys,
+  revokeInvitation,
+  setMember,
+  type Role,
+} from "./api";
 
 export function useProjects() {
   return useQuery({ queryKey: projectKeys.all, queryFn: ({ signal }) => fetchProjects(signal), staleTime: 30_000 });
@@ -37,5 +51,45 @@ export function useSetMember(slug: string) {
   return useMutation({
     mutationFn: ({ username, role }: { username: string; role: Role }) => setMember(slug, username, role),
     onSuccess: (members) => queryClient.setQueryData(projectKeys.members(slug), members),
+  });
+}
+
+/** A project's open invitations (only owners may read them). */
+export function useProjectInvitations(slug: string) {
+  return useQuery({ queryKey: projectKeys.invitations(slug), queryFn: ({ signal }) => fetchProjectInvitations(slug, signal) });
+}
+
+export function useInviteMember(slug: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ username, role }: { username: string; role: Role }) => inviteMember(slug, username, role),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.invitations(slug) }),
+  });
+}
+
+export function useRevokeInvitation(slug: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => revokeInvitation(slug, id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: projectKeys.invitations(slug) }),
+  });
+}
+
+/** Invitations to me: checked again each minute and when the window regains focus. */
+export function useMyInvitations() {
+  return useQuery({ queryKey: invitationKeys.mine, queryFn: ({ signal }) => fetchMyInvitations(signal), refetchInterval: 60_000 });
+}
+
+export function useAnswerInvitation() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ id, accept }: { id: number; accept: boolean }) => {
+      if (accept) await acceptInvitation(id);
+      else await declineInvitation(id);
+    },
+    onSuccess: async (_, { accept }) => {
+      await queryClient.invalidateQueries({ queryKey: invitationKeys.mine });
+      if (accept) await queryClient.invalidateQueries({ queryKey: projectKeys.all, exact: true });
+    },
   });
 }

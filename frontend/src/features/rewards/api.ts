@@ -23,6 +23,7 @@ export const rewardKeys = {
   testRuns: (functionId: number) => ["rewards", "test-runs", functionId] as const,
   testRun: (id: number) => ["rewards", "test-run", id] as const,
   comparison: (a: number, b: number) => ["rewards", "comparison", a, b] as const,
+  check: (code: string) => ["rewards", "check", code] as const,
 };
 
 export async function listFunctions(project: string, signal?: AbortSignal): Promise<RewardFunction[]> {

@@ -24,6 +24,7 @@ export type RunInputs = Schemas["RunInputs"];
 export type Model = Schemas["Model"];
 export type OfferedFolder = Schemas["OfferedFolder"];
 export type Validation = Schemas["ValidationEnum"];
+export type ProjectQueue = Schemas["ProjectQueue"];
 
 export const ACTIVE_STATUSES: RunStatus[] = ["queued", "starting", "running", "cancelling"];
 export const ALL_STATUSES: RunStatus[] = ["queued", "starting", "running", "cancelling", "succeeded", "failed", "cancelled"];
@@ -34,6 +35,7 @@ export type RunFilters = { status?: RunStatus[]; tag?: string; search?: string; 
 export const runKeys = {
   all: ["runs"] as const,
   list: (slug: string, filters: RunFilters) => ["runs", "list", slug, filters] as const,
+  queue: (slug: string) => ["runs", "list", slug, "queue"] as const,
   detail: (id: number) => ["runs", "detail", id] as const,
   metricKeys: (id: number) => ["runs", "metric-keys", id] as const,
   metrics: (ids: number[], key: string, range: StepRange, times: boolean, points: number) => ["runs", "metrics", ids, key, range, times, points] as const,
@@ -72,6 +74,10 @@ export async function listRuns(
   };
   const page = await unwrap(api.GET("/api/runs/", { params: { query }, signal }));
   return { count: page.count, results: page.results };
+}
+
+export function fetchProjectQueue(slug: string, signal?: AbortSignal): Promise<ProjectQueue> {
+  return unwrap(api.GET("/api/queue/", { params: { query: { project: slug } }, signal }));
 }
 
 export function getRun(id: number, signal?: AbortSignal): Promise<RunDetail> {

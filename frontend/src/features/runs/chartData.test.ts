@@ -64,8 +64,14 @@ describe("chart data", () => {
   });
 
   it("groups keys by prefix, familiar groups first", () => {
-    const groups = groupKeys(["timing_s/gen", "actor/pg_loss", "critic/score/mean", "custom", "perf/throughput"]);
-    expect(groups.map(([g]) => g)).toEqual(["critic", "actor", "perf", "timing_s", "other"]);
+    const groups = groupKeys(["timing_s/gen", "actor/pg_loss", "critic/advantages/mean", "custom", "perf/throughput"]);
+    expect(groups.map(([g]) => g)).toEqual(["actor", "critic", "perf", "timing_s", "other"]);
+  });
+
+  it("puts the reward's own metrics in the reward group, first, beside its components", () => {
+    const groups = groupKeys(["critic/advantages/mean", "reward/error_rate", "critic/score/mean", "critic/rewards/mean", "reward/format/mean"]);
+    expect(groups[0]).toEqual(["reward", ["critic/rewards/mean", "critic/score/mean", "reward/error_rate", "reward/format/mean"]]);
+    expect(groups[1]).toEqual(["critic", ["critic/advantages/mean"]]);
   });
 
   it("builds series with wall-clock times and plots them as epoch ms on the time axis", () => {

@@ -14,15 +14,20 @@ export type Band = { steps: number[]; times: (number | null)[]; lo: number[]; hi
 /** What the charts' x axis shows: the step, or the wall-clock time (a plotly date axis). */
 export type XAxis = "step" | "time";
 
-/** Metric groups by prefix: `actor/pg_loss` is in `actor`, `reward` in `other`. */
+/**
+ * Metric groups by prefix: `actor/pg_loss` is in `actor`, `loss` in `other`. The reward's
+ * own metrics (verl logs them as `critic/score/*` and `critic/rewards/*`) join the
+ * `reward` group beside its components and error rate.
+ */
 export function groupOf(key: string): string {
+  if (/^critic\/(score|rewards)(\/|$)/.test(key)) return "reward";
   const slash = key.indexOf("/");
   return slash > 0 ? key.slice(0, slash) : "other";
 }
 
 /** Keys grouped by prefix, groups in a familiar order first (verl's dashboards). */
 export function groupKeys(keys: string[]): [string, string[]][] {
-  const ORDER = ["critic", "actor", "reward", "response_length", "val-core", "perf", "timing_s"];
+  const ORDER = ["reward", "val-core", "response_length", "actor", "critic", "perf", "timing_s"];
   const groups = new Map<string, string[]>();
   for (const key of [...keys].sort()) {
     const group = groupOf(key);

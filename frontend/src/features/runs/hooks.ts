@@ -9,6 +9,7 @@ import {
   fetchLogs,
   fetchMetricKeys,
   fetchPresets,
+  getRewardVersion,
   getRun,
   resumeRun,
   runKeys,
@@ -29,6 +30,16 @@ export function useConfigSchema() {
 
 export function usePresets() {
   return useQuery({ queryKey: runKeys.presets, queryFn: ({ signal }) => fetchPresets(signal), staleTime: Infinity });
+}
+
+/** A reward function's version (its code), when the run names one. */
+export function useRewardVersion(functionId: number | null, number: number | null) {
+  return useQuery({
+    queryKey: runKeys.rewardVersion(functionId ?? 0, number ?? 0),
+    queryFn: ({ signal }) => getRewardVersion(functionId ?? 0, number ?? 0, signal),
+    enabled: functionId !== null && number !== null,
+    staleTime: Infinity, // a version's code never changes
+  });
 }
 
 export function useLogs(id: number, level: string) {

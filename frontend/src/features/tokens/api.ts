@@ -2,6 +2,7 @@ import { api, unwrap, type Schemas } from "../../api/client";
 
 export type ApiToken = Schemas["ApiToken"];
 export type ApiTokenCreated = Schemas["ApiTokenCreated"];
+export type TokenScope = Schemas["TokenScopeEnum"];
 
 export const tokenKeys = { all: ["tokens"] as const };
 
@@ -10,8 +11,10 @@ export async function fetchTokens(signal?: AbortSignal): Promise<ApiToken[]> {
   return page.results;
 }
 
-export function createToken(name: string, expiresAt: string | null): Promise<ApiTokenCreated> {
-  return unwrap(api.POST("/api/tokens/", { body: { name, expires_at: expiresAt } }));
+export type NewToken = { name: string; scopes: TokenScope[]; expiresAt: string | null };
+
+export function createToken({ name, scopes, expiresAt }: NewToken): Promise<ApiTokenCreated> {
+  return unwrap(api.POST("/api/tokens/", { body: { name, scopes, expires_at: expiresAt } }));
 }
 
 export async function revokeToken(id: number): Promise<void> {

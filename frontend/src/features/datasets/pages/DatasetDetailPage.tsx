@@ -3,9 +3,11 @@ import { useQuery } from "@tanstack/react-query";
 import { useCallback, useState } from "react";
 import { Link, useParams } from "react-router";
 
+import { ErrorState } from "../../../components/ErrorState";
 import { PageHeader } from "../../../components/PageHeader";
 import { datasetKeys, getDataset, listVersions } from "../api";
 import { UploadPanel } from "../components/UploadPanel";
+import { VersionDiff } from "../components/VersionDiff";
 import { VersionView } from "../components/VersionView";
 import styles from "./Datasets.module.css";
 
@@ -26,11 +28,7 @@ export function DatasetDetailPage() {
   const shown = versions.data?.find((v) => v.number === chosen) ?? versions.data?.[0] ?? null;
 
   if (dataset.isError) {
-    return (
-      <p className={styles.error} role="alert">
-        {dataset.error.message}
-      </p>
-    );
+    return <ErrorState title={`Could not load dataset #${datasetId}`} error={dataset.error} onRetry={() => void dataset.refetch()} />;
   }
   return (
     <div className={styles.page}>
@@ -78,6 +76,9 @@ export function DatasetDetailPage() {
         </section>
       </div>
       {shown ? <VersionView key={shown.id} version={shown} /> : null}
+      {versions.data && versions.data.length >= 2 ? (
+        <VersionDiff key={versions.data[0]?.id} datasetId={datasetId} versions={versions.data} />
+      ) : null}
     </div>
   );
 }

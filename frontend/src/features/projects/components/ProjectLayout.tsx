@@ -20,7 +20,7 @@ export function ProjectLayout() {
   if (!project) {
     return (
       <EmptyState icon={<AlertIcon size={26} />} title={`No project “${slug}” for you`} action={<Link to="/">Go to your projects</Link>}>
-        It does not exist, or you are not one of its members: ask an owner to add you.
+        It does not exist, or you are not one of its members: ask an owner to invite you.
       </EmptyState>
     );
   }

@@ -35,7 +35,7 @@ export function HomeRedirect() {
   if (target) return <Navigate to={`/p/${target.slug}/runs`} replace />;
   return (
     <EmptyState icon={<RunsIcon size={26} />} title="You are in no project yet" action={<Link to="/projects/new">Create a project</Link>}>
-      Projects hold runs, datasets and reward functions. Create one, or ask an owner to add you to theirs.
+      Projects hold runs, datasets and reward functions. Create one, or ask an owner to invite you to theirs: their invitation shows here to accept.
     </EmptyState>
   );
 }

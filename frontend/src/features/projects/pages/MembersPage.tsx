@@ -8,11 +8,16 @@ import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
 import { useToast } from "../../../components/Toast";
-import type { Role } from "../api";
-import { useCurrentProject, useMembers, useProjectSlug, useSetMember } from "../hooks";
+import ui from "../../../components/ui.module.css";
+import type { Invitation, Role } from "../api";
+import { useCurrentProject, useInviteMember, useMembers, useProjectInvitations, useProjectSlug, useRevokeInvitation, useSetMember } from "../hooks";
 
 const ROLES: Role[] = ["owner", "member", "viewer"];
 const ROLE_HELP = "Owners manage members; members create and change runs, datasets and rewards; viewers only read.";
+
+function asRole(role: Role): string {
+  return role === "owner" ? "an owner" : `a ${role}`;
+}
 
 export function MembersPage() {
   const slug = useProjectSlug();
@@ -20,28 +25,16 @@ export function MembersPage() {
   const members = useMembers(slug);
   const setMember = useSetMember(slug);
   const toast = useToast();
-  const [username, setUsername] = useState("");
-  const [role, setRole] = useState<Role>("member");
   const isOwner = project?.role === "owner";
 
-  function save(name: string, newRole: Role, after?: () => void) {
+  function changeRole(name: string, newRole: Role) {
     setMember.mutate(
       { username: name, role: newRole },
       {
-        onSuccess: () => {
-          toast.show(`${name} is now ${newRole === "owner" ? "an owner" : `a ${newRole}`}.`, "success");
-          after?.();
-        },
-        onError: (error) => {
-          if (!(error instanceof FieldErrors)) toast.error(error);
-        },
+        onSuccess: () => toast.show(`${name} is now ${asRole(newRole)}.`, "success"),
+        onError: (error) => toast.error(error),
       },
     );
-  }
-
-  function onSubmit(event: FormEvent) {
-    event.preventDefault();
-    save(username, role, () => setUsername(""));
   }
 
   return (
@@ -61,7 +54,7 @@ export function MembersPage() {
               header: "Role",
               cell: (m) =>
                 isOwner ? (
-                  <select aria-label={`Role of ${m.username}`} className={inputClass} value={m.role} onChange={(e) => save(m.username, e.target.value as Role)}>
+                  <select aria-label={`Role of ${m.username}`} className={inputClass} value={m.role} onChange={(e) => changeRole(m.username, e.target.value as Role)}>
                     {ROLES.map((r) => (
                       <option key={r}>{r}</option>
                     ))}
@@ -75,27 +68,100 @@ export function MembersPage() {
         />
       ) : null}
       {isOwner ? (
-        <form onSubmit={onSubmit} aria-label="Add a member" style={{ marginTop: 24, maxWidth: 420 }}>
-          <h2 style={{ fontSize: "1rem", marginBottom: 8 }}>Add a member</h2>
-          <Field label="Username" help="They need an account on this studio." errors={fieldErrorsAt(setMember.error, "username")}>
-            {(props) => <input {...props} className={inputClass} value={username} onChange={(e) => setUsername(e.target.value)} required />}
-          </Field>
-          <Field label="Role" errors={fieldErrorsAt(setMember.error, "role")}>
-            {(props) => (
-              <select {...props} className={inputClass} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                {ROLES.map((r) => (
-                  <option key={r}>{r}</option>
-                ))}
-              </select>
-            )}
-          </Field>
-          <Button type="submit" variant="primary" disabled={setMember.isPending}>
-            Add member
-          </Button>
-        </form>
+        <Invitations slug={slug} />
       ) : (
-        <p style={{ marginTop: 16, color: "var(--color-text-subtle)" }}>Only the project&apos;s owners can add members or change roles.</p>
+        <p className={ui.muted} style={{ marginTop: 16 }}>
+          Only the project&apos;s owners can invite people or change roles.
+        </p>
       )}
     </>
+  );
+}
+
+/** The owners' part: invite someone by username, and the invitations still open. */
+function Invitations({ slug }: { slug: string }) {
+  const invitations = useProjectInvitations(slug);
+  const invite = useInviteMember(slug);
+  const revoke = useRevokeInvitation(slug);
+  const toast = useToast();
+  const [username, setUsername] = useState("");
+  const [role, setRole] = useState<Role>("member");
+
+  function onSubmit(event: FormEvent) {
+    event.preventDefault();
+    invite.mutate(
+      { username: username.trim(), role },
+      {
+        onSuccess: (made) => {
+          toast.show(`Invited ${made.username} as ${asRole(made.role)}: they join when they accept.`, "success");
+          setUsername("");
+        },
+        onError: (error) => {
+          if (!(error instanceof FieldErrors)) toast.error(error);
+        },
+      },
+    );
+  }
+
+  function onRevoke(invitation: Invitation) {
+    revoke.mutate(invitation.id, {
+      onSuccess: () => toast.show(`Invitation to ${invitation.username} revoked.`, "success"),
+      onError: (error) => toast.error(error),
+    });
+  }
+
+  return (
+    <section aria-labelledby="invitations-title" style={{ marginTop: 28 }}>
+      <h2 id="invitations-title" style={{ fontSize: "1rem", marginBottom: 4 }}>
+        Invitations
+      </h2>
+      <p className={ui.muted} style={{ marginBottom: 12 }}>
+        People join when they accept. An invitation is open for 14 days; the studio does not say whether a username has an account.
+      </p>
+      <form onSubmit={onSubmit} aria-label="Invite someone" className={ui.row} style={{ alignItems: "flex-end", marginBottom: 16 }}>
+        <Field label="Username" errors={fieldErrorsAt(invite.error, "username")}>
+          {(props) => <input {...props} className={inputClass} value={username} onChange={(e) => setUsername(e.target.value)} required maxLength={150} autoComplete="off" />}
+        </Field>
+        <Field label="Role" errors={fieldErrorsAt(invite.error, "role")}>
+          {(props) => (
+            <select {...props} className={inputClass} value={role} onChange={(e) => setRole(e.target.value as Role)}>
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <div style={{ marginBottom: 12 }}>
+          <Button type="submit" variant="primary" disabled={invite.isPending}>
+            Invite
+          </Button>
+        </div>
+      </form>
+      {invitations.isPending ? <Loading what="invitations" /> : null}
+      {invitations.isError ? <ErrorState title="Could not load the invitations" error={invitations.error} onRetry={() => void invitations.refetch()} /> : null}
+      {invitations.data && invitations.data.length === 0 ? <p className={ui.muted}>No open invitations.</p> : null}
+      {invitations.data && invitations.data.length > 0 ? (
+        <Table
+          label="Open invitations"
+          rows={invitations.data}
+          rowKey={(i) => i.id}
+          columns={[
+            { key: "user", header: "Username", cell: (i) => i.username },
+            { key: "role", header: "Role", cell: (i) => i.role },
+            { key: "by", header: "Invited by", cell: (i) => i.invited_by ?? "—" },
+            { key: "expires", header: "Expires", cell: (i) => new Date(i.expires_at).toLocaleDateString() },
+            {
+              key: "revoke",
+              header: "",
+              cell: (i) => (
+                <Button aria-label={`Revoke the invitation to ${i.username}`} onClick={() => onRevoke(i)} disabled={revoke.isPending}>
+                  Revoke
+                </Button>
+              ),
+            },
+          ]}
+        />
+      ) : null}
+    </section>
   );
 }

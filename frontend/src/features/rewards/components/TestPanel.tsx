@@ -43,6 +43,7 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
   const [template, setTemplate] = useState("{ground_truth}");
   const [checkpoint, setCheckpoint] = useState("");
   const [pasted, setPasted] = useState(PASTE_EXAMPLE);
+  const [kwargsText, setKwargsText] = useState("");
   const [formError, setFormError] = useState<string | null>(null);
 
   const datasets = useQuery({
@@ -96,6 +97,14 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
       body.dataset_version = chosenVersion;
     }
     if (source === "checkpoint") body.checkpoint = Number(checkpoint);
+    if (kwargsText.trim() !== "") {
+      try {
+        body.kwargs = JSON.parse(kwargsText) as TestRunRequest["kwargs"];
+      } catch (error) {
+        setFormError(`The keyword arguments are not JSON: ${(error as Error).message}`);
+        return;
+      }
+    }
     if (source === "completions") {
       try {
         body.completions = JSON.parse(pasted) as TestRunRequest["completions"];
@@ -205,6 +214,14 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
             <textarea rows={5} value={pasted} onChange={(e) => setPasted(e.target.value)} />
           </label>
         ) : null}
+        <label className={styles.field}>
+          Keyword arguments (JSON object, as a run's reward.kwargs)
+          <input
+            value={kwargsText}
+            placeholder="{}"
+            onChange={(e) => setKwargsText(e.target.value)}
+          />
+        </label>
         <Button type="submit" variant="primary" disabled={!version || running}>
           {running ? "Test-run in progress…" : "Run test"}
         </Button>

@@ -12,6 +12,7 @@ import {
   type RowFilter,
   type TestRow,
 } from "../results";
+import { ExtraInfo } from "../../../components/ExtraInfo";
 import { BinsChart } from "./BinsChart";
 import styles from "./TestPanel.module.css";
 
@@ -143,6 +144,7 @@ function RowsTable({ rows }: { rows: readonly TestRow[] }) {
               </td>
               <td className={styles.response}>
                 <pre>{row.solution_str}</pre>
+                <ExtraInfo extra={row.extra} label={`Extra info of row ${row.index}`} />
                 {row.error ? (
                   <details className={styles.errorDetails}>
                     <summary>

@@ -24,7 +24,7 @@ import { LazyCodeEditor } from "../components/LazyEditors";
 import { TestPanel } from "../components/TestPanel";
 import { VersionsPanel } from "../components/VersionsPanel";
 import { clearDraft, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../drafts";
-import { useTestRun } from "../hooks";
+import { useCodeCheck, useTestRun } from "../hooks";
 import { problemFromMessage, problemsToMarkers, type Problem } from "../markers";
 import { withSavedVersion } from "../versions";
 import styles from "./RewardEditorPage.module.css";
@@ -116,6 +116,11 @@ export function RewardEditorPage() {
   const [message, setMessage] = useState("");
   const [saveError, setSaveError] = useState<string | null>(null);
   const markers = useMemo(() => problemsToMarkers(code ?? "", problems), [code, problems]);
+  // Problems show while typing (checked once typing pauses), not only on save.
+  const check = useCodeCheck(code);
+  useEffect(() => {
+    if (check.data) setProblems(check.data.problems);
+  }, [check.data]);
   const save = useMutation({
     mutationFn: async (): Promise<RewardVersion | RewardCheck> => {
       const text = code ?? "";
@@ -256,15 +261,6 @@ export function RewardEditorPage() {
               {saveError}
             </p>
           ) : null}
-          <VersionsPanel
-            functionId={functionId}
-            versions={versions.data ?? []}
-            onOpen={(number) => {
-              if (dirty && code !== null) saveDraft(functionId, code, saved?.number ?? null);
-              openedFor.current = null;
-              setOpenNumber(number);
-            }}
-          />
         </section>
         <div className={styles.sideColumn}>
           <TestPanel
@@ -280,6 +276,16 @@ export function RewardEditorPage() {
           {testRun.data ? <ComparePanel key={testRun.data.id} base={testRun.data} versions={versions.data ?? []} /> : null}
         </div>
       </div>
+      {/* Below both columns: the diff of two versions gets the page's full width. */}
+      <VersionsPanel
+        functionId={functionId}
+        versions={versions.data ?? []}
+        onOpen={(number) => {
+          if (dirty && code !== null) saveDraft(functionId, code, saved?.number ?? null);
+          openedFor.current = null;
+          setOpenNumber(number);
+        }}
+      />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { type ReactNode, useEffect, useState } from "react";
 
 import { Button } from "../../../components/Button";
+import { useLocalCopy } from "../../../lib/useLocalCopy";
 import { type ExplorerFilters, NO_FILTERS, type Signal } from "../lib/explorerQuery";
 import styles from "../rollouts.module.css";
 
@@ -123,12 +124,15 @@ function Select(props: { label: string; value: string; onChange: (v: string) => 
   );
 }
 
-/** Every filter of the explorer; each change is written to the URL by the page. */
+/**
+ * Every filter of the explorer; each change is written to the URL by the page, and shows
+ * here at once (a local copy), before the URL and the list have caught up.
+ */
 export function FilterBar(props: Props) {
-  const { filters, onChange } = props;
+  const [filters, onChange] = useLocalCopy(props.filters, props.onChange);
   return (
     <section className={`${styles.card} ${styles.filters}`} aria-label="Filters">
-      <StepSlider {...props} />
+      <StepSlider {...props} filters={filters} onChange={onChange} />
       <Select label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
         <option value="">any</option>
         <option value="train">train</option>

@@ -6,6 +6,7 @@ import { LabelButtons } from "./LabelButtons";
 import { Conversation } from "./Conversation";
 import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } from "./SampleText";
 import { countOf } from "../../../lib/plural";
+import { ExtraInfo } from "../../../components/ExtraInfo";
 
 /** The list's copy (no turns) shows while the detail (with them) loads. */
 type Props = { sample: Sample & Partial<Pick<SampleDetailData, "turns">>; base: string; me: string | null };
@@ -60,6 +61,12 @@ export function SampleDetail({ sample, base, me }: Props) {
         <Link to={`${base}/samples/${sample.id}/timeline`}>Across steps and runs</Link>
       </nav>
       {sample.error ? <div className={styles.errorBox}>Reward error: {sample.error}</div> : null}
+      {Object.keys(sample.reward_extra ?? {}).length > 0 ? (
+        <>
+          <h3 className={styles.sectionTitle}>Reward extra info</h3>
+          <ExtraInfo extra={sample.reward_extra} label="Reward extra info" />
+        </>
+      ) : null}
       <LabelButtons sample={sample.id} labels={sample.labels} me={me} />
       <h3 className={styles.sectionTitle}>Prompt</h3>
       <PromptView prompt={sample.prompt} />

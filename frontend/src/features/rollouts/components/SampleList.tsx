@@ -16,7 +16,8 @@ type Props = {
   component: string;
   onSelect: (sample: Sample) => void;
   onLoadMore: () => void;
-  onKeyDown: (event: KeyboardEvent<HTMLDivElement>) => void;
+  /** Keys pressed in the list (the explorer's shortcuts listen on the document instead). */
+  onKeyDown?: (event: KeyboardEvent<HTMLDivElement>) => void;
 };
 
 /**

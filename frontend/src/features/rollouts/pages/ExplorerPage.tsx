@@ -1,4 +1,4 @@
-import { type KeyboardEvent, useCallback, useEffect, useMemo } from "react";
+import { useCallback, useEffect, useMemo } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 
 import type { Sample } from "../api";
@@ -11,6 +11,7 @@ import { SampleList } from "../components/SampleList";
 import { useLabelToggle, useMe, useRun, useSample, useSteps } from "../hooks";
 import { type ExplorerFilters, parseFilters, sampleQuery, writeFilters } from "../lib/explorerQuery";
 import styles from "../rollouts.module.css";
+import { useDocumentKeys } from "../useDocumentKeys";
 import { useSampleList } from "../useSampleList";
 import { RunHeader, useRunIds } from "./shared";
 
@@ -26,8 +27,11 @@ function nextDifferent(samples: Sample[], from: number, direction: 1 | -1, key: 
   return from;
 }
 
-/** The rollout explorer of one run: filters, the sample list, the selected sample. */
-export function ExplorerPage() {
+/**
+ * The rollout explorer of one run: filters, the sample list, the selected sample.
+ * `embedded`: shown as the run page's Samples tab, under the run's own header.
+ */
+export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
   const { slug, runId, base } = useRunIds();
   const [params, setParams] = useSearchParams();
   const navigate = useNavigate();
@@ -80,7 +84,8 @@ export function ExplorerPage() {
     if (selectedId === null && samples[0]) select(samples[0].id);
   }, [selectedId, samples, select]);
 
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+  // The shortcuts work from the moment the page loads, whatever has focus (typing aside).
+  useDocumentKeys((event) => {
     const index = samples.findIndex((s) => s.id === selectedId);
     const moveTo = (i: number) => {
       const target = samples[Math.max(0, Math.min(samples.length - 1, i))];
@@ -112,11 +117,11 @@ export function ExplorerPage() {
       toggle.mutate({ sample: selected.id, label: quick, on });
     }
     return undefined;
-  };
+  });
 
   return (
-    <div className={styles.page}>
-      <RunHeader run={run.data} runId={runId} slug={slug} title="Rollouts" />
+    <div className={styles.page} style={embedded ? { padding: 0 } : undefined}>
+      {embedded ? null : <RunHeader run={run.data} runId={runId} slug={slug} title="Rollouts" />}
       <FilterBar filters={filters} steps={stepList} live={live} onChange={setFilters} />
       <p className={styles.muted}>
         Keys: <span className={styles.kbd}>↑</span>/<span className={styles.kbd}>↓</span> sample ·{" "}
@@ -152,7 +157,6 @@ export function ExplorerPage() {
               component={filters.component}
               onSelect={(s) => select(s.id)}
               onLoadMore={list.loadMore}
-              onKeyDown={onKeyDown}
             />
           )}
         </div>

@@ -7,6 +7,7 @@ import { inputClass } from "../../../components/Field";
 import { RunsIcon } from "../../../components/icons";
 import { type StepRange } from "../api";
 import { appendPoints, groupKeys, withLiveTail, type ChartSeries, type LiveTail, type Point, type XAxis } from "../chartData";
+import { headlineCharts, type Headline } from "../headline";
 import { ChartSlot, type SeriesStore } from "./ChartSlot";
 import { LazyMount } from "./LazyMount";
 import { CHART_HEIGHT, type ChartHandle } from "./MetricChart";
@@ -26,6 +27,8 @@ type ChartGridProps = {
   /** The grid hands the parent a function that appends a live metrics record. */
   bindLive?: (append: ((record: LiveMetrics) => void) | null) => void;
   emptyHint: string;
+  /** Pin the headline charts (reward, validation, length, KL, entropy, components) on top. */
+  headline?: boolean;
 };
 
 function readRange(params: URLSearchParams): StepRange {
@@ -41,7 +44,7 @@ function readRange(params: URLSearchParams): StepRange {
  * view. The step range, chosen charts, smoothing, log scale and x axis live in the URL
  * (`from`, `to`, `charts`, `smooth`, `log`, `axis`), so a view can be shared.
  */
-export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyHint }: ChartGridProps) {
+export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyHint, headline = false }: ChartGridProps) {
   const [params, setParams] = useSearchParams();
   const range = readRange(params);
   const chosenParam = params.get("charts");
@@ -121,6 +124,33 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
     update({ charts: set.size === keys.length ? null : [...set].join(",") });
   }
 
+  const pinned: Headline[] = headline ? headlineCharts(chosen) : [];
+  const pinnedKeys = new Set(pinned.map((h) => h.key));
+  const cell = (key: string, head?: Headline) => (
+    <div key={key} className={styles.cell} data-chart-slot={key} data-headline={head ? "true" : undefined}>
+      <LazyMount height={CHART_HEIGHT}>
+        {(width) => (
+          <ChartSlot
+            metric={key}
+            title={head?.title}
+            spread={head?.band}
+            runs={runs}
+            range={range}
+            axis={axis}
+            smoothing={smoothing}
+            logY={logY}
+            width={width}
+            store={store}
+            runLabel={runLabel}
+            onPointClick={onPointClick}
+            onHover={onHover}
+            register={register}
+          />
+        )}
+      </LazyMount>
+    </div>
+  );
+
   if (!keys.length) {
     return (
       <EmptyState icon={<RunsIcon size={26} />} title="No metrics yet">
@@ -168,33 +198,16 @@ export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyH
           ))}
         </fieldset>
       ) : null}
-      {groupKeys(chosen).map(([group, groupKeysList]) => (
+      {pinned.length ? (
+        <div className={styles.group} role="group" aria-label="Headline charts">
+          <h3 className={styles.groupTitle}>Headline</h3>
+          <div className={styles.grid}>{pinned.map((head) => cell(head.key, head))}</div>
+        </div>
+      ) : null}
+      {groupKeys(chosen.filter((k) => !pinnedKeys.has(k))).map(([group, groupKeysList]) => (
         <div key={group} className={styles.group}>
           <h3 className={styles.groupTitle}>{group}</h3>
-          <div className={styles.grid}>
-            {groupKeysList.map((key) => (
-              <div key={key} className={styles.cell} data-chart-slot={key}>
-                <LazyMount height={CHART_HEIGHT}>
-                  {(width) => (
-                    <ChartSlot
-                      metric={key}
-                      runs={runs}
-                      range={range}
-                      axis={axis}
-                      smoothing={smoothing}
-                      logY={logY}
-                      width={width}
-                      store={store}
-                      runLabel={runLabel}
-                      onPointClick={onPointClick}
-                      onHover={onHover}
-                      register={register}
-                    />
-                  )}
-                </LazyMount>
-              </div>
-            ))}
-          </div>
+          <div className={styles.grid}>{groupKeysList.map((key) => cell(key))}</div>
         </div>
       ))}
     </section>

@@ -4,7 +4,7 @@ import { useLayoutEffect, useMemo } from "react";
 import { ErrorState } from "../../../components/ErrorState";
 import { loadSeries, runKeys, type StepRange } from "../api";
 import { fromApi, pointsForWidth, type ChartSeries, type XAxis } from "../chartData";
-import { ChartPlaceholder, MetricChart, type ChartHandle, type ChartSettings } from "./MetricChart";
+import { ChartPlaceholder, MetricChart, type ChartHandle, type ChartSettings, type Spread } from "./MetricChart";
 
 /** Where a chart's data lives once fetched, with the live points that arrive after. */
 export type SeriesStore = {
@@ -14,6 +14,9 @@ export type SeriesStore = {
 
 type ChartSlotProps = {
   metric: string;
+  title?: string;
+  /** The keys of the metric's spread (lowest, highest), drawn as a band around it. */
+  spread?: [string, string];
   runs: number[];
   range: StepRange;
   axis: XAxis;
@@ -32,7 +35,7 @@ type ChartSlotProps = {
  * One chart of the grid, mounted when scrolled into view: it asks for its own key only
  * (charts that come into view together share one request) at its own pixel width.
  */
-export function ChartSlot({ metric, runs, range, axis, smoothing, logY, width, store, ...chart }: ChartSlotProps) {
+export function ChartSlot({ metric, spread, runs, range, axis, smoothing, logY, width, store, ...chart }: ChartSlotProps) {
   const points = pointsForWidth(width);
   const times = axis === "time";
   const request = {
@@ -49,6 +52,20 @@ export function ChartSlot({ metric, runs, range, axis, smoothing, logY, width, s
   const query = useQuery({ ...request, placeholderData: keepPreviousData });
   const fetched = query.data;
   const series = useMemo(() => (fetched ? store.adopt(metric, fetched.map(fromApi)) : null), [fetched, metric, store]);
+  // The spread's keys ride in the same batched request as the metric (and share its cache).
+  const side = (key: string | undefined) => ({
+    queryKey: runKeys.metrics(runs, key ?? "", range, times, points),
+    queryFn: () => loadSeries({ runs, range, times, points }, key ?? ""),
+    staleTime: Infinity,
+    enabled: key !== undefined,
+    placeholderData: keepPreviousData,
+  });
+  const lo = useQuery(side(spread?.[0]));
+  const hi = useQuery(side(spread?.[1]));
+  const band: Spread | undefined = useMemo(
+    () => (lo.data && hi.data ? { lo: lo.data.map(fromApi), hi: hi.data.map(fromApi) } : undefined),
+    [lo.data, hi.data],
+  );
   // Until the series with times arrive, the previous ones (without) stay on a step axis.
   const shownAxis: XAxis = axis === "time" && query.isPlaceholderData ? "step" : axis;
   const settings: ChartSettings = useMemo(() => ({ smoothing, logY, axis: shownAxis }), [smoothing, logY, shownAxis]);
@@ -57,5 +74,5 @@ export function ChartSlot({ metric, runs, range, axis, smoothing, logY, width, s
     return <ErrorState title={`Could not load ${metric}`} error={query.error} onRetry={() => void query.refetch()} />;
   }
   if (!series) return <ChartPlaceholder metric={metric} />;
-  return <MetricChart metric={metric} series={series} settings={settings} {...chart} />;
+  return <MetricChart metric={metric} series={series} spread={band} settings={settings} {...chart} />;
 }

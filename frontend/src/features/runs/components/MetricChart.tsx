@@ -3,12 +3,15 @@ import { useEffect, useRef, useState } from "react";
 import { ErrorState } from "../../../components/ErrorState";
 import { Skeleton } from "../../../components/Spinner";
 import { loadPlotly, type Plotly } from "../../../lib/plotly";
+import { legendRoom } from "../chartLegend";
 import { ema, emaTail, minMaxBand, xOf, type ChartSeries, type Point, type XAxis } from "../chartData";
 
 export const CHART_HEIGHT = 240;
 const COLORS = ["#4f46e5", "#e11d48", "#059669", "#d97706", "#0891b2", "#7c3aed", "#db2777", "#65a30d"];
 
 export type ChartSettings = { smoothing: number; logY: boolean; axis: XAxis };
+/** A metric's spread drawn as a band around it: the series of its lowest and highest keys. */
+export type Spread = { lo: ChartSeries[]; hi: ChartSeries[] };
 
 /** What the grid calls on a mounted chart: live points arrive without a redraw. */
 export type ChartHandle = {
@@ -19,7 +22,10 @@ export type ChartHandle = {
 
 type MetricChartProps = {
   metric: string;
+  /** The chart's title; the metric key when not given. */
+  title?: string;
   series: ChartSeries[];
+  spread?: Spread;
   runLabel: (run: number) => string;
   settings: ChartSettings;
   onPointClick?: (run: number, step: number) => void;
@@ -27,7 +33,7 @@ type MetricChartProps = {
   register: (metric: string, handle: ChartHandle | null) => void;
 };
 
-function traces(series: ChartSeries[], runLabel: (run: number) => string, settings: ChartSettings) {
+function traces(series: ChartSeries[], runLabel: (run: number) => string, settings: ChartSettings, spread?: Spread) {
   const data: Record<string, unknown>[] = [];
   const rawIndex = new Map<number, number>();
   series.forEach((s, i) => {
@@ -35,9 +41,27 @@ function traces(series: ChartSeries[], runLabel: (run: number) => string, settin
     const steps = s.points.map((p) => p.step);
     const x = s.points.map((p) => xOf(p, settings.axis));
     const values = s.points.map((p) => p.value);
+    // A series of one point is drawn as a marker: a line of one point shows nothing.
+    const few = s.points.length < 2;
     const band = minMaxBand(s);
     const bucketed = band.steps.length > 0 && band.steps.length < s.points.length;
-    if (bucketed) {
+    const lo = spread?.lo.find((b) => b.run === s.run);
+    const hi = spread?.hi.find((b) => b.run === s.run);
+    if (lo && hi) {
+      // The metric's own spread (e.g. the lowest and highest reward of each step).
+      const side = (b: ChartSeries, name: string, fill: boolean) => ({
+        x: b.points.map((p) => xOf(p, settings.axis)),
+        y: b.points.map((p) => p.value),
+        mode: few ? "markers" : "lines",
+        marker: { symbol: "line-ew-open", size: 10, color },
+        line: { width: 0, color },
+        ...(fill && !few ? { fill: "tonexty", fillcolor: `${color}22` } : {}),
+        hoverinfo: "skip",
+        showlegend: false,
+        name: `${runLabel(s.run)} ${name}`,
+      });
+      data.push(side(lo, "min", false), side(hi, "max", true));
+    } else if (bucketed) {
       const bandX = band.steps.map((step, j) => xOf({ step, time: band.times[j] }, settings.axis));
       data.push({ x: bandX, y: band.lo, mode: "lines", line: { width: 0, color }, hoverinfo: "skip", showlegend: false, name: `${runLabel(s.run)} min` });
       data.push({ x: bandX, y: band.hi, mode: "lines", line: { width: 0, color }, fill: "tonexty", fillcolor: `${color}22`, hoverinfo: "skip", showlegend: false, name: `${runLabel(s.run)} max` });
@@ -45,7 +69,7 @@ function traces(series: ChartSeries[], runLabel: (run: number) => string, settin
     rawIndex.set(s.run, data.length);
     // The step rides along as customdata: a click opens that step on either axis.
     data.push({ x, y: values, customdata: steps, mode: "lines", line: { width: 1, color }, opacity: settings.smoothing > 0 ? 0.25 : 1, name: `${runLabel(s.run)} raw`, showlegend: false, hoverinfo: "skip" });
-    data.push({ x, y: ema(values, settings.smoothing), customdata: steps, mode: "lines", line: { width: 2, color }, name: runLabel(s.run), showlegend: series.length > 1 });
+    data.push({ x, y: ema(values, settings.smoothing), customdata: steps, mode: few ? "lines+markers" : "lines", marker: { size: 7, color }, line: { width: 2, color }, name: runLabel(s.run), showlegend: series.length > 1 });
   });
   return { data, rawIndex };
 }
@@ -62,17 +86,17 @@ function inTurn<T>(build: () => Promise<T>): Promise<T> {
 }
 
 /** One metric's plotly chart: built once, extended live, restyled on settings changes. */
-export function MetricChart({ metric, series, runLabel, settings, onPointClick, onHover, register }: MetricChartProps) {
+export function MetricChart({ metric, title, series, spread, runLabel, settings, onPointClick, onHover, register }: MetricChartProps) {
   const div = useRef<HTMLDivElement>(null);
   const plotly = useRef<Plotly | null>(null);
   const rawIndex = useRef(new Map<number, number>());
   const [error, setError] = useState<unknown>(null);
   const [ready, setReady] = useState(false);
-  const latest = useRef({ series, settings, onPointClick, onHover, runLabel });
-  latest.current = { series, settings, onPointClick, onHover, runLabel };
+  const latest = useRef({ title, series, spread, settings, onPointClick, onHover, runLabel });
+  latest.current = { title, series, spread, settings, onPointClick, onHover, runLabel };
   // What the chart shows now: a render with the same inputs draws nothing again (unless
   // live points reached the series between the build and `append` being registered).
-  const shown = useRef<{ series: ChartSeries[]; settings: ChartSettings; points: number } | null>(null);
+  const shown = useRef<{ series: ChartSeries[]; spread?: Spread; settings: ChartSettings; points: number } | null>(null);
 
   // Build the chart once; later data arrives through `append`, settings through `react`.
   useEffect(() => {
@@ -83,11 +107,11 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
         inTurn(async () => {
           if (cancelled || !element) return false;
           plotly.current = P;
-          const { series: s, settings: st, runLabel: label } = latest.current;
-          const built = traces(s, label, st);
+          const { title: t, series: s, spread: sp, settings: st, runLabel: label } = latest.current;
+          const built = traces(s, label, st, sp);
           rawIndex.current = built.rawIndex;
-          await P.newPlot(element, built.data as never, layout(metric, st), { displaylogo: false, responsive: true });
-          shown.current = { series: s, settings: st, points: pointCount(s) };
+          await P.newPlot(element, built.data as never, layout(t ?? metric, st, legendRoom(s.map((x) => label(x.run)), element.clientWidth)), { displaylogo: false, responsive: true });
+          shown.current = { series: s, spread: sp, settings: st, points: pointCount(s) };
           countPoints(element, s, st.axis);
           return true;
         }),
@@ -122,13 +146,13 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
     const P = plotly.current;
     if (!ready || !P || !div.current) return;
     const was = shown.current;
-    if (was?.series === series && was.settings === settings && was.points === pointCount(series)) return;
-    shown.current = { series, settings, points: pointCount(series) };
-    const built = traces(series, runLabel, settings);
+    if (was?.series === series && was.spread === spread && was.settings === settings && was.points === pointCount(series)) return;
+    shown.current = { series, spread, settings, points: pointCount(series) };
+    const built = traces(series, runLabel, settings, spread);
     rawIndex.current = built.rawIndex;
-    void P.react(div.current, built.data as never, layout(metric, settings));
+    void P.react(div.current, built.data as never, layout(title ?? metric, settings, legendRoom(series.map((x) => runLabel(x.run)), div.current.clientWidth)));
     countPoints(div.current, series, settings.axis);
-  }, [ready, series, settings, metric, runLabel]);
+  }, [ready, series, spread, settings, metric, title, runLabel]);
 
   useEffect(() => {
     if (!ready) return undefined;
@@ -161,7 +185,8 @@ export function MetricChart({ metric, series, runLabel, settings, onPointClick, 
   return (
     <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} data-metric={metric} data-ready={ready} data-axis={settings.axis}>
       {!ready ? <Skeleton height={CHART_HEIGHT} /> : null}
-      <div ref={div} style={{ height: ready ? CHART_HEIGHT : 0 }} />
+      {/* Once drawn, as tall as plotly's layout (a legend of several runs adds room). */}
+      <div ref={div} style={{ height: ready ? undefined : 0 }} />
     </figure>
   );
 }
@@ -184,14 +209,15 @@ function countPoints(element: HTMLElement, series: ChartSeries[], axis: XAxis) {
   element.dataset.points = String(series.reduce((sum, s) => sum + s.points.filter((p) => xOf(p, axis) !== null).length, 0));
 }
 
-function layout(metric: string, settings: ChartSettings) {
+/** `legend`: px under the axis for the legend of several runs (`legendRoom`). */
+function layout(title: string, settings: ChartSettings, legend: number) {
   return {
-    title: { text: metric, font: { size: 13 }, x: 0.02 },
-    height: CHART_HEIGHT,
+    title: { text: title, font: { size: 13 }, x: 0.02 },
+    height: CHART_HEIGHT + legend,
     // Room below for the step axis's ticks and title: a margin plotly must widen itself
     // (automargin) costs a second layout pass, about half of a chart's first draw. Date
     // ticks may take two lines, so the time axis still widens it when it must.
-    margin: { l: 48, r: 12, t: 32, b: 48 },
+    margin: { l: 48, r: 12, t: 32, b: 48 + legend },
     xaxis:
       settings.axis === "time"
         ? { title: { text: "wall time (UTC)" }, type: "date", automargin: true }
@@ -199,7 +225,9 @@ function layout(metric: string, settings: ChartSettings) {
     yaxis: { type: settings.logY ? "log" : "linear", automargin: true },
     hovermode: "x",
     showlegend: true,
-    legend: { orientation: "h", y: -0.25 },
+    // At the chart's bottom (the container's, not the plot's), in the room the margin
+    // keeps for it below the axis title: the two never overlap.
+    legend: { orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom" },
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
   } as never;

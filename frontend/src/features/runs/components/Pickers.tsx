@@ -268,12 +268,78 @@ export function ValidationPicker({ slug, value, version, onChange, errors, versi
   );
 }
 
-/** Reward version picker showing the chosen version's code. Any version given is preselected. */
-export function RewardVersionPicker({ slug, value, onChange, errors, emptyLabel = "(the config's built-in reward)" }: PickerProps) {
+/** The run's reward model (`reward.model.path`): as the preset or parent has it, none, or
+ * one of the project's reward models. Extra reward models keep their config defaults. */
+export type RewardModelChoice = "default" | "none" | number;
+export const PRIMARY_REWARD_MODEL = "reward.model.path";
+
+export function RewardModelPicker({
+  slug,
+  value,
+  onChange,
+  errors,
+  defaultLabel,
+}: {
+  slug: string;
+  value: RewardModelChoice;
+  onChange: (choice: RewardModelChoice) => void;
+  errors: string[];
+  defaultLabel: string;
+}) {
+  const models = useQuery({ queryKey: runKeys.models(slug), queryFn: ({ signal }) => listModels(slug, signal) });
+  const rewardModels = (models.data ?? []).filter((m) => m.role === "reward");
+  const chosen = typeof value === "number" ? rewardModels.find((m) => m.id === value) : undefined;
+  return (
+    <Field
+      label="Reward model"
+      help={chosen ? modelSummary(chosen) : "A model that scores responses beside (or instead of) the reward function."}
+      errors={errors}
+    >
+      {(props) => (
+        <select
+          {...props}
+          className={inputClass}
+          value={String(value)}
+          onChange={(e) => onChange(e.target.value === "default" || e.target.value === "none" ? e.target.value : Number(e.target.value))}
+        >
+          <option value="default">{defaultLabel}</option>
+          <option value="none">No reward model</option>
+          {rewardModels.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.name} ({m.kind})
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/** What a reward-model choice sends: nothing for the default, else the places it sets. */
+export function rewardModelsRequest(choice: RewardModelChoice): Record<string, number> | undefined {
+  if (choice === "default") return undefined;
+  return choice === "none" ? {} : { [PRIMARY_REWARD_MODEL]: choice };
+}
+
+/** The reward picker's value for "the config's built-in reward" when that must be said
+ * explicitly (a clone dropping its parent's version); reward version ids start at 1. */
+export const BUILTIN_REWARD = 0;
+
+/** Reward version picker showing the chosen version's code. Any version given is preselected.
+ * With `offerBuiltin` (a clone of a run with a reward version), the built-in reward is a
+ * choice of its own, `BUILTIN_REWARD`, beside keeping the parent's version (empty). */
+export function RewardVersionPicker({
+  slug,
+  value,
+  onChange,
+  errors,
+  emptyLabel = "(the config's built-in reward)",
+  offerBuiltin = false,
+}: PickerProps & { offerBuiltin?: boolean }) {
   const [functionId, setFunctionId] = useState<number | null>(null);
   const functions = useQuery({ queryKey: runKeys.rewards(slug), queryFn: ({ signal }) => listRewardFunctions(slug, signal) });
   // A preselected version (?reward_version=ID, a clone's): find its function among all of them.
-  const searching = value !== null && functionId === null;
+  const searching = value !== null && value !== BUILTIN_REWARD && functionId === null;
   const allVersions = useQueries({
     queries: (searching ? (functions.data ?? []) : []).map((f) => ({
       queryKey: runKeys.rewardVersions(f.id),
@@ -303,8 +369,13 @@ export function RewardVersionPicker({ slug, value, onChange, errors, emptyLabel 
             <select
               {...props}
               className={inputClass}
-              value={functionId ?? ""}
+              value={functionId ?? (value === BUILTIN_REWARD ? "builtin" : "")}
               onChange={(e) => {
+                if (e.target.value === "builtin") {
+                  setFunctionId(null);
+                  onChange(BUILTIN_REWARD);
+                  return;
+                }
                 const id = e.target.value ? Number(e.target.value) : null;
                 setFunctionId(id);
                 // A function: its latest version, changeable below.
@@ -312,6 +383,7 @@ export function RewardVersionPicker({ slug, value, onChange, errors, emptyLabel 
               }}
             >
               <option value="">{emptyLabel}</option>
+              {offerBuiltin ? <option value="builtin">The config&apos;s built-in reward</option> : null}
               {functions.data?.map((f) => (
                 <option key={f.id} value={f.id}>
                   {f.name}

@@ -11,7 +11,7 @@ const inputs: Inputs = {
   dataset: { dataset: 2, name: "arith", version: 12, number: 3, rows: 1000 },
   validation: "held_out",
   validation_dataset: { dataset: 2, name: "arith", version: 12, number: 3, rows: 1000 },
-  reward: { function: 5, name: "arith-exact", version: 7, number: 2 },
+  reward: { function: 5, name: "arith-exact", version: 7, number: 2, kwargs: {} },
   reward_models: [],
   legacy_paths: {},
 };
@@ -31,15 +31,22 @@ describe("a run's inputs", () => {
   });
 
   it("name a built-in reward and an old run's paths", () => {
-    show({ ...inputs, model: null, dataset: null, validation: "config", validation_dataset: null, reward: { function: null, name: "arith", version: null, number: null }, legacy_paths: { "data.train_files": ["var/data/train.jsonl"] } });
+    show({ ...inputs, model: null, dataset: null, validation: "config", validation_dataset: null, reward: { function: null, name: "arith", version: null, number: null, kwargs: {} }, legacy_paths: { "data.train_files": ["var/data/train.jsonl"] } });
     expect(screen.getByText("built-in: arith")).toBeInTheDocument();
     expect(screen.getByText("Paths (before resources)")).toBeInTheDocument();
     expect(screen.getByText(/var\/data\/train.jsonl/)).toBeInTheDocument();
   });
 
+  it("show the keyword arguments the reward is called with, and tell runs apart by them", () => {
+    const withKwargs = { ...inputs, reward: { ...inputs.reward, kwargs: { format_score: 0.1 } } };
+    show(withKwargs);
+    expect(screen.getByText('{"format_score":0.1}')).toBeInTheDocument();
+    expect([...differingInputs([inputs, withKwargs], "demo")]).toEqual(["reward"]);
+  });
+
   it("fit on one line for the runs list", () => {
     expect(inputsLine(inputs)).toBe("arith v3 · reward arith-exact v2");
-    expect(inputsLine({ ...inputs, reward: { function: null, name: "arith", version: null, number: null } })).toBe("arith v3 · built-in reward arith");
+    expect(inputsLine({ ...inputs, reward: { function: null, name: "arith", version: null, number: null, kwargs: {} } })).toBe("arith v3 · built-in reward arith");
   });
 
   it("say which differ between runs", () => {

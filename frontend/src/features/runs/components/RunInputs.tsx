@@ -70,18 +70,28 @@ export function inputItems(inputs: Inputs, slug: string): InputItem[] {
     node: dataset ? <DatasetLink value={dataset} slug={slug} /> : <span className={ui.muted}>not recorded</span>,
   });
   items.push({ key: "validation", label: "Validation", ...validationItem(inputs, slug) });
+  // reward.kwargs: the keyword arguments it is called with (absent from older payloads).
+  const kwargs = Object.keys(reward.kwargs ?? {}).length ? JSON.stringify(reward.kwargs) : "";
   items.push({
     key: "reward",
     label: "Reward",
-    text: reward.function !== null ? `version ${reward.version}` : `built-in ${reward.name}`,
-    node:
-      reward.function !== null ? (
-        <Link to={`/p/${slug}/reward-functions/${reward.function}`}>
-          {reward.name} v{reward.number}
-        </Link>
-      ) : (
-        <>built-in: {reward.name}</>
-      ),
+    text: (reward.function !== null ? `version ${reward.version}` : `built-in ${reward.name}`) + (kwargs ? ` ${kwargs}` : ""),
+    node: (
+      <span className={ui.row}>
+        {reward.function !== null ? (
+          <Link to={`/p/${slug}/reward-functions/${reward.function}`}>
+            {reward.name} v{reward.number}
+          </Link>
+        ) : (
+          <>built-in: {reward.name}</>
+        )}
+        {kwargs ? (
+          <span>
+            <span className={ui.muted}>with</span> <code className={ui.mono}>{kwargs}</code>
+          </span>
+        ) : null}
+      </span>
+    ),
   });
   items.push({
     key: "reward_models",

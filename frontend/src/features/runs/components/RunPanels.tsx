@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { Link } from "react-router";
 
 import { Button } from "../../../components/Button";
@@ -13,18 +13,43 @@ import type { LogLine, RunDetail } from "../api";
 import { differingPaths, formatValue } from "../configDiff";
 import { atPathField, pathFieldsOf } from "../configSchema";
 import { useAlerts, useCheckpoints, useConfigSchema, useLogs, usePresets, useRun } from "../hooks";
+import { lastUserLine } from "../traceback";
 import { RunInputs } from "./RunInputs";
+import { RewardSource, RunTraceback, TracebackLines } from "./RunTraceback";
 import { formatBytes, RunStatusPill } from "./RunStatus";
 import { evidenceSearch } from "../../rollouts/lib/alertLink";
 
 const LEVELS = ["", "debug", "info", "warning", "error"];
 
-/** The logs tail: stored lines, then live ones from the run's stream (`live`). */
-export function LogsPanel({ run, live, active }: { run: number; live: LogLine[]; active: boolean }) {
+type LogsPanelProps = {
+  run: number;
+  live: LogLine[];
+  active: boolean;
+  /** A failed run's `last_error`: shown after the lines unless the trainer logged it. */
+  failure?: string | null;
+  /** The run's reward code: the line a traceback points at is shown from it. */
+  rewardCode?: string;
+};
+
+/**
+ * The logs tail: stored lines, then live ones from the run's stream (`live`). Lines of a
+ * traceback that point at the user's reward code are marked, and that line of the code is
+ * shown above the log.
+ */
+export function LogsPanel({ run, live, active, failure = null, rewardCode }: LogsPanelProps) {
   const [level, setLevel] = useState("");
   const logs = useLogs(run, level);
   const seen = new Set((logs.data ?? []).map((l) => `${l.attempt}:${l.seq}`));
   const lines = [...(logs.data ?? []), ...live.filter((l) => !seen.has(`${l.attempt}:${l.seq}`) && (!level || l.level === level))];
+  // A run that failed before its trainer could log (a launch or Ray failure) has only its
+  // `last_error`: it is the log's last word then.
+  const unlogged = failure !== null && logs.data !== undefined && !lines.some((l) => l.message.trim() === failure.trim());
+  const userLine = lastUserLine([...lines.map((l) => l.message), failure ?? ""].join("\n"));
+  // A tail: the newest lines (and a failure's last words) are in view, as in a terminal.
+  const tail = useRef<HTMLPreElement>(null);
+  useLayoutEffect(() => {
+    if (tail.current) tail.current.scrollTop = tail.current.scrollHeight;
+  }, [lines.length]);
   return (
     <section aria-label="Logs">
       <label className={ui.row} style={{ marginBottom: 8 }}>
@@ -39,18 +64,26 @@ export function LogsPanel({ run, live, active }: { run: number; live: LogLine[];
       </label>
       {logs.isPending ? <Loading what="logs" /> : null}
       {logs.isError ? <ErrorState title="Could not load the logs" error={logs.error} onRetry={() => void logs.refetch()} /> : null}
-      {logs.data && lines.length === 0 ? (
+      {logs.data && lines.length === 0 && !unlogged ? (
         <EmptyState icon={<StatusIcon size={26} />} title={active ? "No log lines yet" : "No log lines"}>
           {active
             ? "The trainer's log lines (warnings, resumes, checkpoints) appear here, live, as it writes them."
             : `This run wrote no log lines${level ? ` at level ${level}` : ""}: the trainer logs warnings, resumes and checkpoints, not every step (those are the charts).`}
         </EmptyState>
       ) : null}
+      {userLine !== null && rewardCode !== undefined ? <RewardSource code={rewardCode} line={userLine} /> : null}
       {lines.length ? (
-        <pre className={ui.mono} style={{ maxHeight: 480, overflow: "auto", background: "var(--color-surface)", border: "1px solid var(--color-border)", borderRadius: 8, padding: 12, whiteSpace: "pre-wrap" }} data-testid="log-lines">
-          {lines.map((l) => `[${l.attempt}] ${l.level.toUpperCase().padEnd(7)} ${l.message}`).join("\n")}
+        <pre ref={tail} className={ui.mono} style={{ maxHeight: 480, overflow: "auto", background: "var(--color-surface)", border: "1px solid var(--color-border)", borderRadius: 8, padding: 12, whiteSpace: "pre-wrap" }} data-testid="log-lines">
+          {lines.map((l, i) => (
+            <span key={`${l.attempt}:${l.seq}`} data-level={l.level}>
+              {`[${l.attempt}] ${l.level.toUpperCase().padEnd(7)} `}
+              <TracebackLines text={l.message} />
+              {i < lines.length - 1 ? "\n" : null}
+            </span>
+          ))}
         </pre>
       ) : null}
+      {unlogged ? <RunTraceback text={failure} label="The run's last error" /> : null}
     </section>
   );
 }

@@ -14,7 +14,20 @@ import ui from "../../../components/ui.module.css";
 import { useProjectSlug } from "../../projects/hooks";
 import { cloneRun, createRun, getRun, runKeys, validateConfig, type Preset, type PresetName, type RunClone, type RunDetail, type Validation } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
-import { choiceValue, DatasetPicker, ModelPicker, resolveChoice, RewardVersionPicker, useDatasetVersions, ValidationPicker, type DatasetChoice } from "../components/Pickers";
+import {
+  BUILTIN_REWARD,
+  choiceValue,
+  DatasetPicker,
+  ModelPicker,
+  resolveChoice,
+  RewardModelPicker,
+  rewardModelsRequest,
+  RewardVersionPicker,
+  useDatasetVersions,
+  ValidationPicker,
+  type DatasetChoice,
+  type RewardModelChoice,
+} from "../components/Pickers";
 import { changedTree, isTree, type ConfigTree } from "../configDiff";
 import { pathFieldsOf, sectionsOf, setAt } from "../configSchema";
 import { useConfigSchema, usePresets } from "../hooks";
@@ -36,6 +49,9 @@ const FORM_FIELDS = new Set([
   "validation",
   "validation_version",
   "reward_version",
+  "builtin_reward",
+  "reward_models",
+  "reward_models.reward.model.path",
 ]);
 
 function pad(n: number): string {
@@ -134,6 +150,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const [validation, setValidation] = useState<Validation>(inherited.validation);
   const [validationVersion, setValidationVersion] = useState<number | null>(inherited.validationVersion);
   const [rewardVersion, setRewardVersion] = useState<number | null>(inherited.rewardVersion);
+  const [rewardModel, setRewardModel] = useState<RewardModelChoice>("default");
   const [datasetMissing, setDatasetMissing] = useState(false);
   const data = useDatasetVersions(slug);
   // A project with one dataset: its latest version, shown chosen (a new user's first run).
@@ -173,7 +190,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
         dataset_version: dataset && "version" in dataset ? dataset.version : null,
         validation,
         validation_version: validation === "dataset_version" ? validationVersion : null,
-        reward_version: rewardVersion,
+        reward_version: rewardVersion === BUILTIN_REWARD ? null : rewardVersion,
       };
       if (parent) {
         // Only the inputs the user changed: the server keeps the parent's others.
@@ -184,11 +201,15 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
           changedInputs.validation = validation;
           if (validation === "dataset_version" && validationVersion !== null) changedInputs.validation_version = validationVersion;
         }
-        if (rewardVersion !== inherited.rewardVersion && rewardVersion !== null) changedInputs.reward_version = rewardVersion;
+        if (rewardVersion === BUILTIN_REWARD) changedInputs.builtin_reward = true;
+        else if (rewardVersion !== inherited.rewardVersion && rewardVersion !== null) changedInputs.reward_version = rewardVersion;
+        const rewardModels = rewardModelsRequest(rewardModel);
+        if (rewardModels !== undefined) changedInputs.reward_models = rewardModels;
         return cloneRun(parent.id, { ...common, ...changedInputs });
       }
       const inputs = Object.fromEntries(Object.entries(chosen).filter(([key, value]) => value !== null && !(key === "validation" && value === "held_out")));
-      return createRun({ ...common, ...inputs, project: slug, preset: presetName as PresetName });
+      const rewardModels = rewardModelsRequest(rewardModel);
+      return createRun({ ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), project: slug, preset: presetName as PresetName });
     },
     onSuccess: (run) => {
       toast.show(`Run “${run.name}” created.`, "success");
@@ -221,6 +242,8 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
     else if (key.startsWith("config.")) configErrors[key.slice("config.".length)] = messages;
   }
   const overrideErrors = [...fieldErrorsAt(submit.error, "overrides"), ...(validationErrors.overrides ?? [])];
+  // verl keys that only tune speed (and the like): applied as nothing, each shown with why.
+  const ignoredOverrides = translate.data?.valid ? (translate.data.ignored ?? []) : [];
 
   useEffect(() => {
     if (!(submit.error instanceof FieldErrors)) return;
@@ -342,6 +365,14 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
               onChange={setRewardVersion}
               errors={fieldErrorsAt(submit.error, "reward_version")}
               emptyLabel={parent?.reward_version ? "(the parent's reward version)" : undefined}
+              offerBuiltin={Boolean(parent?.reward_version)}
+            />
+            <RewardModelPicker
+              slug={slug}
+              value={rewardModel}
+              onChange={setRewardModel}
+              errors={[...fieldErrorsAt(submit.error, "reward_models"), ...fieldErrorsAt(submit.error, "reward_models.reward.model.path")]}
+              defaultLabel={parent ? "(the parent's reward model, if any)" : "(the preset's reward model, if any)"}
             />
           </div>
           <h2 className={styles.blockTitle}>Config</h2>
@@ -397,6 +428,18 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
             <Button onClick={() => translate.mutate()} disabled={!overrideLines.length || translate.isPending}>
               Apply overrides to the form
             </Button>
+            {ignoredOverrides.length > 0 && (
+              <div role="status" aria-label="Ignored verl overrides" className={ui.muted}>
+                <p>verl overrides accepted with no effect here:</p>
+                <ul>
+                  {ignoredOverrides.map((item) => (
+                    <li key={item.key}>
+                      <code className={ui.mono}>{item.key}</code>: {item.reason}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            )}
           </div>
         </aside>
       </div>

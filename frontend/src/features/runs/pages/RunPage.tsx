@@ -1,8 +1,9 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { Link, useNavigate, useParams, useSearchParams } from "react-router";
+import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router";
 
 import { Button, ButtonAnchor, ButtonLink } from "../../../components/Button";
+import { ConfirmDialog } from "../../../components/ConfirmDialog";
 import { ErrorState } from "../../../components/ErrorState";
 import { inputClass } from "../../../components/Field";
 import { PageHeader } from "../../../components/PageHeader";
@@ -11,17 +12,21 @@ import { Tabs } from "../../../components/Tabs";
 import ui from "../../../components/ui.module.css";
 import { loadPlotly } from "../../../lib/plotly";
 import { useEventStream } from "../../../lib/useEventStream";
+import { useNow } from "../../../lib/useNow";
 import { useProjectSlug } from "../../projects/hooks";
+import { ExplorerPage } from "../../rollouts/pages/ExplorerPage";
 import { ACTIVE_STATUSES, reportUrl, runKeys, type LogLine, type RunDetail } from "../api";
 import { ChartGrid, type LiveMetrics } from "../components/ChartGrid";
 import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
 import { RunInputs } from "../components/RunInputs";
 import { formatDuration, RunStatusPill } from "../components/RunStatus";
-import { useMetricKeys, useRun, useRunAction } from "../hooks";
+import { RunTraceback } from "../components/RunTraceback";
+import { useMetricKeys, useRewardVersion, useRun, useRunAction } from "../hooks";
 
-type Tab = "charts" | "logs" | "checkpoints" | "alerts" | "config" | "timeline";
+type Tab = "charts" | "samples" | "logs" | "checkpoints" | "alerts" | "config" | "timeline";
 const TABS: { key: Tab; label: string }[] = [
   { key: "charts", label: "Charts" },
+  { key: "samples", label: "Samples" },
   { key: "logs", label: "Logs" },
   { key: "checkpoints", label: "Checkpoints" },
   { key: "alerts", label: "Alerts" },
@@ -46,7 +51,13 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
-  const tab = (TABS.find((t) => t.key === params.get("tab"))?.key ?? "charts") as Tab;
+  // The Samples tab has a path of its own (/runs/<id>/samples): the explorer's filters are
+  // its query string, apart from the charts' (`from`, `to`, `charts`, ...).
+  const onSamples = useLocation().pathname.endsWith("/samples");
+  const tab = onSamples ? "samples" : ((TABS.find((t) => t.key === params.get("tab"))?.key ?? "charts") as Tab);
+  const reward = run.inputs.reward;
+  const rewardCode = useRewardVersion(reward.function, reward.number).data?.code;
+  const failure = run.status === "failed" && run.last_error ? run.last_error : null;
   const keys = useMetricKeys(run.id);
   const [liveLogs, setLiveLogs] = useState<LogLine[]>([]);
   const appendLive = useRef<((record: LiveMetrics) => void) | null>(null);
@@ -86,7 +97,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
             <span>
               {run.attempts.length} attempt{run.attempts.length === 1 ? "" : "s"}
             </span>
-            <span>ran {formatDuration(run.started_at, run.finished_at)}</span>
+            <RunDuration run={run} />
             {run.queue_position ? <span>#{run.queue_position} in the queue{run.waiting_for ? `, waiting for ${run.waiting_for}` : ""}</span> : null}
             {run.parent ? <Link to={`/p/${slug}/runs/${run.parent}`}>clone of #{run.parent}</Link> : null}
           </span>
@@ -95,16 +106,17 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
       />
       <RunInputs inputs={run.inputs} slug={slug} label="Run inputs" inline />
       {run.status_reason ? <p className={ui.muted}>{run.status_reason}</p> : null}
-      {run.status === "failed" && run.last_error ? (
-        <pre className={ui.mono} style={{ whiteSpace: "pre-wrap", color: "var(--error-fg)" }}>
-          {run.last_error}
-        </pre>
-      ) : null}
+      {/* The failure in short (the full traceback is one click away, and in the Logs tab). */}
+      {failure && tab !== "logs" ? <RunTraceback text={failure} code={rewardCode} collapsed /> : null}
       <Tabs
         label="Run sections"
         tabs={TABS}
         current={tab}
         onChange={(key) => {
+          const page = `/p/${slug}/runs/${run.id}`;
+          // The explorer opens on the latest step and follows new ones while the run trains.
+          if (key === "samples") return void navigate(`${page}/samples?follow=1`);
+          if (onSamples) return void navigate(key === "charts" ? page : `${page}?tab=${key}`);
           const next = new URLSearchParams(params);
           if (key === "charts") next.delete("tab");
           else next.set("tab", key);
@@ -124,6 +136,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
               keys={keys.data}
               runLabel={() => run.name}
               bindLive={bindLive}
+              headline
               onPointClick={(_, step) => void navigate(`/p/${slug}/runs/${run.id}/rollouts?step=${step}`)}
               emptyHint={
                 ACTIVE_STATUSES.includes(run.status)
@@ -133,7 +146,8 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
             />
           )
         ) : null}
-        {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} /> : null}
+        {tab === "samples" ? <ExplorerPage embedded /> : null}
+        {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} failure={failure} rewardCode={rewardCode} /> : null}
         {tab === "checkpoints" ? <CheckpointsPanel run={run.id} /> : null}
         {tab === "alerts" ? <AlertsPanel run={run.id} slug={slug} /> : null}
         {tab === "config" ? <ConfigPanel run={run} slug={slug} /> : null}
@@ -143,17 +157,42 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
   );
 }
 
+/** "ran 42 s": counts up every second while the run is live. */
+function RunDuration({ run }: { run: RunDetail }) {
+  const now = useNow(run.started_at !== null && run.finished_at === null && ACTIVE_STATUSES.includes(run.status));
+  return <span data-testid="run-duration">ran {formatDuration(run.started_at, run.finished_at, now)}</span>;
+}
+
 function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
   const actions = useRunAction(run.id);
   const [priority, setPriority] = useState(String(run.priority));
+  const [confirming, setConfirming] = useState(false);
   const active = ACTIVE_STATUSES.includes(run.status);
   return (
     <div className={ui.row}>
+      <ButtonLink to={`/p/${slug}/runs/${run.id}/samples?follow=1`}>Samples</ButtonLink>
       {active && run.status !== "cancelling" ? (
-        <Button onClick={() => actions.cancel.mutate()} disabled={actions.cancel.isPending}>
+        <Button onClick={() => setConfirming(true)} disabled={actions.cancel.isPending}>
           Cancel run
         </Button>
       ) : null}
+      <ConfirmDialog
+        open={confirming}
+        title={`Cancel run #${run.id}?`}
+        confirmLabel="Cancel run"
+        cancelLabel="Keep running"
+        danger
+        busy={actions.cancel.isPending}
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => {
+          setConfirming(false);
+          actions.cancel.mutate();
+        }}
+      >
+        {run.status === "queued"
+          ? `“${run.name}” leaves the queue and never starts.`
+          : `The trainer of “${run.name}” stops; its checkpoints stay, and Resume continues from the latest one.`}
+      </ConfirmDialog>
       {run.status === "failed" || run.status === "cancelled" ? (
         <Button onClick={() => actions.resume.mutate()} disabled={actions.resume.isPending}>
           Resume

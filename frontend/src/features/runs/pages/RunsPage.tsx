@@ -14,6 +14,7 @@ import ui from "../../../components/ui.module.css";
 import { useEventStream } from "../../../lib/useEventStream";
 import { useProjectSlug } from "../../projects/hooks";
 import { ALL_STATUSES, listRuns, runKeys, type Run, type RunStatus } from "../api";
+import { QueueSummary } from "../components/QueueSummary";
 import { inputsLine } from "../components/RunInputs";
 import { formatAge, formatDuration, RunStatusPill } from "../components/RunStatus";
 import { Sparkline } from "../components/Sparkline";
@@ -85,6 +86,7 @@ export function RunsPage() {
         <input className={inputClass} placeholder="Tag" aria-label="Tag" defaultValue={tag} onChange={(e) => setParam("tag", e.target.value)} />
         {selected.length ? <span className={ui.muted}>{selected.length} selected (2 to 8 to compare)</span> : null}
       </div>
+      <QueueSummary slug={slug} />
       {runs.isPending ? <Loading what="runs" /> : null}
       {runs.isError ? <ErrorState title="Could not load the runs" error={runs.error} onRetry={() => void runs.refetch()} /> : null}
       {runs.data && list.length === 0 ? (
@@ -138,7 +140,11 @@ export function RunsPage() {
               cell: (r) => (
                 <span className={ui.row}>
                   <RunStatusPill status={r.status} />
-                  {r.queue_position ? <span className={ui.muted}>#{r.queue_position} in queue</span> : null}
+                  {r.queue_position ? (
+                    <span className={ui.muted} title={r.waiting_for ? `Waits for ${r.waiting_for}` : undefined}>
+                      #{r.queue_position} in queue
+                    </span>
+                  ) : null}
                 </span>
               ),
             },
