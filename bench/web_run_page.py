@@ -130,12 +130,18 @@ OBSERVE_JS = """(key) => {
 def live_latency(
     browser: Any, s: requests.Session, url: str, project: str, steps: int
 ) -> list[float]:
+    datasets = s.get(f"{url}/api/datasets/", params={"project": project})
+    datasets.raise_for_status()
+    found = datasets.json()["results"]
+    if not found:
+        raise SystemExit(f"project {project!r} has no dataset to train on (the demo one?)")
     run = s.post(
         f"{url}/api/runs/",
         json={
             "project": project,
             "name": "bench-live",
             "preset": "grpo-tiny-arith",
+            "dataset": found[0]["id"],  # its latest version, recorded as that version
             "overrides": [f"trainer.total_steps={steps}", "trainer.val_before_train=false"],
         },
     )

@@ -14,9 +14,11 @@ echo "== ruff";          ruff check .
 echo "== ruff format";   ruff format --check .
 echo "== mypy";          mypy studio trainer workers
 echo "== import-linter"; lint-imports --no-cache
+echo "== eslint";        (cd frontend && npm run lint --silent)
 echo "== frontend";      (cd frontend && npm test --silent)
 # Two workers: the suite spends much of its time waiting on subprocesses (Ray, Celery,
 # a browser), so a second worker fills the other core. PYTEST_WORKERS=0 runs it in one.
+# The 30 slowest tests are printed: the suite has a 25-minute budget (README).
 echo "== pytest";        python -m pytest -p tests.suite_workers \
-    -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
+    -n "${PYTEST_WORKERS:-2}" --dist loadgroup --durations=30 "$@"
 echo "make test finished in $(( $(date +%s) - started )) s"

@@ -264,7 +264,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "studio.api.errors.api_exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": "10/min"},
+    # Sign-in attempts per client address (the per-account limit is studio/api/login_limits.py).
+    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("RLSTUDIO_LOGIN_RATE", "10/min")},
     # The client's address is REMOTE_ADDR, or with RLSTUDIO_TRUSTED_PROXIES=N the address
     # N proxies in front of the studio put in X-Forwarded-For: never a header a client
     # sets for itself (it would pick its own throttle key).
@@ -289,6 +290,8 @@ SPECTACULAR_SETTINGS = {
         "TurnRoleEnum": "studio.telemetry.records.TURN_ROLES",
         "RunValidationEnum": "studio.runs.models.RUN_VALIDATION",  # as stored
         "ValidationEnum": "studio.references.run_inputs.VALIDATION_CHOICES",  # as requested
+        "RunKindEnum": "studio.runs.models.RunKind",
+        "EvaluatedModelKindEnum": "studio.evaluations.serializers.EVALUATED_KINDS",
     },
 }
 

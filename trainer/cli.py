@@ -140,9 +140,14 @@ def _run(args: argparse.Namespace) -> int:
     return run_reported(lambda: _fit(cfg, reporter), reporter, cfg.logging)
 
 
-def _fit(cfg: RunConfig, reporter: Any) -> dict[str, float]:
+def _fit(cfg: RunConfig, reporter: Any) -> object:
     """Train in this process, or on Ray worker groups when the run asks for several
-    workers or a GPU (trainer.distributed); the workers are stopped however it ends."""
+    workers or a GPU (trainer.distributed); the workers are stopped however it ends.
+    A config with `evaluation.models` evaluates them instead (trainer.evaluate)."""
+    if cfg.evaluation.models:
+        from trainer.evaluate import evaluate  # torch is imported only when it runs
+
+        return evaluate(cfg, reporter)
     from trainer.loop import Trainer  # torch is imported only when training
     from trainer.runtime import open_runtime
 

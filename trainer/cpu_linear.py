@@ -5,7 +5,7 @@ AVX-512 code path: on an AMD EPYC Zen 5, measured alone with 2 threads
 (`bench/cpu_linear.py`), the bench model's forward products ran at 155-205 GFLOP/s
 through `torch.mm` and at 264-456 GFLOP/s through oneDNN, for 64 rows (a decoding step) as
 for 4,096 (an update's micro-batch), and the backward's products 1.3-2.6x faster
-(docs/benchmarks.md, "Seventh pass"). Without AVX-512 the gain is gone: on an AVX2-only
+(docs/benchmarks.md, "Trainer vs TRL"). Without AVX-512 the gain is gone: on an AVX2-only
 AMD EPYC Zen 3 the same products ran 0.60-1.40x, most of them slower through oneDNN. So
 `auto`, the default, picks oneDNN only on AMD CPUs with AVX-512 and keeps PyTorch's
 elsewhere (Intel CPUs, where MKL does use AVX-512, were not measured). oneDNN ships inside

@@ -167,7 +167,7 @@ def sample(
         tokenizer = load_tokenizer(source.base)
         model = load_policy(source.base, source.dtype, device)
         if source.checkpoint is not None:
-            model.load_state_dict(_actor_state(source.checkpoint / "actor.pt", device))
+            model.load_state_dict(actor_state(source.checkpoint / "actor.pt", device))
     except SamplingError:
         raise
     except Exception as exc:  # any loader failure is the folder's fault; say which
@@ -228,7 +228,8 @@ def sample(
     return written
 
 
-def _actor_state(path: Path, device: Any) -> Any:
+def actor_state(path: Path, device: Any) -> Any:
+    """A checkpoint's actor weights (a state dict of tensors, nothing else unpickled)."""
     import pickle
 
     import torch

@@ -28,7 +28,7 @@ from studio.references.summary import SUMMARY_RELATED
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, resolve, resources_of
 from studio.runs.creation import compose, input_fields
-from studio.runs.models import Run, RunStatus
+from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.serializers import (
     ConfigRequestSerializer,
     ConfigValidationSerializer,
@@ -54,6 +54,11 @@ class RunFilter(filters.FilterSet):
     search = filters.CharFilter(
         field_name="name", lookup_expr="icontains", help_text="Part of the run's name."
     )
+    kind = filters.ChoiceFilter(
+        choices=RunKind.choices,
+        method="filter_kind",
+        help_text="train (the default) or evaluation (also listed at /api/evaluations/).",
+    )
     ordering = filters.OrderingFilter(
         fields=["created_at", "priority", "name", "status", "started_at", "finished_at"]
     )
@@ -64,6 +69,9 @@ class RunFilter(filters.FilterSet):
 
     def filter_tag(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
         return queryset.filter(tags__contains=[value])
+
+    def filter_kind(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        return queryset.filter(kind=value)
 
 
 @contextmanager
@@ -88,6 +96,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         queryset = super().get_queryset()
         if self.action != "list":
             queryset = queryset.prefetch_related("status_history__actor", "attempts")
+        elif "kind" not in self.request.query_params:
+            queryset = queryset.filter(kind=RunKind.TRAIN)  # evaluations list on their own page
         return queryset
 
     def get_serializer_class(self) -> Any:
@@ -144,12 +154,14 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
                 self.audit("run.update", run, run.project, fields=sorted(changes))
         return self._detail(run.pk)
 
-    @extend_schema(request=RunCloneSerializer, responses={201: RunDetailSerializer})
+    @extend_schema(request=RunCloneSerializer, responses={201: RunDetailSerializer, 409: CONFLICT})
     @action(detail=True, methods=["post"])
     def clone(self, request: Request, pk: str | None = None) -> Response:
         """A new queued run from this one's config, with optional edits (a partial
         `config` tree and `overrides`), name, priority, tags and notes."""
         parent = self.get_object()
+        if parent.kind == RunKind.EVALUATION:
+            raise Conflict("An evaluation can't be cloned; create a new one (/api/evaluations/).")
         data = RunCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -204,6 +216,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
     def resume(self, request: Request, pk: str | None = None) -> Response:
         """Queue a failed or cancelled run again; it continues from its latest checkpoint."""
         run = self.get_object()
+        if run.kind == RunKind.EVALUATION:
+            raise Conflict("An evaluation can't be resumed; create a new one (/api/evaluations/).")
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:

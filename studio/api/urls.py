@@ -7,6 +7,7 @@ from rest_framework.routers import DefaultRouter
 from studio.api.dataset_columns import DatasetColumnsView
 from studio.api.dataset_diff import DatasetDiffView
 from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
+from studio.api.evaluations import EvaluationViewSet
 from studio.api.invitations import InvitationViewSet
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.models import ModelViewSet
@@ -52,6 +53,7 @@ router.register(
 router.register("reward-templates", RewardTemplateViewSet, basename="reward-template")
 router.register("reward-test-runs", RewardTestRunViewSet, basename="reward-test-run")
 router.register("runs", RunViewSet, basename="run")
+router.register("evaluations", EvaluationViewSet, basename="evaluation")
 router.register("models", ModelViewSet, basename="model")
 router.register("samples", SampleViewSet, basename="sample")
 

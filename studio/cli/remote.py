@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from studio.cli.evaluations import add_eval_commands
 from studio.cli.input_files import UsageError, read_jsonl, read_tree
 from studio.client import ApiError, Client, ServerUnreachable
 
@@ -135,6 +136,8 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--rows", type=int, help="dataset rows to score (default 20)")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(handler=rewards_test, func=run)
+
+    add_eval_commands(sub, server, run)
 
     p = sub.add_parser(
         "report",

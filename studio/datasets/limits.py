@@ -42,8 +42,9 @@ def import_in_worker(path: Path, filename: str, source_format: SourceFormat) -> 
     in_web = settings.RLSTUDIO_ASYNC_IMPORT_BYTES
     try:
         declared = check_declared(path, limits, is_parquet=source_format == "parquet")
-        if declared > in_web or source_format != "parquet":
-            return declared > in_web
+        # What it says it decodes to, and its size on disk: both only bound it from below.
+        if max(declared, path.stat().st_size) > in_web or source_format != "parquet":
+            return max(declared, path.stat().st_size) > in_web
         scan_rows(path, replace(limits, max_decoded_bytes=in_web))
     except ReadLimitExceeded as exc:
         raise UploadError(f"{filename}: {exc}") from None

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from studio.model_registry.models import RegisteredModel
-from studio.references.locations import ModelUnavailable, model_folder
+from studio.references.locations import ModelUnavailable, checkpoint_folder, model_folder
 from studio.references.run_inputs import REF
 from studio.runs.folders import SPOOL_DIR, checkpoint_dir
 from studio.runs.models import Run
+from studio.telemetry.models import Checkpoint
 from trainer.config.paths import path_fields, path_values, set_place
 
 DatasetUrl = Callable[[int, str], str]
@@ -34,6 +35,11 @@ def _resolve(run: Run, reference: str, dataset_url: DatasetUrl) -> str | None:
     pk = int(pk_text)
     if kind == "model":
         return _model_path(run, pk)
+    if kind == "checkpoint":  # an evaluation's: a checkpoint of a run of the project
+        checkpoint = Checkpoint.objects.filter(pk=pk, run__project_id=run.project_id).first()
+        if checkpoint is None:
+            raise ModelUnavailable(f"Checkpoint {pk} is not a checkpoint of this run's project.")
+        return str(checkpoint_folder(checkpoint))
     if kind == "dataset-version":
         if pk not in (run.dataset_version_id, run.validation_version_id):
             raise ModelUnavailable(f"Dataset version {pk} is not one of this run's inputs.")

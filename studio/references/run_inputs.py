@@ -256,7 +256,9 @@ def filled_paths(inputs: RunInputs, tree: dict[str, Any]) -> dict[str, Any]:
     filled: dict[str, Any] = {
         path_field.dotted: _reference_for(path_field, inputs)
         for path_field in path_fields()
-        if path_field.kind.resource != "reward_model"  # by place, below
+        # Reward models by place, below; evaluated models by the evaluation's own
+        # request (studio.evaluations.creation).
+        if path_field.kind.resource not in ("reward_model", "evaluated_model")
     }
     for place in reward_model_places(tree):
         chosen = inputs.reward_models.get(place)

@@ -30,12 +30,22 @@ RUN_VALIDATION = [
     ("config", "The config's files"),
 ]
 
+
+class RunKind(models.TextChoices):
+    TRAIN = "train", "Training run"
+    # Models answer a dataset's prompts and are scored (trainer.evaluate, docs/evaluate.md).
+    EVALUATION = "evaluation", "Evaluation"
+
+
 TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 
 class Run(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
+    kind = models.CharField(
+        max_length=16, choices=RunKind.choices, default=RunKind.TRAIN, db_default=RunKind.TRAIN
+    )
     config = models.JSONField()  # a validated trainer.config.RunConfig, dumped as JSON
     preset = models.CharField(max_length=64, blank=True)
     dataset_version = models.ForeignKey(

@@ -276,6 +276,7 @@ class RunSerializer(serializers.ModelSerializer):
             "id",
             "project",
             "name",
+            "kind",
             "status",
             "status_reason",
             "priority",

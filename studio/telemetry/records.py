@@ -175,7 +175,7 @@ class SampleData(Strict):
     response_length: Length = 0
     finish_reason: FinishReason = ""
     error: Message = ""
-    split: Literal["train", "val"] = "train"
+    split: Literal["train", "val", "eval"] = "train"
     token_data: dict[Name, TokenSeries] | None = Field(None, max_length=MAX_TOKEN_SERIES)
     turns: list[Turn] | None = Field(None, max_length=MAX_TURNS)
 

@@ -129,6 +129,9 @@ def studio(
         "RLSTUDIO_URL": f"http://127.0.0.1:{port}",
         "RLSTUDIO_RAY_JOB_PREFIX": f"b{secrets.token_hex(3)}",
         "RLSTUDIO_RECONCILE_INTERVAL_S": "1",
+        # Every browser test signs a user in from 127.0.0.1; the login limit has its own
+        # tests (tests/security/test_login_throttle.py).
+        "RLSTUDIO_LOGIN_RATE": "600/min",
         "RLSTUDIO_LAUNCH_GRACE_S": "4",
         "RLSTUDIO_CHECKPOINT_ROOT": str(tmp_path_factory.mktemp("checkpoints")),
         "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),

@@ -1,5 +1,5 @@
-"""Issue #32 in a real browser: an owner invites someone, who joins only by accepting the
-invitation the app shows them; an owner makes a scoped, expiring API token.
+"""Membership and tokens in a real browser: an owner invites someone, who joins only by
+accepting the invitation the app shows them; an owner makes a scoped, expiring API token.
 
 Screenshots (wide and narrow) of the members page, the invitation notice and the tokens
 page land in var/test-artifacts/browser/<test>/.

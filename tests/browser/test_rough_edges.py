@@ -221,7 +221,8 @@ def test_reward_syntax_errors_are_marked_while_typing_and_the_diff_is_full_width
           range.selectNodeContents(node);
           const text = range.getBoundingClientRect();
           const box = scrolling.getBoundingClientRect();
-          return text.right <= box.right + 1 ? 'reached' : `cut off: ${box.right} < ${text.right}`;
+          return text.right <= box.right + 1
+            ? 'reached' : `hidden past ${box.right}: text ends at ${text.right}`;
         }"""
     )
     assert reached == "reached", reached

@@ -1,4 +1,4 @@
-"""Issue #15's "Must show", in a real browser against the live stack: a new user signs
+"""The web app end to end, in a real browser against the live stack: a new user signs
 in, creates a GRPO run from the demo preset (after a validation error at the field it
 names), watches the reward chart gain points live, sees the run succeed, opens its logs
 and checkpoints, clones it with one edit, cancels the clone and compares the two runs.
@@ -125,6 +125,7 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
     assert clone_id != parent_id
     expect(page.get_by_text(f"clone of #{parent_id}")).to_be_visible()
     page.get_by_role("button", name="Cancel run").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Cancel run").click()
     expect(page.locator("[data-status]").first).to_have_text("cancelled", timeout=60_000)
     page.shot("clone-cancelled")
 

@@ -1,4 +1,4 @@
-"""Escapes an outside probe found, tried as an attacker would (issue #13): host unix
+"""Escapes an outside probe found, tried as an attacker would: host unix
 sockets, the result channel, crashing the supervisor, text Postgres refuses, and one
 pool starving another. Each attack must fail, the next honest call on the same pool must
 score correctly, and the host must be untouched: no connection reaches a unix listener

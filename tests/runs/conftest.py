@@ -174,6 +174,9 @@ def _stack(
         "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),
         "RLSTUDIO_DATA_CACHE": str(tmp_path_factory.mktemp("data-cache")),
         "RLSTUDIO_ASYNC_IMPORT_BYTES": "1024",  # uploads are imported by the worker
+        # These tests start many runs of one project at once; the cap has tests of its own
+        # (tests/runs/test_queue.py, tests/security/test_queue_share.py).
+        "RLSTUDIO_PROJECT_MAX_RUNNING_JOBS": "0",
     }
     web = start_web_server(log_dir, port=port, **env)
     beat = start_beat(log_dir, **env)

@@ -50,7 +50,7 @@ from studio.rewards.lifecycle import Params
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.configs import resolve, resources_of
-from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
+from studio.runs.models import IngestToken, Run, RunAttempt, RunKind, RunStatus
 from studio.telemetry.models import (
     Checkpoint,
     LogLine,
@@ -95,6 +95,7 @@ class ProjectObjects:
     sample: int
     checkpoint: int  # in an object store: the studio can't serve it (409)
     model: int  # the demo model, which the runs train
+    evaluation: int  # a queued evaluation of the demo model on the dataset version
     invitation: int  # to "newcomer", who is no principal: everyone here is someone else
     ids: dict[str, set[Any]] = field(default_factory=dict)  # kind -> ids, for leak checks
 
@@ -164,7 +165,19 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         )
         for name in ("queued", "cancelled")
     ]
-    for run in runs:
+    evaluation = Run.objects.create(
+        project=project,
+        kind=RunKind.EVALUATION,
+        name="evaluation",
+        config=resolved.tree,
+        model=model,
+        validation="dataset_version",
+        dataset_version=version,
+        validation_version=version,
+        resources=resources_of(resolved.config),
+        created_by=owner,
+    )
+    for run in [*runs, evaluation]:
         lifecycle.record_creation(run, "created", owner)
     test_run = RewardTestRun.objects.create(
         version=reward,
@@ -227,6 +240,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         sample=samples[0].pk,
         checkpoint=checkpoint.pk,
         model=model.pk,
+        evaluation=evaluation.pk,
         invitation=invitation.pk,
         ids={
             "project": {project.slug},
@@ -245,6 +259,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "log": {log.pk},
             "checkpoint": {checkpoint.pk},
             "model": {model.pk},
+            "evaluation": {evaluation.pk},
             "invitation": {invitation.pk},
             "audit": {e.pk for e in events},
             "member": set(project.memberships.values_list("user__username", flat=True)),
@@ -607,6 +622,29 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("POST", "/api/runs/{id}/export-labelled"): Op(
         write(201), "/api/runs/{o.run}/export-labelled", body=lambda o: {"dataset": o.dataset}
     ),
+    # evaluations (runs of kind evaluation; the seeded checkpoint is in an object store, so
+    # evaluating a run's checkpoints gets as far as "none reachable", a 400)
+    ("GET", "/api/evaluations/"): Op(
+        listing(), "/api/evaluations/", kind="evaluation", project_bound=False
+    ),
+    ("POST", "/api/evaluations/"): Op(
+        write(201),
+        "/api/evaluations/",
+        body=lambda o: {
+            "project": o.slug,
+            "models": [{"model": o.model}],
+            "dataset_version": o.dataset_version,
+        },
+    ),
+    ("GET", "/api/evaluations/{id}/"): Op(read(), "/api/evaluations/{o.evaluation}/"),
+    ("POST", "/api/evaluations/{id}/cancel/"): Op(
+        write(), "/api/evaluations/{o.evaluation}/cancel/"
+    ),
+    ("POST", "/api/evaluations/run-checkpoints/"): Op(
+        expect(400, 400, 403, 404),
+        "/api/evaluations/run-checkpoints/",
+        body=lambda o: {"run": o.run},
+    ),
     # a run's alerts, log lines and checkpoints
     ("GET", "/api/runs/{id}/alerts/"): Op(read(), "/api/runs/{o.run}/alerts/", kind="alert"),
     ("GET", "/api/runs/{id}/logs/"): Op(
@@ -794,6 +832,7 @@ def test_another_projects_objects_are_404_to_every_role(
         ("/api/reward-functions/", "reward_function"),
         ("/api/reward-test-runs/", "reward_test_run"),
         ("/api/runs/", "run"),
+        ("/api/evaluations/", "evaluation"),
     ],
 )
 def test_filtering_a_list_by_another_project_returns_nothing(
@@ -850,4 +889,4 @@ def test_deleting_a_project_takes_its_runs_and_versions_but_not_while_runs_are_l
     assert not DatasetVersion.objects.filter(dataset__project__slug="alpha").exists()
     event = AuditEvent.objects.get(action="project.delete")
     assert event.actor == seed.users["owner"] and event.detail["slug"] == "alpha"
-    assert Run.objects.filter(project__slug="other").count() == 2  # the other project stays
+    assert Run.objects.filter(project__slug="other").count() == 3  # its runs and evaluation stay

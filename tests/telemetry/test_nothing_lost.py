@@ -1,4 +1,4 @@
-"""Nothing lost (issue #6): a real trainer run (`python -m trainer run`, tiny demo model)
+"""Nothing lost: a real trainer run (`python -m trainer run`, tiny demo model)
 reports to a real studio (uvicorn, Postgres, Redis) whose web server is SIGKILLed for 30 s
 in the middle of the run and restarted on the same port. Once the spool has drained, the
 database holds every record of the trainer's own JSONL log exactly once: each metric

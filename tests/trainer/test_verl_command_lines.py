@@ -49,7 +49,7 @@ def test_the_classification_is_one_table_with_real_targets():
     ours = schema_paths()
     assert not set(VERL_KEY_MAP) & set(VERL_RULES), "a key both mapped and ignored/refused"
     assert {t for t in VERL_KEY_MAP.values() if t} <= ours
-    # Another part of issue #37 maps verl's reward_kwargs; it must never be refused.
+    # verl's reward_kwargs maps to reward.kwargs; it must never be refused.
     found = classify("custom_reward_function.reward_kwargs")
     assert found is not None and found.kind == "mapped"
 
@@ -221,3 +221,18 @@ def test_ignored_keys_are_logged_once_when_a_run_starts(tmp_path, demo_assets, m
     lines = [(level, m) for level, m in logged if "use_liger" in m]
     assert len(lines) == 1 and lines[0][0] == "warning"
     assert lines[0][1].startswith("verl override actor_rollout_ref.model.use_liger=True is ignored")
+
+
+def test_reward_kwargs_translate_whole_or_one_at_a_time():
+    whole = compose(overrides=["custom_reward_function.reward_kwargs={scale: 2, tag: gsm}"])
+    assert whole.tree["reward"]["kwargs"] == {"scale": 2, "tag": "gsm"}
+    one = compose(
+        overrides=[
+            "+custom_reward_function.reward_kwargs.scale=2",
+            "custom_reward_function.reward_kwargs.tag=gsm",
+        ]
+    )
+    assert one.tree["reward"]["kwargs"] == {"scale": 2, "tag": "gsm"}
+    assert load_config(
+        overrides=["+custom_reward_function.reward_kwargs.scale=2"]
+    ).reward.kwargs == {"scale": 2}

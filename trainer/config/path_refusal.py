@@ -29,6 +29,8 @@ INSTEAD: dict[str, str] = {
     "reward": "choose a reward function version with `reward_version` (/api/rewards/)",
     "reward_model": "choose reward models with `reward_models` (models of the project)",
     "run_folder": "the studio keeps it in the run's own folder",
+    "evaluated_model": "choose the models to evaluate with /api/evaluations/ (models of the "
+    "project and checkpoints of its runs)",
 }
 
 

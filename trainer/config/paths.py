@@ -23,7 +23,9 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 # What the studio offers instead of a path, per field (shown in its refusal).
-Resource = Literal["model", "dataset", "validation", "reward", "reward_model", "run_folder"]
+Resource = Literal[
+    "model", "dataset", "validation", "reward", "reward_model", "run_folder", "evaluated_model"
+]
 EVERY_ITEM = "*"  # a path step into each element of a list of sections
 
 
@@ -51,6 +53,7 @@ RewardCodePath = Annotated[str, PathKind("reward")]
 TrainFile = Annotated[str, PathKind("dataset", url=True)]
 ValidationFile = Annotated[str, PathKind("validation", url=True)]
 RunFolderPath = Annotated[str, PathKind("run_folder")]
+EvaluatedModelPath = Annotated[str, PathKind("evaluated_model")]
 
 
 @dataclass(frozen=True)

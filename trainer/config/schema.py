@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from trainer.config.estimators import ESTIMATOR_TRAITS
+from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
 from trainer.config.multi_turn_section import MultiTurnConfig
 from trainer.config.paths import ModelPath, RunFolderPath, TrainFile, ValidationFile
@@ -319,6 +320,7 @@ class RunConfig(Section):
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     trainer: TrainerConfig = Field(default_factory=TrainerConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self) -> RunConfig:

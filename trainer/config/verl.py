@@ -261,12 +261,18 @@ class VerlTranslation:
     ties: list[tuple[str, Any]] = field(default_factory=list)  # (VERL_TIES key, value)
 
 
+# verl sets one keyword argument of the reward as `custom_reward_function.reward_kwargs.<name>`.
+_REWARD_KWARG = "custom_reward_function.reward_kwargs."
+
+
 def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
     """What RL Studio does with verl's `key`: the one classification (mapped keys from
     VERL_KEY_MAP and `rollout.multi_turn`'s map, or named alike in `ours`, the schema's
     dotted paths; the rest from trainer.config.verl_keys). None: not a key we know."""
     if key in VERL_KEY_MAP or key in VERL_MULTI_TURN_KEYS or key in ours:
         return Classified("mapped")
+    if key.startswith(_REWARD_KWARG) and len(key) > len(_REWARD_KWARG):
+        return Classified("mapped")  # one keyword argument: reward.kwargs.<name>
     rule = VERL_RULES.get(key)
     if rule is None:
         prefixes = [p for p in VERL_RULES if p.endswith(".") and key.startswith(p)]
@@ -321,6 +327,8 @@ def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
         return [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
     if key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
         return translate_multi_turn(key, value)
+    if key.startswith(_REWARD_KWARG):
+        return [(f"reward.kwargs.{key.removeprefix(_REWARD_KWARG)}", value)]
     target = VERL_KEY_MAP[key]
     if value is None and target != "trainer.total_steps":
         return []  # verl's null is its default; ours stays

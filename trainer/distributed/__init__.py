@@ -26,7 +26,10 @@ from trainer.config.schema import RewardModelConfig, RunConfig
 
 def uses_distributed(cfg: RunConfig) -> bool:
     """Several workers, GPU workers, or a reward model on a worker group of its own: the
-    run goes through Ray worker groups."""
+    run goes through Ray worker groups. An evaluation (`evaluation.models`) never does: it
+    runs in the job's own process (trainer.evaluate), which reserves the whole request."""
+    if cfg.evaluation.models:
+        return False
     return (
         cfg.resources.num_workers > 1
         or cfg.resources.gpus_per_worker > 0

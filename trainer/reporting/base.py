@@ -32,7 +32,7 @@ class SampleRecord:
     response_length: int = 0
     finish_reason: str = ""
     error: str = ""
-    split: Literal["train", "val"] = "train"
+    split: Literal["train", "val", "eval"] = "train"
     # Per-token view (a seeded fraction of stored samples): "token_ids", "tokens"
     # (decoded one by one), "logprobs" (sampling), "advantages" (training only).
     token_data: dict[str, list[Any]] | None = None

@@ -129,7 +129,7 @@ def token_data(
 def to_record(
     sample: Sample,
     step: int,
-    split: Literal["train", "val"],
+    split: Literal["train", "val", "eval"],
     advantage: float = 0.0,
     tokens: dict[str, list[Any]] | None = None,
 ) -> SampleRecord:

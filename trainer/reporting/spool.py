@@ -126,7 +126,7 @@ class Recovery:
     read_offset: int  # first byte of the first record not yet acked
     end: int  # end of the last intact line (the file is truncated here)
     damaged: int  # corrupt lines skipped in the middle of the file
-    torn_bytes: int  # bytes of a torn last line that were cut off
+    torn_bytes: int  # bytes of a torn last line, dropped
 
 
 def scan(data_fd: int, acked_through: int) -> Recovery:

@@ -287,6 +287,81 @@ export interface paths {
         patch: operations["datasets_partial_update"];
         trace?: never;
     };
+    "/api/evaluations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Evaluations of your projects. Viewers read; members create and cancel them. */
+        get: operations["evaluations_list"];
+        put?: never;
+        /**
+         * @description Queue an evaluation of models and checkpoints on a dataset version or a run's
+         *     validation data. Errors are keyed by request field.
+         */
+        post: operations["evaluations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Evaluations of your projects. Viewers read; members create and cancel them. */
+        get: operations["evaluations_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description As a run: a queued evaluation ends at once, a running one once its job stopped. */
+        post: operations["evaluations_cancel_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/run-checkpoints/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Evaluate every reachable checkpoint of a run, and its base model as the baseline,
+         *     on the run's validation data with its reward.
+         */
+        post: operations["evaluations_run_checkpoints_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
@@ -1514,6 +1589,19 @@ export interface components {
         BootstrapRequestRequest: {
             attempt: number;
         };
+        /**
+         * @description * `exact_match` - exact_match
+         *     * `numeric` - numeric
+         *     * `arith` - arith
+         *     * `gsm8k` - gsm8k
+         *     * `boxed_math` - boxed_math
+         *     * `countdown` - countdown
+         *     * `format_regex` - format_regex
+         *     * `length_penalty` - length_penalty
+         *     * `verl_default` - verl_default
+         * @enum {string}
+         */
+        BuiltinRewardEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default";
         Checkpoint: {
             readonly id: number;
             readonly attempt: number;
@@ -1812,6 +1900,195 @@ export interface components {
             removed: number;
             changed: number;
             unchanged: number;
+        };
+        EvaluatedModel: {
+            /** @description Its position (from 1): the step of its samples in the rollout explorer. */
+            step: number;
+            label: string;
+            kind: components["schemas"]["EvaluatedModelKindEnum"];
+            /** @description The project model's id. */
+            model: number | null;
+            /** @description A checkpoint's run. */
+            run: number | null;
+            run_name: string | null;
+            /** @description A checkpoint's step. */
+            checkpoint_step: number | null;
+        };
+        EvaluatedModelChoiceRequest: {
+            /** @description A model of the project (/api/models/). */
+            model?: number;
+            /** @description With `step`: a checkpoint of this run. */
+            run?: number;
+            /** @description The checkpoint's step. */
+            step?: number;
+        };
+        /**
+         * @description * `model` - A model of the project
+         *     * `checkpoint` - A run's checkpoint
+         * @enum {string}
+         */
+        EvaluatedModelKindEnum: "model" | "checkpoint";
+        Evaluation: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly status: components["schemas"]["RunStatusEnum"];
+            readonly status_reason: string;
+            readonly priority: number;
+            readonly settings: components["schemas"]["EvaluationSettings"];
+            readonly models: components["schemas"]["EvaluatedModel"][];
+            /** @description The prompts (dataset and validation), the reward, and the base model. */
+            readonly inputs: components["schemas"]["RunInputs"];
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly last_error: string;
+        };
+        /** @description How every model answers (shared by both ways of creating an evaluation). */
+        EvaluationCreateRequest: {
+            /** @description Shown in lists. */
+            name?: string;
+            /**
+             * @description Responses per prompt and model.
+             * @default 1
+             */
+            k: number;
+            /**
+             * @description Greedy decoding (needs k=1).
+             * @default true
+             */
+            greedy: boolean;
+            /**
+             * Format: double
+             * @description Sampling temperature (not greedy).
+             * @default 1
+             */
+            temperature: number;
+            /** @description Only the first N prompts. */
+            max_prompts?: number | null;
+            /** @description Longest response; default: the run's (or the demo preset's) setting. */
+            max_new_tokens?: number | null;
+            /**
+             * @description Higher starts first.
+             * @default 0
+             */
+            priority: number;
+            /** @description The project's slug. */
+            project: string;
+            /** @description Models and checkpoints to evaluate, in order (the first is the baseline). */
+            models: components["schemas"]["EvaluatedModelChoiceRequest"][];
+            /** @description Evaluate on every row of it. */
+            dataset_version?: number | null;
+            /** @description Evaluate on this run's validation data (and, unless given, its reward). */
+            validation_of_run?: number | null;
+            reward_version?: number | null;
+            /**
+             * @description A built-in reward instead of a reward version.
+             *
+             *     * `exact_match` - exact_match
+             *     * `numeric` - numeric
+             *     * `arith` - arith
+             *     * `gsm8k` - gsm8k
+             *     * `boxed_math` - boxed_math
+             *     * `countdown` - countdown
+             *     * `format_regex` - format_regex
+             *     * `length_penalty` - length_penalty
+             *     * `verl_default` - verl_default
+             */
+            builtin_reward?: (components["schemas"]["BuiltinRewardEnum"] | components["schemas"]["NullEnum"]) | null;
+        };
+        EvaluationDetail: {
+            readonly id: number;
+            readonly project: string;
+            readonly name: string;
+            readonly status: components["schemas"]["RunStatusEnum"];
+            readonly status_reason: string;
+            readonly priority: number;
+            readonly settings: components["schemas"]["EvaluationSettings"];
+            readonly models: components["schemas"]["EvaluatedModel"][];
+            /** @description The prompts (dataset and validation), the reward, and the base model. */
+            readonly inputs: components["schemas"]["RunInputs"];
+            readonly created_by: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly last_error: string;
+            readonly results: components["schemas"]["EvaluationResults"];
+        };
+        EvaluationModelResult: {
+            /** @description Its position (from 1): the step of its samples in the rollout explorer. */
+            step: number;
+            label: string;
+            kind: components["schemas"]["EvaluatedModelKindEnum"];
+            /** @description The project model's id. */
+            model: number | null;
+            /** @description A checkpoint's run. */
+            run: number | null;
+            run_name: string | null;
+            /** @description A checkpoint's step. */
+            checkpoint_step: number | null;
+            /** @description null until its responses arrive. */
+            scores: components["schemas"]["EvaluationScores"] | null;
+            by_data_source: {
+                [key: string]: components["schemas"]["EvaluationScores"];
+            };
+        };
+        EvaluationProgress: {
+            /** @description Responses stored so far. */
+            responses: number;
+            /** @description null until the job starts. */
+            total: number | null;
+            /** Format: double */
+            fraction: number | null;
+        };
+        EvaluationResults: {
+            settings: components["schemas"]["EvaluationSettings"];
+            models: components["schemas"]["EvaluationModelResult"][];
+            progress: components["schemas"]["EvaluationProgress"];
+        };
+        EvaluationScores: {
+            prompts: number;
+            responses: number;
+            k: number;
+            /** Format: double */
+            mean_score: number;
+            /**
+             * Format: double
+             * @description Unbiased pass@k (Chen et al. 2021).
+             */
+            pass_at_k: number;
+            /**
+             * Format: double
+             * @description Mean over prompts of each prompt's mean score.
+             */
+            mean_at_k: number;
+            /**
+             * Format: double
+             * @description Mean response length, tokens.
+             */
+            mean_length: number;
+            /**
+             * Format: double
+             * @description Share of responses the reward failed on.
+             */
+            error_rate: number;
+        };
+        EvaluationSettings: {
+            k: number;
+            greedy: boolean;
+            /** Format: double */
+            temperature: number;
+            /** Format: double */
+            pass_threshold: number;
+            max_prompts: number | null;
+            max_new_tokens: number;
         };
         Evidence: {
             /** @description First step of the window that raised it. */
@@ -2398,6 +2675,8 @@ export interface components {
              */
             memory_gb: number;
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         OfferedFolder: {
             /** @description Its id, for POST /api/models/. */
             folder: string;
@@ -2467,6 +2746,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Dataset"][];
+        };
+        PaginatedEvaluationList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Evaluation"][];
         };
         PaginatedLogLineList: {
             /** @example 123 */
@@ -3216,6 +3510,7 @@ export interface components {
             readonly id: number;
             readonly project: string;
             readonly name: string;
+            readonly kind: components["schemas"]["RunKindEnum"];
             readonly status: components["schemas"]["RunStatusEnum"];
             readonly status_reason: string;
             readonly priority: number;
@@ -3283,6 +3578,38 @@ export interface components {
          * @enum {string}
          */
         RunAlertSeverityEnum: "warning" | "critical";
+        /** @description How every model answers (shared by both ways of creating an evaluation). */
+        RunCheckpointsEvaluationRequest: {
+            /** @description Shown in lists. */
+            name?: string;
+            /**
+             * @description Responses per prompt and model.
+             * @default 1
+             */
+            k: number;
+            /**
+             * @description Greedy decoding (needs k=1).
+             * @default true
+             */
+            greedy: boolean;
+            /**
+             * Format: double
+             * @description Sampling temperature (not greedy).
+             * @default 1
+             */
+            temperature: number;
+            /** @description Only the first N prompts. */
+            max_prompts?: number | null;
+            /** @description Longest response; default: the run's (or the demo preset's) setting. */
+            max_new_tokens?: number | null;
+            /**
+             * @description Higher starts first.
+             * @default 0
+             */
+            priority: number;
+            /** @description Evaluate every checkpoint of this run and its base model. */
+            run: number;
+        };
         /** @description A clone keeps the parent's inputs except those the request names. */
         RunCloneRequest: {
             /**
@@ -3400,6 +3727,7 @@ export interface components {
             readonly id: number;
             readonly project: string;
             readonly name: string;
+            readonly kind: components["schemas"]["RunKindEnum"];
             readonly status: components["schemas"]["RunStatusEnum"];
             readonly status_reason: string;
             readonly priority: number;
@@ -3459,6 +3787,12 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description * `train` - Training run
+         *     * `evaluation` - Evaluation
+         * @enum {string}
+         */
+        RunKindEnum: "train" | "evaluation";
         RunPrompts: {
             run: number;
             prompts: components["schemas"]["PromptSummary"][];
@@ -3554,7 +3888,7 @@ export interface components {
          */
         SourceFormatEnum: "parquet" | "jsonl" | "csv";
         /** @enum {string} */
-        SplitEnum: "train" | "val";
+        SplitEnum: "train" | "val" | "eval";
         StatusChange: {
             from_status?: components["schemas"]["RunStatusEnum"] | components["schemas"]["BlankEnum"];
             to_status: components["schemas"]["RunStatusEnum"];
@@ -4138,6 +4472,151 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Dataset"];
+                };
+            };
+        };
+    };
+    evaluations_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /**
+                 * @description Repeatable.
+                 *
+                 *     * `queued` - Queued
+                 *     * `starting` - Starting
+                 *     * `running` - Running
+                 *     * `cancelling` - Cancelling
+                 *     * `succeeded` - Succeeded
+                 *     * `failed` - Failed
+                 *     * `cancelled` - Cancelled
+                 */
+                status?: ("cancelled" | "cancelling" | "failed" | "queued" | "running" | "starting" | "succeeded")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedEvaluationList"];
+                };
+            };
+        };
+    };
+    evaluations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluationCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["EvaluationCreateRequest"];
+                "multipart/form-data": components["schemas"]["EvaluationCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationDetail"];
+                };
+            };
+        };
+    };
+    evaluations_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationDetail"];
+                };
+            };
+        };
+    };
+    evaluations_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ReasonRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
+                "multipart/form-data": components["schemas"]["ReasonRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationDetail"];
+                };
+            };
+            /** @description The evaluation's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    evaluations_run_checkpoints_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCheckpointsEvaluationRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["RunCheckpointsEvaluationRequest"];
+                "multipart/form-data": components["schemas"]["RunCheckpointsEvaluationRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationDetail"];
                 };
             };
         };
@@ -5284,6 +5763,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description train (the default) or evaluation (also listed at /api/evaluations/).
+                 *
+                 *     * `train` - Training run
+                 *     * `evaluation` - Evaluation
+                 */
+                kind?: "evaluation" | "train";
+                /**
                  * @description Ordering
                  *
                  *     * `created_at` - Created at
@@ -5577,6 +6063,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RunDetail"];
                 };
+            };
+            /** @description The run's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -15,6 +15,7 @@ describe("App shell", () => {
     const nav = within(screen.getByRole("navigation", { name: "Main" }));
     expect(nav.getAllByRole("link").map((a) => a.textContent)).toEqual([
       "Runs",
+      "Evaluations",
       "Models",
       "Datasets",
       "Reward functions",

@@ -1,18 +1,20 @@
-import { lazy, Suspense, type ComponentType } from "react";
+import type { ComponentType } from "react";
 import { Navigate, type RouteObject } from "react-router";
 
 import { Loading } from "../components/Spinner";
 import { RequireAuth } from "../features/auth/components/RequireAuth";
 import { SignInPage } from "../features/auth/pages/SignInPage";
-import { datasetRoutes } from "../features/datasets/routes";
+import { evaluationRoutes } from "../features/evaluations/routes";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
-import { modelRoutes } from "../features/models/routes";
 import { ProjectLayout } from "../features/projects/components/ProjectLayout";
 import { HomeRedirect } from "../features/projects/pages/HomeRedirect";
 import { MembersPage } from "../features/projects/pages/MembersPage";
 import { NewProjectPage } from "../features/projects/pages/NewProjectPage";
-import { rewardRoutes } from "../features/rewards/routes";
-import { rolloutRoutes } from "../features/rollouts/routes";
+import { ExplorerPage } from "../features/rollouts/pages/ExplorerPage";
+import { GroupPage } from "../features/rollouts/pages/GroupPage";
+import { PromptsPage } from "../features/rollouts/pages/PromptsPage";
+import { TimelinePage } from "../features/rollouts/pages/TimelinePage";
+import { TokensPage as SampleTokensPage } from "../features/rollouts/pages/TokensPage";
 import { RunPage } from "../features/runs/pages/RunPage";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { TokensPage } from "../features/tokens/pages/TokensPage";
@@ -32,24 +34,19 @@ export function HydrateFallback() {
 }
 
 /**
- * A route-level code split: heavy pages (the config form, comparisons) load when visited.
- * The run page is not split: it is the page most often opened first, and a lazy page is
- * revealed at least 300 ms after its fallback showed (React's Suspense throttle), a third
- * of the 2 s its first screen may take. Its charts' plotly stays a lazy chunk.
+ * A route whose page is its own chunk, loaded by the router before it renders (the
+ * previous page stays until then; on a full load, `HydrateFallback` shows). Pages often
+ * opened first (the runs list, the run page and its sample views) are not split: their
+ * first screen would wait for a second request.
  */
-function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K, what: string) {
-  const Page = lazy<ComponentType>(async () => ({ default: (await load())[name] as ComponentType }));
-  return (
-    <Suspense fallback={<Loading what={what} />}>
-      <Page />
-    </Suspense>
-  );
+function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K): Pick<RouteObject, "lazy"> {
+  return { lazy: async () => ({ Component: (await load())[name] }) };
 }
 
 /**
- * Client-side routes. Django answers every non-API path with index.html. Project pages
- * live under `/p/:slug/`, so a link names its project and can be shared.
- * Rollouts (part 2) replace their placeholder here.
+ * Client-side routes, every one declared here. Django answers every non-API path with
+ * index.html. Project pages live under `/p/:slug/`, so a link names its project and can
+ * be shared.
  */
 export const routes: RouteObject[] = [
   { path: "/sign-in", element: <SignInPage />, HydrateFallback },
@@ -74,14 +71,22 @@ export const routes: RouteObject[] = [
         children: [
           { index: true, element: <Navigate to="runs" replace /> },
           { path: "runs", element: <RunsPage /> },
-          { path: "runs/new", element: lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage", "the run form") },
+          { path: "runs/new", ...lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage") },
           { path: "runs/:runId", element: <RunPage /> },
           { path: "runs/:runId/samples", element: <RunPage /> }, // the run page's Samples tab
-          ...rolloutRoutes,
-          { path: "compare", element: lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage", "the comparison") },
-          ...modelRoutes,
-          ...datasetRoutes,
-          ...rewardRoutes,
+          { path: "runs/:runId/rollouts", element: <ExplorerPage /> },
+          { path: "runs/:runId/rollouts/prompts", element: <PromptsPage /> },
+          { path: "runs/:runId/rollouts/group/:step/:groupId", element: <GroupPage /> },
+          { path: "runs/:runId/rollouts/samples/:sampleId/tokens", element: <SampleTokensPage /> },
+          { path: "runs/:runId/rollouts/samples/:sampleId/timeline", element: <TimelinePage /> },
+          { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
+          ...evaluationRoutes,
+          { path: "models", ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
+          { path: "models/:modelId", ...lazyPage(() => import("../features/models/pages/ModelDetailPage"), "ModelDetailPage") },
+          { path: "datasets", ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },
+          { path: "datasets/:datasetId", ...lazyPage(() => import("../features/datasets/pages/DatasetDetailPage"), "DatasetDetailPage") },
+          { path: "reward-functions", ...lazyPage(() => import("../features/rewards/pages/RewardFunctionsPage"), "RewardFunctionsPage") },
+          { path: "reward-functions/:functionId", ...lazyPage(() => import("../features/rewards/pages/RewardEditorPage"), "RewardEditorPage") },
           { path: "members", element: <MembersPage /> },
         ],
       },

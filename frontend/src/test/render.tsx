@@ -1,5 +1,6 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { render } from "@testing-library/react";
+import { render, renderHook } from "@testing-library/react";
+import type { ReactNode } from "react";
 import { createMemoryRouter, RouterProvider } from "react-router";
 import { vi } from "vitest";
 
@@ -43,6 +44,30 @@ export function renderApp(path: string, { user = testUser, projects = [demoProje
     </QueryClientProvider>,
   );
   return { ...view, router, queryClient };
+}
+
+/**
+ * Renders a hook with a fresh query cache (no retries; nothing refetched by itself) and
+ * the toasts; answers the hook's result with the cache, to seed it or look into it.
+ */
+export function renderQueryHook<Result, Props>(hook: (props: Props) => Result, initialProps?: Props) {
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity } } });
+  const wrapper = ({ children }: { children: ReactNode }) => (
+    <QueryClientProvider client={queryClient}>
+      <ToastProvider>{children}</ToastProvider>
+    </QueryClientProvider>
+  );
+  return { ...renderHook(hook, { wrapper, initialProps }), queryClient };
+}
+
+/** One page of a paginated list, as the API answers it. */
+export function pageOf<T>(results: T[]) {
+  return { count: results.length, next: null, previous: null, results };
+}
+
+/** The request a mocked fetch received in call `index`. */
+export function requestAt(fetchMock: { mock: { calls: unknown[][] } }, index = 0): Request {
+  return fetchMock.mock.calls[index]?.[0] as Request;
 }
 
 export function jsonResponse(body: unknown, status = 200): Response {

@@ -1,4 +1,4 @@
-/** Every call the datasets pages make (no fetch outside this file, uploads aside). */
+/** Every request about datasets, with their query keys (uploads, which need progress, are in lib/upload.ts). */
 import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Dataset = Schemas["Dataset"];
@@ -19,15 +19,20 @@ export const datasetKeys = {
   all: ["datasets"] as const,
   list: (project: string) => ["datasets", "list", project] as const,
   detail: (id: number) => ["datasets", "detail", id] as const,
+  /** The dataset polled while one import runs (a key of its own, so its polling stops with the import). */
+  importing: (id: number, importId: number) => ["datasets", "detail", id, "import", importId] as const,
   versions: (id: number) => ["datasets", "versions", id] as const,
   preview: (id: number, number: number, offset: number, limit: number) =>
     ["datasets", "preview", id, number, offset, limit] as const,
   diff: (id: number, query: DiffQuery) => ["datasets", "diff", id, query] as const,
 };
 
+/** One list page is enough for a project's datasets; the studio caps page_size at this. */
+const PAGE_SIZE = 200;
+
 export async function listDatasets(project: string, signal?: AbortSignal): Promise<Dataset[]> {
   const page = await unwrap(
-    api.GET("/api/datasets/", { params: { query: { project, page_size: 100 } }, signal }),
+    api.GET("/api/datasets/", { params: { query: { project, page_size: PAGE_SIZE } }, signal }),
   );
   return page.results;
 }

@@ -1,7 +1,72 @@
-/** Query hooks of the dataset pages (their keys and fetchers live in api.ts). */
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+/** Query and mutation hooks of datasets (their keys and fetchers live in api.ts). */
+import { keepPreviousData, useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { datasetKeys, getDiff, type DiffQuery } from "./api";
+import { createDataset, datasetKeys, getDataset, getDiff, getPreview, listDatasets, listVersions, type DatasetVersion, type DiffQuery } from "./api";
+
+export function useDatasets(project: string) {
+  return useQuery({ queryKey: datasetKeys.list(project), queryFn: ({ signal }) => listDatasets(project, signal), enabled: Boolean(project) });
+}
+
+export function useDataset(id: number) {
+  return useQuery({ queryKey: datasetKeys.detail(id), queryFn: ({ signal }) => getDataset(id, signal) });
+}
+
+/** A dataset's versions (none asked for while `id` is null). */
+export function useDatasetVersions(id: number | null) {
+  return useQuery({ queryKey: datasetKeys.versions(id ?? 0), queryFn: ({ signal }) => listVersions(id ?? 0, signal), enabled: id !== null });
+}
+
+/** The project's datasets with every version of each, newest version first (the data pickers). */
+export function useProjectDatasetVersions(project: string) {
+  const datasets = useDatasets(project);
+  const versions = useQueries({
+    queries: (datasets.data ?? []).map((d) => ({
+      queryKey: datasetKeys.versions(d.id),
+      queryFn: ({ signal }: { signal: AbortSignal }) => listVersions(d.id, signal),
+    })),
+  });
+  const byDataset = new Map<number, DatasetVersion[]>();
+  (datasets.data ?? []).forEach((d, i) => byDataset.set(d.id, [...(versions[i]?.data ?? [])].sort((a, b) => b.number - a.number)));
+  return { datasets: datasets.data, versions: byDataset, isPending: datasets.isPending, error: datasets.error };
+}
+
+/** A page of a version's rows; the last page stays while the next loads. */
+export function usePreview(datasetId: number, number: number, offset: number, limit: number) {
+  return useQuery({
+    queryKey: datasetKeys.preview(datasetId, number, offset, limit),
+    queryFn: ({ signal }) => getPreview(datasetId, number, offset, limit, signal),
+    placeholderData: keepPreviousData,
+    staleTime: Infinity, // versions never change
+  });
+}
+
+/** The dataset, polled every `everyMs` while import `importId` runs (not at all while it is null). */
+export function useImportPoll(datasetId: number, importId: number | null, everyMs: number) {
+  return useQuery({
+    queryKey: datasetKeys.importing(datasetId, importId ?? 0),
+    queryFn: ({ signal }) => getDataset(datasetId, signal),
+    enabled: importId !== null,
+    refetchInterval: everyMs,
+  });
+}
+
+/** Marks a dataset and its versions stale (a version was uploaded or imported). */
+export function useRefreshDataset() {
+  const queryClient = useQueryClient();
+  return (id: number) => {
+    void queryClient.invalidateQueries({ queryKey: datasetKeys.versions(id) });
+    void queryClient.invalidateQueries({ queryKey: datasetKeys.detail(id) });
+  };
+}
+
+/** Creates an empty dataset; the project's list refreshes. */
+export function useCreateDataset(project: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, description }: { name: string; description: string }) => createDataset(project, name, description),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: datasetKeys.list(project) }),
+  });
+}
 
 /** A page of the diff of two versions; the last page stays while the next loads. */
 export function useVersionDiff(datasetId: number, query: DiffQuery | null) {

@@ -4,6 +4,10 @@ export type Health = Schemas["Health"];
 export type ComponentHealth = Schemas["ComponentHealth"];
 export type ComponentStatus = Schemas["ComponentHealthStatusEnum"];
 
+export const healthKeys = {
+  all: ["health"] as const,
+};
+
 /**
  * Fetches the studio's health report. A 503 still carries a full report (the
  * studio answers but a dependency does not), so it resolves rather than throws;

@@ -1,12 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 
-import { fetchHealth } from "./api";
+import { fetchHealth, healthKeys } from "./api";
 
 export const HEALTH_REFRESH_MS = 5_000;
-
-export const healthKeys = {
-  all: ["health"] as const,
-};
 
 /**
  * The studio's health, polled every 5 s. No retries: a failed poll shows the

@@ -1,4 +1,4 @@
-/** Every call the models page makes (the run picker for checkpoints reuses the runs feature's). */
+/** Every request about a project's models, with their query keys (the run form's pickers use them too). */
 import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Model = Schemas["Model"];
@@ -7,6 +7,14 @@ export type ModelRole = Schemas["ModelRoleEnum"];
 export type ModelStatus = Schemas["ModelStatusEnum"];
 export type OfferedFolder = Schemas["OfferedFolder"];
 export type ModelCreate = Schemas["ModelCreateRequest"];
+
+/** Everything sits under ["models"]: invalidating `modelKeys.all` refreshes every list and picker. */
+export const modelKeys = {
+  all: ["models"] as const,
+  list: (project: string) => ["models", "list", project] as const,
+  detail: (id: number) => ["models", "detail", id] as const,
+  available: (project: string) => ["models", "offered", project] as const,
+};
 
 /** One list page is enough for a project's models; the studio caps page_size at this. */
 const PAGE_SIZE = 200;

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { FieldErrors } from "../../api/errors";
 import { jsonResponse, mockApi } from "../../test/render";
-import { listAvailableFolders } from "./api";
+import { listAvailableFolders, modelKeys } from "./api";
 import { model, page } from "./fixtures";
-import { modelKeys, useAddModel, useAvailableFolders, useModel, useModels } from "./hooks";
+import { useAddModel, useAvailableFolders, useModel, useModels } from "./hooks";
 
 function setup() {
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity } } });
@@ -77,19 +77,18 @@ describe("useAvailableFolders", () => {
 });
 
 describe("useAddModel", () => {
-  it("posts the body and refreshes the models lists", async () => {
+  it("posts the body, lists the new model at once and refreshes the models lists", async () => {
     const created = model({ id: 9, name: "hub-model", kind: "hub", status: "queued" });
     const fetchMock = mockApi({ "POST /api/models/": () => jsonResponse(created, 202) });
     const { wrapper, queryClient } = setup();
     queryClient.setQueryData(modelKeys.list("demo"), []);
-    queryClient.setQueryData(["models", "demo"], []); // the run form's picker
     const { result } = renderHook(() => useAddModel(), { wrapper });
     await act(() => result.current.mutateAsync({ project: "demo", hub_id: "org/name" }));
 
     const request = fetchMock.mock.calls[0]?.[0] as Request;
     expect(await request.json()).toEqual({ project: "demo", hub_id: "org/name" });
     expect(queryClient.getQueryState(modelKeys.list("demo"))?.isInvalidated).toBe(true);
-    expect(queryClient.getQueryState(["models", "demo"])?.isInvalidated).toBe(true);
+    expect(queryClient.getQueryData(modelKeys.list("demo"))).toEqual([created]); // a picker can choose it now
     expect(queryClient.getQueryData(modelKeys.detail(9))).toEqual(created);
   });
 

@@ -1,23 +1,11 @@
+/** Query and mutation hooks of models (their keys and fetchers live in api.ts). */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { listRuns, runKeys } from "../runs/api";
-import { addModel, getModel, listAvailableFolders, listModels, type Model, type ModelCreate } from "./api";
-import { isPending } from "./format";
+import { addModel, getModel, listAvailableFolders, listModels, modelKeys, type Model, type ModelCreate, type ModelRole, type OfferedFolder } from "./api";
+import { isPending } from "./lib/format";
 
 /** How often a model a worker is downloading is asked for again. */
 export const POLL_MS = 1000;
-
-/**
- * Query keys of the models feature. Everything sits under ["models"], like the run form's
- * model picker (runKeys.models), so invalidating `modelKeys.all` refreshes both.
- */
-export const modelKeys = {
-  all: ["models"] as const,
-  lists: () => ["models", "list"] as const,
-  list: (project: string) => ["models", "list", project] as const,
-  detail: (id: number) => ["models", "detail", id] as const,
-  available: (project: string) => ["models", "offered", project] as const,
-};
 
 /** The project's models; polled while one of them is still downloading. */
 export function useModels(project: string) {
@@ -27,6 +15,12 @@ export function useModels(project: string) {
     enabled: Boolean(project),
     refetchInterval: (query) => (query.state.data?.some((m) => isPending(m.status)) ? POLL_MS : false),
   });
+}
+
+/** The project's models of one role that are ready to use (the run form's pickers): one list, filtered. */
+export function useReadyModels(project: string, role: ModelRole) {
+  const models = useModels(project);
+  return { ...models, data: models.data?.filter((m: Model) => m.role === role && m.status === "ready") };
 }
 
 /** One model; polled every second while it is queued or downloading. */
@@ -42,31 +36,27 @@ export function useModel(id: number | null) {
   });
 }
 
-/** The model folders the server offers to add. */
-export function useAvailableFolders(project: string) {
+/** The model folders the server offers to add (of one role, when given); asked for only when `enabled`. */
+export function useAvailableFolders(project: string, role?: ModelRole, enabled = true) {
   return useQuery({
     queryKey: modelKeys.available(project),
     queryFn: ({ signal }) => listAvailableFolders(project, signal),
-    enabled: Boolean(project),
+    enabled: Boolean(project) && enabled,
+    select: (folders: OfferedFolder[]) => (role ? folders.filter((f) => f.role === role) : folders),
   });
 }
 
-/** The project's runs, newest first, for choosing a checkpoint (the runs feature's fetcher). */
-export function useProjectRuns(project: string) {
-  return useQuery({
-    queryKey: runKeys.list(project, { ordering: "-created_at" }),
-    queryFn: ({ signal }) => listRuns(project, { ordering: ["-created_at"] }, signal),
-    enabled: Boolean(project),
-  });
-}
-
-/** Adds a model; the new one is cached as its detail and every models list is refreshed. */
+/**
+ * Adds a model; the new one is cached as its detail and in its project's list (a picker
+ * can choose it at once), and every models list is refreshed.
+ */
 export function useAddModel() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (body: ModelCreate) => addModel(body),
-    onSuccess: (created: Model) => {
+    onSuccess: (created: Model, body: ModelCreate) => {
       queryClient.setQueryData(modelKeys.detail(created.id), created);
+      queryClient.setQueryData<Model[]>(modelKeys.list(body.project), (old) => (old && !old.some((m) => m.id === created.id) ? [...old, created] : old));
       return queryClient.invalidateQueries({
         queryKey: modelKeys.all,
         predicate: (query) => query.queryKey[1] !== "detail" || query.queryKey[2] !== created.id,

@@ -1,4 +1,4 @@
-/** Every call the reward pages make, with their query keys. */
+/** Every request about reward functions (versions, checks, test-runs, A/B), with their query keys. */
 import { api, unwrap, type Schemas } from "../../api/client";
 
 /** verl's entry point; the editor always uses it. */
@@ -15,6 +15,7 @@ export type TestRunRequest = Schemas["RewardTestRunCreateRequest"];
 export type Comparison = Schemas["Comparison"];
 
 export const rewardKeys = {
+  all: ["rewards"] as const,
   list: (project: string) => ["rewards", "list", project] as const,
   detail: (id: number) => ["rewards", "detail", id] as const,
   versions: (id: number) => ["rewards", "versions", id] as const,
@@ -28,7 +29,7 @@ export const rewardKeys = {
 
 export async function listFunctions(project: string, signal?: AbortSignal): Promise<RewardFunction[]> {
   const page = await unwrap(
-    api.GET("/api/reward-functions/", { params: { query: { project, page_size: 100 } }, signal }),
+    api.GET("/api/reward-functions/", { params: { query: { project, page_size: 200 } }, signal }),
   );
   return page.results;
 }

@@ -1,10 +1,11 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { renderHook, waitFor } from "@testing-library/react";
+import { act, renderHook, waitFor } from "@testing-library/react";
 import type { ReactNode } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { jsonResponse, mockApi } from "../../test/render";
-import { useCodeCheck } from "./hooks";
+import { jsonResponse, mockApi, renderQueryHook } from "../../test/render";
+import { rewardKeys, type RewardVersionSummary } from "./api";
+import { useCodeCheck, useSaveRewardVersion } from "./hooks";
 
 function wrapper({ children }: { children: ReactNode }) {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
@@ -47,5 +48,28 @@ describe("useCodeCheck", () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(result.current.data).toBeUndefined();
     expect(fetchMock).not.toHaveBeenCalled();
+  });
+});
+
+describe("useSaveRewardVersion", () => {
+  it("stores nothing when the check finds problems, and answers them", async () => {
+    const fetchMock = mockApi({ "POST /api/reward-checks/": { ok: false, problems: [problem] } });
+    const { result } = renderQueryHook(() => useSaveRewardVersion(3));
+    const answer = await act(() => result.current.mutateAsync({ code: "def f(", message: "" }));
+    expect(answer).toEqual({ ok: false, problems: [problem] });
+    expect(fetchMock).toHaveBeenCalledTimes(1); // the check only
+  });
+
+  it("caches a saved version at once, first in the list, and refreshes the function", async () => {
+    const saved = { id: 30, function: 3, number: 2, code: "def compute_score(): ...", message: "", entrypoint: "compute_score", created_by: "ada", created_at: "2026-01-02T00:00:00Z" };
+    mockApi({ "POST /api/reward-checks/": { ok: true, problems: [] }, "POST /api/reward-functions/3/versions/": saved });
+    const { result, queryClient } = renderQueryHook(() => useSaveRewardVersion(3));
+    const first = { id: 29, number: 1 } as RewardVersionSummary;
+    queryClient.setQueryData(rewardKeys.versions(3), [first]);
+    queryClient.setQueryData(rewardKeys.detail(3), {});
+    await act(() => result.current.mutateAsync({ code: saved.code, message: "" }));
+    expect(queryClient.getQueryData(rewardKeys.version(3, 2))).toEqual(saved);
+    expect(queryClient.getQueryData<RewardVersionSummary[]>(rewardKeys.versions(3))?.map((v) => v.number)).toEqual([2, 1]);
+    expect(queryClient.getQueryState(rewardKeys.detail(3))?.isInvalidated).toBe(true);
   });
 });

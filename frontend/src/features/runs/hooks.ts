@@ -1,27 +1,92 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+/** Query and mutation hooks of runs (their keys and fetchers live in api.ts). */
+import { keepPreviousData, useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { useToast } from "../../components/Toast";
+import { useEventStream } from "../../lib/useEventStream";
+import { metricKeys } from "../metrics/api";
 import {
   cancelRun,
+  cloneRun,
+  createRun,
   fetchAlerts,
   fetchCheckpoints,
   fetchConfigSchema,
   fetchLogs,
-  fetchMetricKeys,
   fetchPresets,
-  getRewardVersion,
+  fetchProjectQueue,
   getRun,
+  listRuns,
   resumeRun,
   runKeys,
   setPriority,
+  validateConfig,
+  type LogLine,
+  type RunClone,
+  type RunCreate,
+  type RunFilters,
 } from "./api";
 
 export function useRun(id: number, enabled = true) {
   return useQuery({ queryKey: runKeys.detail(id), queryFn: ({ signal }) => getRun(id, signal), enabled });
 }
 
-export function useMetricKeys(id: number) {
-  return useQuery({ queryKey: runKeys.metricKeys(id), queryFn: ({ signal }) => fetchMetricKeys(id, signal) });
+/** Several runs by id, each cached as its own detail (the comparison). */
+export function useRunsById(ids: number[]) {
+  return useQueries({ queries: ids.map((id) => ({ queryKey: runKeys.detail(id), queryFn: ({ signal }: { signal: AbortSignal }) => getRun(id, signal) })) });
+}
+
+/** A project's runs; the last answer stays while another filter's loads. */
+export function useRuns(slug: string, filters: RunFilters = {}) {
+  return useQuery({
+    queryKey: runKeys.list(slug, filters),
+    queryFn: ({ signal }) => listRuns(slug, filters, signal),
+    enabled: Boolean(slug),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** The project's jobs against its cap. Its key sits under the runs lists', so what refreshes them refreshes it. */
+export function useProjectQueue(slug: string) {
+  return useQuery({ queryKey: runKeys.queue(slug), queryFn: ({ signal }) => fetchProjectQueue(slug, signal) });
+}
+
+/** While mounted, a status change of any of the project's runs refreshes its lists (and queue). */
+export function useLiveRunLists(slug: string) {
+  const queryClient = useQueryClient();
+  useEventStream(`/api/projects/${slug}/events`, {
+    "run-status": () => void queryClient.invalidateQueries({ queryKey: runKeys.lists(slug) }),
+  });
+}
+
+export type LiveRecord = { step: number; time: number; values: Record<string, number | null> };
+
+/**
+ * While mounted, a run's events keep its cached resources fresh: a record with a key the
+ * run had not reported refreshes its metric keys, a checkpoint or an alert refreshes that
+ * list, a status change refreshes the run. Records and log lines go to the callbacks.
+ */
+export function useLiveRun(
+  run: { id: number; status: string },
+  knownKeys: ReadonlySet<string>,
+  on: { metrics: (record: LiveRecord) => void; log: (line: LogLine) => void },
+) {
+  const queryClient = useQueryClient();
+  const refresh = (queryKey: readonly unknown[]) => void queryClient.invalidateQueries({ queryKey });
+  useEventStream(`/api/runs/${run.id}/events`, {
+    metrics: (data) => {
+      // The event carries its record's `time` (the trainer's clock): the same clock the
+      // metrics API's `times` are read from, so live points line up on the time axis.
+      const record = data as LiveRecord;
+      if (Object.keys(record.values).some((k) => !knownKeys.has(k))) refresh(metricKeys.keys(run.id));
+      on.metrics(record);
+    },
+    log: (data) => on.log(data as LogLine),
+    checkpoint: () => refresh(runKeys.checkpoints(run.id)),
+    alert: () => refresh(runKeys.alerts(run.id)),
+    "run-status": (data) => {
+      if ((data as { status: string }).status !== run.status) refresh(runKeys.detail(run.id));
+    },
+  });
 }
 
 export function useConfigSchema() {
@@ -30,16 +95,6 @@ export function useConfigSchema() {
 
 export function usePresets() {
   return useQuery({ queryKey: runKeys.presets, queryFn: ({ signal }) => fetchPresets(signal), staleTime: Infinity });
-}
-
-/** A reward function's version (its code), when the run names one. */
-export function useRewardVersion(functionId: number | null, number: number | null) {
-  return useQuery({
-    queryKey: runKeys.rewardVersion(functionId ?? 0, number ?? 0),
-    queryFn: ({ signal }) => getRewardVersion(functionId ?? 0, number ?? 0, signal),
-    enabled: functionId !== null && number !== null,
-    staleTime: Infinity, // a version's code never changes
-  });
 }
 
 export function useLogs(id: number, level: string) {
@@ -54,6 +109,25 @@ export function useAlerts(id: number) {
   return useQuery({ queryKey: runKeys.alerts(id), queryFn: ({ signal }) => fetchAlerts(id, signal) });
 }
 
+/** A new run (`body` a RunCreate) or a clone of `clone` with edits; the runs lists refresh. */
+export type StartRun = { clone: number; body: RunClone } | { clone: null; body: RunCreate };
+
+export function useStartRun() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (request: StartRun) => (request.clone !== null ? cloneRun(request.clone, request.body) : createRun(request.body)),
+    onSuccess: (run) => {
+      queryClient.setQueryData(runKeys.detail(run.id), run);
+      void queryClient.invalidateQueries({ queryKey: runKeys.all, predicate: (q) => q.queryKey[1] === "list" });
+    },
+  });
+}
+
+/** Checks a config and its overrides (nothing is stored): the run form's "apply overrides". */
+export function useValidateConfig() {
+  return useMutation({ mutationFn: validateConfig });
+}
+
 /** Cancel / resume / priority: each refreshes the run and says what happened. */
 export function useRunAction(id: number) {
   const queryClient = useQueryClient();
@@ -61,7 +135,7 @@ export function useRunAction(id: number) {
   const done = (message: string) => () => {
     toast.show(message, "success");
     void queryClient.invalidateQueries({ queryKey: runKeys.detail(id) });
-    void queryClient.invalidateQueries({ queryKey: ["runs", "list"] });
+    void queryClient.invalidateQueries({ queryKey: runKeys.all, predicate: (q) => q.queryKey[1] === "list" });
   };
   const onError = (error: unknown) => toast.error(error);
   return {

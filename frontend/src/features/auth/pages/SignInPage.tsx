@@ -3,8 +3,9 @@ import { Navigate, useNavigate, useSearchParams } from "react-router";
 
 import { FieldErrors } from "../../../api/errors";
 import { Button } from "../../../components/Button";
-import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { fieldErrorsAt, TextField } from "../../../components/Field";
 import { Logo } from "../../../components/icons";
+import { Notice } from "../../../components/Notice";
 import { useMe, useSignIn } from "../hooks";
 import styles from "./SignInPage.module.css";
 
@@ -33,27 +34,19 @@ export function SignInPage() {
   return (
     <main className={styles.page}>
       <title>Sign in · RL Studio</title>
-      <form className={styles.card} onSubmit={onSubmit} aria-label="Sign in">
+      <form className={styles.panel} onSubmit={onSubmit} aria-label="Sign in">
         <div className={styles.brand}>
           <Logo />
           RL Studio
         </div>
         <h1 className={styles.title}>Sign in</h1>
         {error && !(error instanceof FieldErrors) ? (
-          <p className={styles.error} role="alert">
+          <Notice tone="error" className={styles.error}>
             {error.message}
-          </p>
+          </Notice>
         ) : null}
-        <Field label="Username" errors={fieldErrorsAt(error, "username")}>
-          {(props) => (
-            <input {...props} className={inputClass} autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} required autoFocus />
-          )}
-        </Field>
-        <Field label="Password" errors={fieldErrorsAt(error, "password")}>
-          {(props) => (
-            <input {...props} className={inputClass} type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
-          )}
-        </Field>
+        <TextField label="Username" errors={fieldErrorsAt(error, "username")} autoComplete="username" value={username} onChange={setUsername} required autoFocus />
+        <TextField label="Password" errors={fieldErrorsAt(error, "password")} type="password" autoComplete="current-password" value={password} onChange={setPassword} required />
         <Button type="submit" variant="primary" className={styles.submit} disabled={signIn.isPending}>
           {signIn.isPending ? "Signing in…" : "Sign in"}
         </Button>

@@ -3,21 +3,24 @@
  * prompt/answer mapping, then send it with a real progress bar; a large file is
  * imported by a worker, followed here until it is a version or an error.
  */
-import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useReducer, useRef, useState, type FormEvent } from "react";
 
 import { Button } from "../../../components/Button";
-import { datasetKeys, detectColumns, getDataset, type DetectedColumns } from "../api";
-import styles from "../pages/Datasets.module.css";
-import { columnSample, errorLocation, percentOf, sendUpload, uploadReducer } from "../upload";
+import { Field, SelectField, TextField } from "../../../components/Field";
+import { Card, FormRow, layoutClass } from "../../../components/Layout";
+import { Notice } from "../../../components/Notice";
 import { ProgressBar } from "../../../components/ProgressBar";
+import ui from "../../../components/ui.module.css";
+import { detectColumns, type DetectedColumns } from "../api";
+import { useImportPoll, useRefreshDataset } from "../hooks";
+import { columnSample, errorLocation, percentOf, sendUpload, uploadReducer } from "../lib/upload";
 
 const IMPORT_POLL_MS = 1000;
 
 type Format = "auto" | "verl" | "prompt_answer";
 
 export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUploaded: (number: number) => void }) {
-  const queryClient = useQueryClient();
+  const refreshDataset = useRefreshDataset();
   const [file, setFile] = useState<File | null>(null);
   const [detected, setDetected] = useState<DetectedColumns | null>(null);
   const [detectError, setDetectError] = useState<string | null>(null);
@@ -31,12 +34,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
 
   // A large file's import: poll the dataset (its `imports`) until this one ends.
   const importId = state.phase === "importing" ? state.job.id : null;
-  const polled = useQuery({
-    queryKey: [...datasetKeys.detail(datasetId), "import", importId],
-    queryFn: ({ signal }) => getDataset(datasetId, signal),
-    enabled: importId !== null,
-    refetchInterval: IMPORT_POLL_MS,
-  });
+  const polled = useImportPoll(datasetId, importId, IMPORT_POLL_MS);
   useEffect(() => {
     const job = polled.data?.imports.find((i) => i.id === importId);
     if (job) dispatch({ type: "import", job });
@@ -44,10 +42,9 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
 
   useEffect(() => {
     if (state.phase !== "done") return;
-    void queryClient.invalidateQueries({ queryKey: datasetKeys.versions(datasetId) });
-    void queryClient.invalidateQueries({ queryKey: datasetKeys.detail(datasetId) });
+    refreshDataset(datasetId);
     onUploaded(state.version);
-  }, [state, datasetId, queryClient, onUploaded]);
+  }, [state, datasetId, refreshDataset, onUploaded]);
 
   async function choose(chosen: File | null) {
     setFile(chosen);
@@ -87,83 +84,51 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
   const columns = detected?.columns ?? [];
   const where = state.phase === "failed" ? errorLocation(state.message) : null;
   return (
-    <form className={styles.card} onSubmit={submit} aria-label="Upload a new version">
-      <h2 className={styles.heading}>Upload a new version</h2>
-      <label className={styles.field}>
-        File (parquet, JSONL or CSV)
-        <input
-          type="file"
-          accept=".parquet,.pq,.jsonl,.ndjson,.json,.csv"
-          onChange={(e) => void choose(e.target.files?.[0] ?? null)}
-          disabled={busy}
-        />
-      </label>
-      {detectError ? (
-        <p className={styles.error} role="alert">
-          {detectError}
-        </p>
-      ) : null}
+    <Card label="Upload a new version" title="Upload a new version" onSubmit={submit}>
+      <Field label="File (parquet, JSONL or CSV)">
+        {(props) => (
+          <input
+            {...props}
+            type="file"
+            accept=".parquet,.pq,.jsonl,.ndjson,.json,.csv"
+            onChange={(e) => void choose(e.target.files?.[0] ?? null)}
+            disabled={busy}
+          />
+        )}
+      </Field>
+      {detectError ? <Notice tone="error">{detectError}</Notice> : null}
       {detected ? (
         <>
-          <p className={styles.muted} data-testid="detected-columns">
+          <p className={ui.muted} data-testid="detected-columns">
             Columns found: {columns.join(", ")} ({detected.source_format}
             {detected.data_format === "verl" ? ", verl format" : ""})
           </p>
-          <div className={styles.formRow}>
-            <label className={styles.field}>
-              Format
-              <select aria-label="Format" value={format} onChange={(e) => setFormat(e.target.value as Format)}>
-                <option value="auto">detect</option>
-                <option value="verl">verl (data_source, prompt, reward_model)</option>
-                <option value="prompt_answer">a prompt column and an answer column</option>
-              </select>
-            </label>
+          <FormRow>
+            <SelectField label="Format" value={format} onChange={(value) => setFormat(value as Format)}>
+              <option value="auto">detect</option>
+              <option value="verl">verl (data_source, prompt, reward_model)</option>
+              <option value="prompt_answer">a prompt column and an answer column</option>
+            </SelectField>
             {format !== "verl" ? (
               <>
-                <label className={styles.field}>
-                  Prompt column
-                  <select aria-label="Prompt column" value={promptKey} onChange={(e) => setPromptKey(e.target.value)}>
-                    {columns.map((c) => (
-                      <option key={c} value={c}>
-                        {c}
-                      </option>
-                    ))}
-                  </select>
-                </label>
-                <label className={styles.field}>
-                  Answer column
-                  <select aria-label="Answer column" value={answerKey} onChange={(e) => setAnswerKey(e.target.value)}>
-                    {columns.map((c) => (
-                      <option key={c} value={c}>
-                        {c}
-                      </option>
-                    ))}
-                  </select>
-                </label>
-                <label className={styles.field}>
-                  data_source
-                  <input value={dataSource} onChange={(e) => setDataSource(e.target.value)} maxLength={100} />
-                </label>
+                <ColumnSelect label="Prompt column" columns={columns} value={promptKey} onChange={setPromptKey} />
+                <ColumnSelect label="Answer column" columns={columns} value={answerKey} onChange={setAnswerKey} />
+                <TextField label="data_source" value={dataSource} onChange={setDataSource} maxLength={100} />
               </>
             ) : null}
-          </div>
+          </FormRow>
         </>
       ) : null}
-      <div className={styles.formRow}>
-        <label className={`${styles.field} ${styles.grow}`}>
-          Message
-          <input value={message} onChange={(e) => setMessage(e.target.value)} maxLength={300} placeholder="What is in this version?" />
-        </label>
+      <FormRow>
+        <TextField label="Message" className={layoutClass.grow} value={message} onChange={setMessage} maxLength={300} placeholder="What is in this version?" />
         <Button type="submit" variant="primary" disabled={!file || busy}>
           Upload
         </Button>
-        {state.phase === "sending" ? (
-          <Button onClick={() => abort.current?.()}>Cancel</Button>
-        ) : null}
-      </div>
+        {state.phase === "sending" ? <Button onClick={() => abort.current?.()}>Cancel</Button> : null}
+      </FormRow>
       {state.phase !== "idle" && state.phase !== "failed" ? (
         <div aria-live="polite">
-          <p className={styles.muted}>
+          <p className={ui.muted}>
             {state.phase === "sending"
               ? `Uploading… ${percent ?? 0}% (${Math.round(state.loaded / 1024)} of ${Math.round(state.total / 1024)} KiB)`
               : state.phase === "validating"
@@ -176,7 +141,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
         </div>
       ) : null}
       {state.phase === "failed" ? (
-        <div className={styles.error} role="alert" data-testid="upload-error">
+        <Notice tone="error" testId="upload-error">
           <strong>
             The file was not accepted
             {where?.row ? ` (row ${where.row}` : ""}
@@ -184,8 +149,20 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
             {!where?.row && where?.column ? ` (column ${where.column})` : ""}:
           </strong>{" "}
           {state.message}
-        </div>
+        </Notice>
       ) : null}
-    </form>
+    </Card>
+  );
+}
+
+function ColumnSelect({ label, columns, value, onChange }: { label: string; columns: string[]; value: string; onChange: (value: string) => void }) {
+  return (
+    <SelectField label={label} value={value} onChange={onChange}>
+      {columns.map((c) => (
+        <option key={c} value={c}>
+          {c}
+        </option>
+      ))}
+    </SelectField>
   );
 }

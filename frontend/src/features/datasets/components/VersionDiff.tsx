@@ -5,11 +5,13 @@
 import { Fragment, useState } from "react";
 
 import { Button } from "../../../components/Button";
+import { SelectField } from "../../../components/Field";
+import { Card, FormRow } from "../../../components/Layout";
+import { Notice } from "../../../components/Notice";
 import ui from "../../../components/ui.module.css";
 import type { DatasetVersion, DiffQuery, RowChange } from "../api";
-import { cellText } from "../chat";
 import { useVersionDiff } from "../hooks";
-import pageStyles from "../pages/Datasets.module.css";
+import { cellText } from "../lib/chat";
 import styles from "./VersionDiff.module.css";
 
 const PAGE = 20;
@@ -72,43 +74,30 @@ export function VersionDiff({ datasetId, versions }: Props) {
   ));
   const data = diff.data;
   return (
-    <section className={pageStyles.card} aria-label="Compare versions" data-testid="version-diff">
-      <h2 className={pageStyles.heading}>Compare versions</h2>
-      <div className={pageStyles.formRow}>
-        <label className={pageStyles.field}>
-          From
-          <select aria-label="From version" value={from} onChange={(e) => pick(setFrom)(e.target.value)}>
-            {options}
-          </select>
-        </label>
-        <label className={pageStyles.field}>
-          To
-          <select aria-label="To version" value={to} onChange={(e) => pick(setTo)(e.target.value)}>
-            {options}
-          </select>
-        </label>
-        <label className={pageStyles.field}>
-          Rows
-          <select
-            aria-label="Rows to show"
-            value={change}
-            onChange={(e) => {
-              setChange(e.target.value as Change | "");
-              setOffset(0);
-            }}
-          >
-            <option value="">every change</option>
-            <option value="added">added</option>
-            <option value="removed">removed</option>
-            <option value="changed">changed</option>
-          </select>
-        </label>
-      </div>
-      {diff.isError ? (
-        <p className={pageStyles.error} role="alert">
-          {diff.error.message}
-        </p>
-      ) : null}
+    <Card label="Compare versions" title="Compare versions" testId="version-diff">
+      <FormRow>
+        <SelectField label="From" aria-label="From version" value={from} onChange={pick(setFrom)}>
+          {options}
+        </SelectField>
+        <SelectField label="To" aria-label="To version" value={to} onChange={pick(setTo)}>
+          {options}
+        </SelectField>
+        <SelectField
+          label="Rows"
+          aria-label="Rows to show"
+          value={change}
+          onChange={(value) => {
+            setChange(value as Change | "");
+            setOffset(0);
+          }}
+        >
+          <option value="">every change</option>
+          <option value="added">added</option>
+          <option value="removed">removed</option>
+          <option value="changed">changed</option>
+        </SelectField>
+      </FormRow>
+      {diff.isError ? <Notice tone="error">{diff.error.message}</Notice> : null}
       {!data ? <p className={ui.muted}>Comparing v{from} with v{to}…</p> : null}
       {data ? (
         <>
@@ -149,7 +138,7 @@ export function VersionDiff({ datasetId, versions }: Props) {
             <p className={ui.muted}>{from === to ? "The same version on both sides." : "No rows differ."}</p>
           )}
           {data.total > PAGE ? (
-            <div className={pageStyles.pager}>
+            <div className={ui.row}>
               <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
                 Previous
               </Button>
@@ -163,6 +152,6 @@ export function VersionDiff({ datasetId, versions }: Props) {
           ) : null}
         </>
       ) : null}
-    </section>
+    </Card>
   );
 }

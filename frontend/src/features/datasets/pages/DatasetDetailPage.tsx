@@ -1,28 +1,23 @@
 /** One dataset: upload a version, its versions, and the chosen version's stats and rows. */
-import { useQuery } from "@tanstack/react-query";
 import { useCallback, useState } from "react";
 import { Link, useParams } from "react-router";
 
 import { ErrorState } from "../../../components/ErrorState";
+import { Card, Columns, Page } from "../../../components/Layout";
 import { PageHeader } from "../../../components/PageHeader";
-import { datasetKeys, getDataset, listVersions } from "../api";
+import ui from "../../../components/ui.module.css";
 import { UploadPanel } from "../components/UploadPanel";
 import { VersionDiff } from "../components/VersionDiff";
 import { VersionView } from "../components/VersionView";
-import styles from "./Datasets.module.css";
+import { useDataset, useDatasetVersions } from "../hooks";
+import styles from "./DatasetDetailPage.module.css";
 
 export function DatasetDetailPage() {
   const params = useParams();
   const slug = params.slug ?? "";
   const datasetId = Number(params.datasetId);
-  const dataset = useQuery({
-    queryKey: datasetKeys.detail(datasetId),
-    queryFn: ({ signal }) => getDataset(datasetId, signal),
-  });
-  const versions = useQuery({
-    queryKey: datasetKeys.versions(datasetId),
-    queryFn: ({ signal }) => listVersions(datasetId, signal),
-  });
+  const dataset = useDataset(datasetId);
+  const versions = useDatasetVersions(datasetId);
   const [chosen, setChosen] = useState<number | null>(null);
   const onUploaded = useCallback((number: number) => setChosen(number), []);
   const shown = versions.data?.find((v) => v.number === chosen) ?? versions.data?.[0] ?? null;
@@ -31,7 +26,7 @@ export function DatasetDetailPage() {
     return <ErrorState title={`Could not load dataset #${datasetId}`} error={dataset.error} onRetry={() => void dataset.refetch()} />;
   }
   return (
-    <div className={styles.page}>
+    <Page>
       <PageHeader
         title={dataset.data?.name ?? "Dataset"}
         description={
@@ -41,14 +36,11 @@ export function DatasetDetailPage() {
           </>
         }
       />
-      <div className={styles.columns}>
+      <Columns>
         <UploadPanel datasetId={datasetId} onUploaded={onUploaded} />
-        <section className={styles.card} aria-label="Versions">
-          <h2 className={styles.heading}>Versions</h2>
-          {versions.isPending ? <p className={styles.muted}>Loading…</p> : null}
-          {versions.data?.length === 0 ? (
-            <p className={styles.muted}>No versions yet: upload a file to make version 1.</p>
-          ) : null}
+        <Card label="Versions" title="Versions">
+          {versions.isPending ? <p className={ui.muted}>Loading…</p> : null}
+          {versions.data?.length === 0 ? <p className={ui.muted}>No versions yet: upload a file to make version 1.</p> : null}
           <ul className={styles.versionList}>
             {versions.data?.map((v) => (
               <li key={v.id} className={styles.versionItem}>
@@ -64,7 +56,7 @@ export function DatasetDetailPage() {
                   {v.row_count} rows · {v.source_format}
                   {v.message ? ` · ${v.message}` : ""}
                 </span>
-                <span className={styles.muted}>
+                <span className={ui.muted}>
                   {v.created_by}, {new Date(v.created_at).toLocaleString()}
                 </span>
                 <a href={v.download_url} download>
@@ -73,12 +65,12 @@ export function DatasetDetailPage() {
               </li>
             ))}
           </ul>
-        </section>
-      </div>
+        </Card>
+      </Columns>
       {shown ? <VersionView key={shown.id} version={shown} /> : null}
       {versions.data && versions.data.length >= 2 ? (
         <VersionDiff key={versions.data[0]?.id} datasetId={datasetId} versions={versions.data} />
       ) : null}
-    </div>
+    </Page>
   );
 }

@@ -1,7 +1,7 @@
 import { useId, useState } from "react";
 
 import type { ComponentHealth } from "../api";
-import { componentInfo, formatLatency } from "../format";
+import { componentInfo, formatLatency } from "../lib/format";
 import styles from "./ComponentCard.module.css";
 import { StatusPill } from "./StatusPill";
 

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 
 import { AlertIcon, CheckCircleIcon, PlugOffIcon } from "../../../components/icons";
 import type { Health } from "../api";
-import { componentInfo, formatClock, sortComponents } from "../format";
+import { componentInfo, formatClock, sortComponents } from "../lib/format";
 import styles from "./HealthSummary.module.css";
 
 type HealthSummaryProps = {

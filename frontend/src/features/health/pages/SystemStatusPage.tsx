@@ -4,8 +4,8 @@ import { PlugOffIcon, RefreshIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
 import { ComponentCard } from "../components/ComponentCard";
 import { HealthSummary } from "../components/HealthSummary";
-import { formatClock, sortComponents } from "../format";
 import { HEALTH_REFRESH_MS, useHealth } from "../hooks";
+import { formatClock, sortComponents } from "../lib/format";
 import styles from "./SystemStatusPage.module.css";
 
 const REFRESH_SECONDS = HEALTH_REFRESH_MS / 1000;

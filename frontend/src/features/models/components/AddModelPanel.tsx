@@ -3,17 +3,19 @@
  * checkpoint export, or a Hugging Face hub repository (downloaded by a worker: its
  * progress is followed here until it is ready or has failed).
  */
-import { useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { Link } from "react-router";
 
 import { FieldErrors, errorMessage } from "../../../api/errors";
 import { Button } from "../../../components/Button";
-import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { Notice } from "../../../components/Notice";
+import { Field, fieldErrorsAt, inputClass, SelectField, TextField } from "../../../components/Field";
 import { Tabs } from "../../../components/Tabs";
 import ui from "../../../components/ui.module.css";
+import { useRuns } from "../../runs/hooks";
 import type { Model, ModelCreate } from "../api";
-import { KIND_LABELS, ROLE_LABELS } from "../format";
-import { useAddModel, useAvailableFolders, useModel, useProjectRuns } from "../hooks";
+import { useAddModel, useAvailableFolders, useModel } from "../hooks";
+import { KIND_LABELS, ROLE_LABELS } from "../lib/format";
 import styles from "../pages/Models.module.css";
 import { DownloadProgress } from "./ModelStatus";
 
@@ -53,15 +55,6 @@ function otherError(error: unknown, shown: string[]): string | null {
   return errorMessage(error);
 }
 
-function Notice({ tone, children }: { tone: "error" | "ok" | "info"; children: ReactNode }) {
-  const toneClass = tone === "error" ? styles.noticeError : tone === "ok" ? styles.noticeOk : styles.noticeInfo;
-  return (
-    <div className={`${styles.notice} ${toneClass}`} role={tone === "error" ? "alert" : "status"}>
-      {children}
-    </div>
-  );
-}
-
 function Added({ slug, model }: { slug: string; model: Model }) {
   return (
     <Notice tone="ok">
@@ -73,11 +66,7 @@ function Added({ slug, model }: { slug: string; model: Model }) {
 
 function NameField({ value, onChange, error, placeholder }: { value: string; onChange: (v: string) => void; error: unknown; placeholder: string }) {
   return (
-    <Field label="Name (optional)" help="How the model is listed in this project." errors={fieldErrorsAt(error, "name")}>
-      {(props) => (
-        <input {...props} className={inputClass} value={value} maxLength={200} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} />
-      )}
-    </Field>
+    <TextField label="Name (optional)" help="How the model is listed in this project." errors={fieldErrorsAt(error, "name")} value={value} maxLength={200} placeholder={placeholder} onChange={(value) => onChange(value)} />
   );
 }
 
@@ -117,37 +106,29 @@ function FolderForm({ slug }: { slug: string }) {
         Model folders on the studio&apos;s machine: its demo models and the Hugging Face folders under its model roots.
       </p>
       <div className={styles.formGrid}>
-        <Field
-          label="Folder"
-          errors={fieldErrorsAt(add.error, "folder")}
-          help={
-            folders.isPending
-              ? "Loading the folders the server offers…"
-              : folders.isError
-                ? undefined
-                : none
-                  ? "This server offers no model folders. An administrator can put Hugging Face model folders under a model root (RLSTUDIO_MODEL_ROOTS), or use another way to add a model."
-                  : `${offered.length} folder${offered.length === 1 ? "" : "s"} on offer.`
-          }
-        >
-          {(props) => (
-            <select
-              {...props}
-              className={inputClass}
-              value={chosen}
-              onChange={(e) => setFolder(e.target.value)}
-              disabled={!offered.length || add.isPending}
-            >
-              {folders.isPending ? <option value="">Loading…</option> : null}
-              {none || folders.isError ? <option value="">No folders on offer</option> : null}
-              {offered.map((f) => (
-                <option key={f.folder} value={f.folder}>
-                  {f.name} ({KIND_LABELS[f.kind as keyof typeof KIND_LABELS]?.toLowerCase() ?? f.kind})
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+      label="Folder"
+      errors={fieldErrorsAt(add.error, "folder")}
+      help={
+        folders.isPending
+          ? "Loading the folders the server offers…"
+          : folders.isError
+            ? undefined
+            : none
+              ? "This server offers no model folders. An administrator can put Hugging Face model folders under a model root (RLSTUDIO_MODEL_ROOTS), or use another way to add a model."
+              : `${offered.length} folder${offered.length === 1 ? "" : "s"} on offer.`
+      }
+          value={chosen}
+          onChange={setFolder}
+          disabled={!offered.length || add.isPending}>
+          {folders.isPending ? <option value="">Loading…</option> : null}
+          {none || folders.isError ? <option value="">No folders on offer</option> : null}
+          {offered.map((f) => (
+            <option key={f.folder} value={f.folder}>
+              {f.name} ({KIND_LABELS[f.kind as keyof typeof KIND_LABELS]?.toLowerCase() ?? f.kind})
+            </option>
+          ))}
+        </SelectField>
         <NameField value={name} onChange={setName} error={add.error} placeholder="the folder's name" />
       </div>
       {folders.isError ? (
@@ -165,7 +146,7 @@ function FolderForm({ slug }: { slug: string }) {
 }
 
 function CheckpointForm({ slug }: { slug: string }) {
-  const runs = useProjectRuns(slug);
+  const runs = useRuns(slug, { ordering: "-created_at" });
   const [run, setRun] = useState("");
   const [name, setName] = useState("");
   const { add, added, submit } = useAdd();
@@ -186,29 +167,24 @@ function CheckpointForm({ slug }: { slug: string }) {
         A run&apos;s final Hugging Face export (its latest checkpoint), to train on further or compare against.
       </p>
       <div className={styles.formGrid}>
-        <Field
-          label="Run"
-          errors={fieldErrorsAt(add.error, "checkpoint_run")}
-          help={
-            runs.isPending
-              ? "Loading the project's runs…"
-              : none
-                ? "This project has no runs yet: start one, and add its checkpoint once it has saved one."
-                : "Only runs that saved a checkpoint can be added."
-          }
-        >
-          {(props) => (
-            <select {...props} className={inputClass} value={chosen} onChange={(e) => setRun(e.target.value)} disabled={!list.length || add.isPending}>
-              {runs.isPending ? <option value="">Loading…</option> : null}
-              {none || runs.isError ? <option value="">No runs</option> : null}
-              {list.map((r) => (
-                <option key={r.id} value={r.id}>
-                  #{r.id} {r.name} ({r.status})
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectField
+      label="Run"
+      errors={fieldErrorsAt(add.error, "checkpoint_run")}
+      help={
+        runs.isPending
+          ? "Loading the project's runs…"
+          : none
+            ? "This project has no runs yet: start one, and add its checkpoint once it has saved one."
+            : "Only runs that saved a checkpoint can be added."
+      } value={chosen} onChange={setRun} disabled={!list.length || add.isPending}>
+          {runs.isPending ? <option value="">Loading…</option> : null}
+          {none || runs.isError ? <option value="">No runs</option> : null}
+          {list.map((r) => (
+            <option key={r.id} value={r.id}>
+              #{r.id} {r.name} ({r.status})
+            </option>
+          ))}
+        </SelectField>
         <NameField value={name} onChange={setName} error={add.error} placeholder="run-<id>-step-<step>" />
       </div>
       {runs.isError ? <Notice tone="error">The project&apos;s runs could not be loaded: {errorMessage(runs.error)}</Notice> : null}
@@ -283,20 +259,13 @@ function HubForm({ slug }: { slug: string }) {
             />
           )}
         </Field>
-        <Field label="Revision (optional)" help="A branch, tag or commit; default main." errors={fieldErrorsAt(add.error, "revision")}>
-          {(props) => (
-            <input
-              {...props}
-              className={inputClass}
+        <TextField label="Revision (optional)" help="A branch, tag or commit; default main." errors={fieldErrorsAt(add.error, "revision")}
               value={revision}
-              onChange={(e) => setRevision(e.target.value)}
+              onChange={setRevision}
               placeholder="main"
               maxLength={100}
               autoComplete="off"
-              spellCheck={false}
-            />
-          )}
-        </Field>
+              spellCheck={false} />
         <NameField value={name} onChange={setName} error={add.error} placeholder="the repository id" />
       </div>
       <div className={styles.actions}>
@@ -328,7 +297,7 @@ function HubDownload({ slug, model, error }: { slug: string; model: Model | unde
     );
   }
   return (
-    <div className={`${styles.notice} ${styles.noticeInfo}`}>
+    <div className={`${ui.notice} ${ui.noticeInfo}`}>
       <div className={`${styles.status} ${styles.statusWide}`}>
         <span>
           {model.status === "queued" ? "Queued" : "Downloading"}:{" "}

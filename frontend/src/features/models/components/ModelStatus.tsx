@@ -1,9 +1,9 @@
 /** A model's status: a pill, a live progress bar while a hub download runs, the error when it failed. */
+import { ProgressBar } from "../../../components/ProgressBar";
 import ui from "../../../components/ui.module.css";
 import type { Model, ModelStatus } from "../api";
-import { downloadProgress, progressLine, STATUS_LABELS } from "../format";
+import { downloadProgress, progressLine, STATUS_LABELS } from "../lib/format";
 import styles from "../pages/Models.module.css";
-import { ProgressBar } from "../../../components/ProgressBar";
 
 const PILL_TONE: Record<ModelStatus, string> = {
   queued: ui.live ?? "",

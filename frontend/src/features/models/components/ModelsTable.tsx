@@ -3,8 +3,9 @@ import { Link } from "react-router";
 
 import { Table, type Column } from "../../../components/Table";
 import ui from "../../../components/ui.module.css";
+import { formatParameters } from "../../../lib/units";
 import type { Model } from "../api";
-import { formatParameters, KIND_LABELS, modelFacts, ROLE_LABELS } from "../format";
+import { KIND_LABELS, modelFacts, ROLE_LABELS } from "../lib/format";
 import styles from "../pages/Models.module.css";
 import { ModelStatusView } from "./ModelStatus";
 

@@ -4,14 +4,17 @@ import { Link, useParams } from "react-router";
 
 import { EmptyState } from "../../../components/EmptyState";
 import { ErrorState } from "../../../components/ErrorState";
+import { Facts } from "../../../components/Facts";
+import { ModelIcon } from "../../../components/icons";
+import { Page } from "../../../components/Layout";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import ui from "../../../components/ui.module.css";
+import { formatParameters } from "../../../lib/units";
 import { useProjectSlug } from "../../projects/hooks";
-import { ModelIcon } from "../../../components/icons";
 import { ModelStatusView, StatusPill } from "../components/ModelStatus";
-import { formatParameters, KIND_LABELS, modelFacts, ROLE_LABELS } from "../format";
 import { useModel } from "../hooks";
+import { KIND_LABELS, modelFacts, ROLE_LABELS } from "../lib/format";
 import styles from "./Models.module.css";
 
 export function ModelDetailPage() {
@@ -27,21 +30,21 @@ export function ModelDetailPage() {
 
   if (id === null) {
     return (
-      <div className={styles.page}>
+      <Page>
         {back}
         <EmptyState icon={<ModelIcon size={26} />} title="No such model">
           “{raw}” is not a model id.
         </EmptyState>
-      </div>
+      </Page>
     );
   }
   if (model.isPending) return <Loading what="the model" />;
   if (model.isError) {
     return (
-      <div className={styles.page}>
+      <Page>
         {back}
         <ErrorState title="The model could not be loaded" error={model.error} onRetry={() => void model.refetch()} />
-      </div>
+      </Page>
     );
   }
   const m = model.data;
@@ -63,7 +66,7 @@ export function ModelDetailPage() {
   const pending = m.status === "queued" || m.status === "downloading";
 
   return (
-    <div className={styles.page}>
+    <Page>
       {back}
       <PageHeader title={m.name} description={`${KIND_LABELS[m.kind]} · ${ROLE_LABELS[m.role]}`} />
       {pending || m.status === "failed" ? (
@@ -72,14 +75,7 @@ export function ModelDetailPage() {
           <ModelStatusView model={m} full />
         </section>
       ) : null}
-      <dl className={styles.facts} aria-label="About this model">
-        {rows.map(([label, value]) => (
-          <div key={label}>
-            <dt>{label}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts label="About this model" tileWidth={150} facts={rows.map(([label, value]) => ({ label, value }))} />
       <section className={`${ui.card} ${styles.section}`} aria-labelledby="chat-template-title">
         <h2 id="chat-template-title" className={styles.panelTitle}>
           Chat template
@@ -98,6 +94,6 @@ export function ModelDetailPage() {
           </p>
         )}
       </section>
-    </div>
+    </Page>
   );
 }

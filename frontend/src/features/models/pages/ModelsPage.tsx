@@ -1,6 +1,7 @@
 /** The project's models (what runs train and score with), and the ways to add one. */
 import { EmptyState } from "../../../components/EmptyState";
 import { ErrorState } from "../../../components/ErrorState";
+import { Page } from "../../../components/Layout";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { useProjectSlug } from "../../projects/hooks";
@@ -8,13 +9,12 @@ import { AddModelPanel } from "../components/AddModelPanel";
 import { ModelIcon } from "../../../components/icons";
 import { ModelsTable } from "../components/ModelsTable";
 import { useModels } from "../hooks";
-import styles from "./Models.module.css";
 
 export function ModelsPage() {
   const slug = useProjectSlug();
   const models = useModels(slug);
   return (
-    <div className={styles.page}>
+    <Page>
       <PageHeader
         title="Models"
         description="Policies to train and reward models to score with: demo models, folders on the server, run checkpoints and Hugging Face downloads."
@@ -29,6 +29,6 @@ export function ModelsPage() {
         </EmptyState>
       ) : null}
       {models.data && models.data.length > 0 ? <ModelsTable slug={slug} models={models.data} /> : null}
-    </div>
+    </Page>
   );
 }

@@ -3,8 +3,9 @@ import { useState, type FormEvent } from "react";
 import { FieldErrors } from "../../../api/errors";
 import { Button } from "../../../components/Button";
 import { ErrorState } from "../../../components/ErrorState";
-import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { fieldErrorsAt, inputClass, SelectField, TextField } from "../../../components/Field";
 import { PageHeader } from "../../../components/PageHeader";
+import { QueryList } from "../../../components/QueryList";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
 import { useToast } from "../../../components/Toast";
@@ -119,49 +120,49 @@ function Invitations({ slug }: { slug: string }) {
         People join when they accept. An invitation is open for 14 days; the studio does not say whether a username has an account.
       </p>
       <form onSubmit={onSubmit} aria-label="Invite someone" className={ui.row} style={{ alignItems: "flex-end", marginBottom: 16 }}>
-        <Field label="Username" errors={fieldErrorsAt(invite.error, "username")}>
-          {(props) => <input {...props} className={inputClass} value={username} onChange={(e) => setUsername(e.target.value)} required maxLength={150} autoComplete="off" />}
-        </Field>
-        <Field label="Role" errors={fieldErrorsAt(invite.error, "role")}>
-          {(props) => (
-            <select {...props} className={inputClass} value={role} onChange={(e) => setRole(e.target.value as Role)}>
-              {ROLES.map((r) => (
-                <option key={r}>{r}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <TextField label="Username" errors={fieldErrorsAt(invite.error, "username")} value={username} onChange={setUsername} required maxLength={150} autoComplete="off" />
+        <SelectField label="Role" errors={fieldErrorsAt(invite.error, "role")} value={role} onChange={(value) => setRole(value as Role)}>
+          {ROLES.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </SelectField>
         <div style={{ marginBottom: 12 }}>
           <Button type="submit" variant="primary" disabled={invite.isPending}>
             Invite
           </Button>
         </div>
       </form>
-      {invitations.isPending ? <Loading what="invitations" /> : null}
-      {invitations.isError ? <ErrorState title="Could not load the invitations" error={invitations.error} onRetry={() => void invitations.refetch()} /> : null}
-      {invitations.data && invitations.data.length === 0 ? <p className={ui.muted}>No open invitations.</p> : null}
-      {invitations.data && invitations.data.length > 0 ? (
-        <Table
-          label="Open invitations"
-          rows={invitations.data}
-          rowKey={(i) => i.id}
-          columns={[
-            { key: "user", header: "Username", cell: (i) => i.username },
-            { key: "role", header: "Role", cell: (i) => i.role },
-            { key: "by", header: "Invited by", cell: (i) => i.invited_by ?? "—" },
-            { key: "expires", header: "Expires", cell: (i) => new Date(i.expires_at).toLocaleDateString() },
-            {
-              key: "revoke",
-              header: "",
-              cell: (i) => (
-                <Button aria-label={`Revoke the invitation to ${i.username}`} onClick={() => onRevoke(i)} disabled={revoke.isPending}>
-                  Revoke
-                </Button>
-              ),
-            },
-          ]}
-        />
-      ) : null}
+      <QueryList
+        query={invitations}
+        what="invitations"
+        failed="Could not load the invitations"
+        empty={
+          <p className={ui.muted}>No open invitations.</p>
+        }
+      >
+        {(rows) => (
+          <Table
+            label="Open invitations"
+            rows={rows}
+            rowKey={(i) => i.id}
+            columns={[
+              { key: "user", header: "Username", cell: (i) => i.username },
+              { key: "role", header: "Role", cell: (i) => i.role },
+              { key: "by", header: "Invited by", cell: (i) => i.invited_by ?? "—" },
+              { key: "expires", header: "Expires", cell: (i) => new Date(i.expires_at).toLocaleDateString() },
+              {
+                key: "revoke",
+                header: "",
+                cell: (i) => (
+                  <Button aria-label={`Revoke the invitation to ${i.username}`} onClick={() => onRevoke(i)} disabled={revoke.isPending}>
+                    Revoke
+                  </Button>
+                ),
+              },
+            ]}
+          />
+        )}
+      </QueryList>
     </section>
   );
 }

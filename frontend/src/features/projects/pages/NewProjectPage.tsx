@@ -3,7 +3,7 @@ import { useNavigate } from "react-router";
 
 import { FieldErrors } from "../../../api/errors";
 import { Button } from "../../../components/Button";
-import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { Field, fieldErrorsAt, inputClass, TextField } from "../../../components/Field";
 import { PageHeader } from "../../../components/PageHeader";
 import { useToast } from "../../../components/Toast";
 import { useCreateProject } from "../hooks";
@@ -32,9 +32,7 @@ export function NewProjectPage() {
     <>
       <PageHeader title="New project" description="A project holds runs, datasets and reward functions; its members share them." />
       <form onSubmit={onSubmit} style={{ maxWidth: 480 }} aria-label="New project">
-        <Field label="Name" errors={fieldErrorsAt(create.error, "name")}>
-          {(props) => <input {...props} className={inputClass} value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />}
-        </Field>
+        <TextField label="Name" errors={fieldErrorsAt(create.error, "name")} value={name} onChange={setName} required maxLength={100} />
         <Field label="Description" help="Optional." errors={fieldErrorsAt(create.error, "description")}>
           {(props) => <textarea {...props} className={inputClass} rows={3} value={description} onChange={(e) => setDescription(e.target.value)} />}
         </Field>

@@ -10,7 +10,7 @@ import { EditorView } from "@codemirror/view";
 import { basicSetup } from "codemirror";
 import { useEffect, useRef } from "react";
 
-import type { Marker } from "../markers";
+import type { Marker } from "../lib/markers";
 import styles from "./CodeEditor.module.css";
 
 export type CodeEditorProps = {

@@ -2,13 +2,18 @@
  * A/B of two versions: the shown test-run's rows scored again by another version
  * (same responses, row for row), then the rows where they disagree first.
  */
-import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 
 import { Button } from "../../../components/Button";
-import { isFinished, startComparison, type RewardVersionSummary, type TestRun } from "../api";
-import { useComparison, useTestRun } from "../hooks";
+import { Notice } from "../../../components/Notice";
+import { SelectField } from "../../../components/Field";
+import { Card, FormRow } from "../../../components/Layout";
+import { Table } from "../../../components/Table";
+import { isFinished, type RewardVersionSummary, type TestRun } from "../api";
+import { useComparison, useStartComparison, useTestRun } from "../hooks";
+import ui from "../../../components/ui.module.css";
 import styles from "./TestPanel.module.css";
+import { scoredColumns } from "./scoredColumns";
 import { TestRunProgress } from "./TestRunProgress";
 
 type ComparePanelProps = {
@@ -28,55 +33,47 @@ export function ComparePanel({ base, versions }: ComparePanelProps) {
   const again = useTestRun(againId);
   const ready = again.data?.status === "succeeded";
   const comparison = useComparison(base.id, againId, ready);
-  const start = useMutation({
-    mutationFn: () => startComparison(base.id, chosen as number),
-    onSuccess: (run) => setAgainId(run.id),
-  });
+  const start = useStartComparison();
 
   if (base.status !== "succeeded") return null;
   const versionOf = (id: number) => versions.find((v) => v.id === id)?.number;
   const b = again.data ? versionOf(again.data.reward_version) : undefined;
   return (
-    <section className={styles.panel} aria-label="Compare versions">
-      <h2 className={styles.heading}>A/B: v{base.version_number} against another version</h2>
+    <Card label="Compare versions" title={<>A/B: v{base.version_number} against another version</>}>
       {others.length === 0 ? (
-        <p className={styles.muted}>Save a second version to compare it on these rows.</p>
+        <p className={ui.muted}>Save a second version to compare it on these rows.</p>
       ) : (
-        <div className={styles.row}>
-          <label className={styles.field}>
-            Score the same {base.result?.rows.length ?? 0} responses with
-            <select aria-label="Compare with version" value={chosen ?? ""} onChange={(e) => setOtherId(Number(e.target.value))}>
-              {others.map((v) => (
-                <option key={v.id} value={v.id}>
-                  v{v.number} {v.message ? `— ${v.message}` : ""}
-                </option>
-              ))}
-            </select>
-          </label>
+        <FormRow>
+          <SelectField
+            label={`Score the same ${base.result?.rows.length ?? 0} responses with`}
+            aria-label="Compare with version"
+            value={chosen ?? ""}
+            onChange={(value) => setOtherId(Number(value))}
+          >
+            {others.map((v) => (
+              <option key={v.id} value={v.id}>
+                v{v.number} {v.message ? `— ${v.message}` : ""}
+              </option>
+            ))}
+          </SelectField>
           <Button
             variant="primary"
             disabled={chosen === null || start.isPending || (again.data !== undefined && !isFinished(again.data))}
-            onClick={() => start.mutate()}
+            onClick={() => start.mutate({ base: base.id, version: chosen as number }, { onSuccess: (run) => setAgainId(run.id) })}
           >
             Compare
           </Button>
-        </div>
+        </FormRow>
       )}
       {start.isError ? (
-        <p className={styles.errorBox} role="alert">
-          {start.error.message}
-        </p>
+        <Notice tone="error">{start.error.message}</Notice>
       ) : null}
       {again.data && !isFinished(again.data) ? <TestRunProgress run={again.data} /> : null}
       {again.data?.status === "failed" ? (
-        <p className={styles.errorBox} role="alert">
-          {again.data.error}
-        </p>
+        <Notice tone="error">{again.data.error}</Notice>
       ) : null}
       {comparison.isError ? (
-        <p className={styles.errorBox} role="alert">
-          {comparison.error.message}
-        </p>
+        <Notice tone="error">{comparison.error.message}</Notice>
       ) : null}
       {comparison.data ? (
         <>
@@ -84,49 +81,28 @@ export function ComparePanel({ base, versions }: ComparePanelProps) {
             <strong>{comparison.data.differing}</strong> of {comparison.data.rows.length} rows score
             differently (v{base.version_number} → v{b}).
           </p>
-          <div className={styles.tableWrap}>
-            <table className={styles.table} data-testid="ab-rows">
-              <thead>
-                <tr>
-                  <th scope="col">Row</th>
-                  <th scope="col">Response</th>
-                  <th scope="col">Answer</th>
-                  <th scope="col">v{base.version_number}</th>
-                  <th scope="col">v{b}</th>
-                  <th scope="col">Δ</th>
-                </tr>
-              </thead>
-              <tbody>
-                {comparison.data.rows.map((row) => (
-                  <tr key={row.position} className={row.differs ? styles.failedRow : undefined}>
-                    <td>
-                      {row.index}
-                      {row.sample !== null ? `.${row.sample}` : ""}
-                    </td>
-                    <td className={styles.response}>
-                      <pre>{row.solution_str}</pre>
-                    </td>
-                    <td>
-                      <code>{typeof row.ground_truth === "string" ? row.ground_truth : JSON.stringify(row.ground_truth)}</code>
-                    </td>
-                    <td className={styles.num} title={row.error_a}>
-                      {row.error_a ? "error" : fmt(row.score_a)}
-                    </td>
-                    <td className={styles.num} title={row.error_b}>
-                      {row.error_b ? "error" : fmt(row.score_b)}
-                    </td>
-                    <td
-                      className={`${styles.num} ${row.delta !== null && row.delta > 0 ? styles.better : ""} ${row.delta !== null && row.delta < 0 ? styles.worse : ""}`}
-                    >
-                      {row.delta === null ? (row.differs ? "error" : "–") : row.delta > 0 ? `+${fmt(row.delta)}` : fmt(row.delta)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            testId="ab-rows"
+            maxHeight={520}
+            rows={comparison.data.rows}
+            rowKey={(row) => row.position}
+            rowClass={(row) => (row.differs ? styles.failedRow : undefined)}
+            columns={[
+              ...scoredColumns<(typeof comparison.data.rows)[number]>(),
+              { key: "a", header: `v${base.version_number}`, cellProps: (row) => ({ className: styles.num, title: row.error_a }), cell: (row) => (row.error_a ? "error" : fmt(row.score_a)) },
+              { key: "b", header: `v${b}`, cellProps: (row) => ({ className: styles.num, title: row.error_b }), cell: (row) => (row.error_b ? "error" : fmt(row.score_b)) },
+              {
+                key: "delta",
+                header: "Δ",
+                cellProps: (row) => ({
+                  className: `${styles.num} ${row.delta !== null && row.delta > 0 ? styles.better : ""} ${row.delta !== null && row.delta < 0 ? styles.worse : ""}`,
+                }),
+                cell: (row) => (row.delta === null ? (row.differs ? "error" : "–") : row.delta > 0 ? `+${fmt(row.delta)}` : fmt(row.delta)),
+              },
+            ]}
+          />
         </>
       ) : null}
-    </section>
+    </Card>
   );
 }

@@ -2,13 +2,16 @@
  * Beside the editor: choose what to score, start a test-run of the saved version,
  * follow its progress live, then read its summary, histogram and rows.
  */
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 
 import { Button } from "../../../components/Button";
-import { datasetKeys, listDatasets, listVersions as listDatasetVersions } from "../../datasets/api";
-import { isFinished, rewardKeys, startTestRun, type RewardVersionSummary, type TestRunRequest } from "../api";
-import { useTestRun } from "../hooks";
+import { Field, inputClass, SelectField, TextField } from "../../../components/Field";
+import { Notice } from "../../../components/Notice";
+import { Card, FormRow } from "../../../components/Layout";
+import ui from "../../../components/ui.module.css";
+import { useDatasets, useDatasetVersions } from "../../datasets/hooks";
+import { isFinished, type RewardVersionSummary, type TestRunRequest } from "../api";
+import { useStartTestRun, useTestRun } from "../hooks";
 import styles from "./TestPanel.module.css";
 import { TestRunProgress } from "./TestRunProgress";
 import { TestRunResult } from "./TestRunResult";
@@ -34,7 +37,6 @@ type TestPanelProps = {
 };
 
 export function TestPanel({ project, functionId, version, onTestRun, testRunId }: TestPanelProps) {
-  const queryClient = useQueryClient();
   const [source, setSource] = useState<Source>("references");
   const [datasetId, setDatasetId] = useState<number | null>(null);
   const [datasetVersion, setDatasetVersion] = useState<number | null>(null);
@@ -46,27 +48,13 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
   const [kwargsText, setKwargsText] = useState("");
   const [formError, setFormError] = useState<string | null>(null);
 
-  const datasets = useQuery({
-    queryKey: datasetKeys.list(project),
-    queryFn: ({ signal }) => listDatasets(project, signal),
-  });
+  const datasets = useDatasets(project);
   const chosenDataset = datasetId ?? datasets.data?.find((d) => d.latest_version)?.id ?? null;
-  const versions = useQuery({
-    queryKey: datasetKeys.versions(chosenDataset ?? 0),
-    queryFn: ({ signal }) => listDatasetVersions(chosenDataset as number, signal),
-    enabled: chosenDataset !== null,
-  });
+  const versions = useDatasetVersions(chosenDataset);
   const chosenVersion = datasetVersion ?? versions.data?.[0]?.id ?? null;
   const run = useTestRun(testRunId);
 
-  const start = useMutation({
-    mutationFn: startTestRun,
-    onSuccess: (created) => {
-      onTestRun(created.id, created.dataset_version);
-      void queryClient.invalidateQueries({ queryKey: rewardKeys.testRuns(functionId) });
-    },
-    onError: (error: Error) => setFormError(error.message),
-  });
+  const start = useStartTestRun(functionId);
 
   const usesDataset = source !== "completions";
   const sampled = source === "demo_model" || source === "checkpoint";
@@ -113,131 +101,80 @@ export function TestPanel({ project, functionId, version, onTestRun, testRunId }
         return;
       }
     }
-    start.mutate(body);
+    start.mutate(body, {
+      onSuccess: (created) => onTestRun(created.id, created.dataset_version),
+      onError: (error) => setFormError(error.message),
+    });
   }
 
   const current = run.data;
   const running = start.isPending || (current !== undefined && !isFinished(current));
   return (
-    <section className={styles.panel} aria-label="Test panel">
-      <h2 className={styles.heading}>Test {version ? `v${version.number}` : "a saved version"}</h2>
-      {!version ? <p className={styles.muted}>Save a version first: test-runs score saved code.</p> : null}
+    <Card label="Test panel" title={<>Test {version ? `v${version.number}` : "a saved version"}</>}>
+      {!version ? <p className={ui.muted}>Save a version first: test-runs score saved code.</p> : null}
       <form className={styles.form} onSubmit={submit}>
-        <label className={styles.field}>
-          What to score
-          <select aria-label="What to score" value={source} onChange={(e) => setSource(e.target.value as Source)}>
-            {SOURCES.map((s) => (
-              <option key={s.value} value={s.value}>
-                {s.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <SelectField label="What to score" value={source} onChange={(value) => setSource(value as Source)}>
+          {SOURCES.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label}
+            </option>
+          ))}
+        </SelectField>
         {usesDataset ? (
-          <div className={styles.row}>
-            <label className={styles.field}>
-              Dataset
-              <select aria-label="Dataset"
-                value={chosenDataset ?? ""}
-                onChange={(e) => {
-                  setDatasetId(Number(e.target.value));
-                  setDatasetVersion(null);
-                }}
-              >
-                {datasets.data?.length ? null : <option value="">No datasets yet</option>}
-                {datasets.data?.map((d) => (
-                  <option key={d.id} value={d.id}>
-                    {d.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label className={styles.field}>
-              Version
-              <select aria-label="Version"
-                value={chosenVersion ?? ""}
-                onChange={(e) => setDatasetVersion(Number(e.target.value))}
-              >
-                {versions.data?.map((v) => (
-                  <option key={v.id} value={v.id}>
-                    v{v.number} ({v.row_count} rows)
-                  </option>
-                ))}
-              </select>
-            </label>
-          </div>
+          <FormRow>
+            <SelectField
+              label="Dataset"
+              value={chosenDataset ?? ""}
+              onChange={(value) => {
+                setDatasetId(Number(value));
+                setDatasetVersion(null);
+              }}
+            >
+              {datasets.data?.length ? null : <option value="">No datasets yet</option>}
+              {datasets.data?.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                </option>
+              ))}
+            </SelectField>
+            <SelectField label="Version" value={chosenVersion ?? ""} onChange={(value) => setDatasetVersion(Number(value))}>
+              {versions.data?.map((v) => (
+                <option key={v.id} value={v.id}>
+                  v{v.number} ({v.row_count} rows)
+                </option>
+              ))}
+            </SelectField>
+          </FormRow>
         ) : null}
         {usesDataset ? (
-          <div className={styles.row}>
-            <label className={styles.field}>
-              Rows
-              <input
-                type="number"
-                min={1}
-                max={200}
-                value={rows}
-                onChange={(e) => setRows(Number(e.target.value))}
-              />
-            </label>
+          <FormRow>
+            <TextField label="Rows" type="number" min={1} max={200} value={rows} onChange={(value) => setRows(Number(value))} />
             {sampled ? (
-              <label className={styles.field}>
-                Samples per prompt
-                <input
-                  type="number"
-                  min={1}
-                  max={16}
-                  value={samples}
-                  onChange={(e) => setSamples(Number(e.target.value))}
-                />
-              </label>
+              <TextField label="Samples per prompt" type="number" min={1} max={16} value={samples} onChange={(value) => setSamples(Number(value))} />
             ) : (
-              <label className={styles.field}>
-                Response template
-                <input value={template} onChange={(e) => setTemplate(e.target.value)} />
-              </label>
+              <TextField label="Response template" value={template} onChange={setTemplate} />
             )}
-          </div>
+          </FormRow>
         ) : null}
-        {source === "checkpoint" ? (
-          <label className={styles.field}>
-            Checkpoint id (from the run's page)
-            <input
-              inputMode="numeric"
-              value={checkpoint}
-              onChange={(e) => setCheckpoint(e.target.value)}
-            />
-          </label>
-        ) : null}
+        {source === "checkpoint" ? <TextField label="Checkpoint id (from the run's page)" inputMode="numeric" value={checkpoint} onChange={setCheckpoint} /> : null}
         {source === "completions" ? (
-          <label className={styles.field}>
-            Completions (JSON list of solution_str / ground_truth)
-            <textarea rows={5} value={pasted} onChange={(e) => setPasted(e.target.value)} />
-          </label>
+          <Field label="Completions (JSON list of solution_str / ground_truth)">
+            {(props) => <textarea {...props} className={`${inputClass} ${styles.code}`} rows={5} value={pasted} onChange={(e) => setPasted(e.target.value)} />}
+          </Field>
         ) : null}
-        <label className={styles.field}>
-          Keyword arguments (JSON object, as a run's reward.kwargs)
-          <input
-            value={kwargsText}
-            placeholder="{}"
-            onChange={(e) => setKwargsText(e.target.value)}
-          />
-        </label>
+        <TextField label="Keyword arguments (JSON object, as a run's reward.kwargs)" value={kwargsText} placeholder="{}" onChange={setKwargsText} />
         <Button type="submit" variant="primary" disabled={!version || running}>
           {running ? "Test-run in progress…" : "Run test"}
         </Button>
         {formError ? (
-          <p className={styles.errorBox} role="alert">
-            {formError}
-          </p>
+          <Notice tone="error">{formError}</Notice>
         ) : null}
       </form>
       {run.isError ? (
-        <p className={styles.errorBox} role="alert">
-          {run.error.message}
-        </p>
+        <Notice tone="error">{run.error.message}</Notice>
       ) : null}
       {current && !isFinished(current) ? <TestRunProgress run={current} /> : null}
       {current && isFinished(current) ? <TestRunResult run={current} /> : null}
-    </section>
+    </Card>
   );
 }

@@ -1,19 +1,15 @@
 /** A finished test-run: summary, histogram of scores, and the filterable rows table. */
 import { useMemo, useState } from "react";
 
-import type { TestRun } from "../api";
-import {
-  binScores,
-  errorKind,
-  filterRows,
-  NO_FILTER,
-  scoresOf,
-  type ErrorFilter,
-  type RowFilter,
-  type TestRow,
-} from "../results";
 import { ExtraInfo } from "../../../components/ExtraInfo";
+import { Notice } from "../../../components/Notice";
+import { Facts } from "../../../components/Facts";
+import { Table } from "../../../components/Table";
+import ui from "../../../components/ui.module.css";
+import type { TestRun } from "../api";
+import { binScores, errorKind, filterRows, NO_FILTER, scoresOf, type ErrorFilter, type RowFilter, type TestRow } from "../lib/results";
 import { BinsChart } from "./BinsChart";
+import { scoredColumns } from "./scoredColumns";
 import styles from "./TestPanel.module.css";
 
 function fmt(value: number | null | undefined, digits = 3): string {
@@ -40,36 +36,22 @@ export function TestRunResult({ run }: { run: TestRun }) {
   return (
     <section className={styles.result} aria-label="Test-run result" data-test-run-id={run.id}>
       {run.status === "failed" ? (
-        <p className={styles.errorBox} role="alert">
-          {run.error || "The test-run failed."}
-        </p>
+        <Notice tone="error">{run.error || "The test-run failed."}</Notice>
       ) : null}
       {summary ? (
-        <dl className={styles.summary}>
-          <div>
-            <dt>Mean</dt>
-            <dd>{fmt(summary.mean)}</dd>
-          </div>
-          <div>
-            <dt>Std</dt>
-            <dd>{fmt(summary.std)}</dd>
-          </div>
-          <div>
-            <dt>Error rate</dt>
-            <dd>{(summary.error_rate * 100).toFixed(0)}%</dd>
-          </div>
-          <div>
-            <dt>Rows</dt>
-            <dd>
-              {summary.scored} scored · {summary.failed} failed
-              {summary.skipped ? ` · ${summary.skipped} skipped` : ""}
-            </dd>
-          </div>
-        </dl>
+        <Facts
+          tileWidth={110}
+          facts={[
+            { label: "Mean", value: fmt(summary.mean) },
+            { label: "Std", value: fmt(summary.std) },
+            { label: "Error rate", value: `${(summary.error_rate * 100).toFixed(0)}%` },
+            { label: "Rows", value: `${summary.scored} scored · ${summary.failed} failed${summary.skipped ? ` · ${summary.skipped} skipped` : ""}` },
+          ]}
+        />
       ) : null}
       {scored > 0 ? <BinsChart bins={bins} xTitle="score" label="Scores" /> : null}
       {rows.length > 0 && scored === 0 ? (
-        <p className={styles.muted}>No row scored, so there is no histogram: see the errors below.</p>
+        <p className={ui.muted}>No row scored, so there is no histogram: see the errors below.</p>
       ) : null}
       {rows.length > 0 ? (
         <>
@@ -122,58 +104,48 @@ export function TestRunResult({ run }: { run: TestRun }) {
 }
 
 function RowsTable({ rows }: { rows: readonly TestRow[] }) {
+  const keyed = rows.map((row, i) => ({ ...row, key: `${row.index}-${row.sample ?? 0}-${i}` }));
   return (
-    <div className={styles.tableWrap}>
-      <table className={styles.table} data-testid="test-rows">
-        <thead>
-          <tr>
-            <th scope="col">Row</th>
-            <th scope="col">Response</th>
-            <th scope="col">Answer</th>
-            <th scope="col">Score</th>
-            <th scope="col">Components</th>
-            <th scope="col">Time</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row, i) => (
-            <tr key={`${row.index}-${row.sample ?? 0}-${i}`} className={row.error ? styles.failedRow : undefined}>
-              <td>
-                {row.index}
-                {row.sample !== null ? `.${row.sample}` : ""}
-              </td>
-              <td className={styles.response}>
-                <pre>{row.solution_str}</pre>
-                <ExtraInfo extra={row.extra} label={`Extra info of row ${row.index}`} />
-                {row.error ? (
-                  <details className={styles.errorDetails}>
-                    <summary>
-                      <span className={styles.errorKind}>{errorKind(row.error)}</span> {row.error}
-                    </summary>
-                    {row.output ? <pre className={styles.traceback}>{row.output}</pre> : null}
-                  </details>
-                ) : row.output ? (
-                  <details>
-                    <summary>printed output</summary>
-                    <pre className={styles.traceback}>{row.output}</pre>
-                  </details>
-                ) : null}
-              </td>
-              <td>
-                <code>{typeof row.ground_truth === "string" ? row.ground_truth : JSON.stringify(row.ground_truth)}</code>
-              </td>
-              <td className={styles.num}>{row.skipped ? "skipped" : row.error ? "error" : fmt(row.score)}</td>
-              <td className={styles.components}>
-                {Object.entries(row.components)
-                  .map(([name, value]) => `${name}=${fmt(value, 2)}`)
-                  .join(" ")}
-              </td>
-              <td className={styles.num}>{row.elapsed_ms.toFixed(1)} ms</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {rows.length === 0 ? <p className={styles.muted}>No rows match these filters.</p> : null}
-    </div>
+    <>
+      <Table
+        testId="test-rows"
+        maxHeight={520}
+        rows={keyed}
+        rowKey={(row) => row.key}
+        rowClass={(row) => (row.error ? styles.failedRow : undefined)}
+        columns={[
+          ...scoredColumns<(typeof keyed)[number]>((row) => (
+            <>
+              <ExtraInfo extra={row.extra} label={`Extra info of row ${row.index}`} />
+              {row.error ? (
+                <details className={styles.errorDetails}>
+                  <summary>
+                    <span className={styles.errorKind}>{errorKind(row.error)}</span> {row.error}
+                  </summary>
+                  {row.output ? <pre className={styles.traceback}>{row.output}</pre> : null}
+                </details>
+              ) : row.output ? (
+                <details>
+                  <summary>printed output</summary>
+                  <pre className={styles.traceback}>{row.output}</pre>
+                </details>
+              ) : null}
+            </>
+          )),
+          { key: "score", header: "Score", cellProps: () => ({ className: styles.num }), cell: (row) => (row.skipped ? "skipped" : row.error ? "error" : fmt(row.score)) },
+          {
+            key: "components",
+            header: "Components",
+            cellProps: () => ({ className: styles.components }),
+            cell: (row) =>
+              Object.entries(row.components)
+                .map(([name, value]) => `${name}=${fmt(value, 2)}`)
+                .join(" "),
+          },
+          { key: "time", header: "Time", cellProps: () => ({ className: styles.num }), cell: (row) => `${row.elapsed_ms.toFixed(1)} ms` },
+        ]}
+      />
+      {rows.length === 0 ? <p className={ui.muted}>No rows match these filters.</p> : null}
+    </>
   );
 }

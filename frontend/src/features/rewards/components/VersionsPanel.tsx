@@ -1,9 +1,14 @@
 /** The versions of a function, newest first, and a side-by-side diff of any two. */
-import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 
-import { getVersion, rewardKeys, type RewardVersionSummary } from "../api";
+import { Notice } from "../../../components/Notice";
+import { SelectField } from "../../../components/Field";
+import { Card, FormRow } from "../../../components/Layout";
+
+import type { RewardVersionSummary } from "../api";
+import { useRewardVersion } from "../hooks";
 import { LazyDiffView } from "./LazyEditors";
+import ui from "../../../components/ui.module.css";
 import styles from "./TestPanel.module.css";
 
 type VersionsPanelProps = {
@@ -12,15 +17,6 @@ type VersionsPanelProps = {
   onOpen: (number: number) => void;
 };
 
-function useVersionCode(functionId: number, number: number | null) {
-  return useQuery({
-    queryKey: rewardKeys.version(functionId, number ?? 0),
-    queryFn: ({ signal }) => getVersion(functionId, number as number, signal),
-    enabled: number !== null,
-    staleTime: Infinity, // versions never change
-  });
-}
-
 export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelProps) {
   const [from, setFrom] = useState<number | null>(null);
   const [to, setTo] = useState<number | null>(null);
@@ -28,23 +24,22 @@ export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelPro
   const newest = versions[0]?.number ?? null;
   const toNumber = to ?? newest;
   const fromNumber = from ?? (toNumber !== null && toNumber > 1 ? toNumber - 1 : null);
-  const before = useVersionCode(functionId, showDiff ? fromNumber : null);
-  const after = useVersionCode(functionId, showDiff ? toNumber : null);
+  const before = useRewardVersion(functionId, showDiff ? fromNumber : null);
+  const after = useRewardVersion(functionId, showDiff ? toNumber : null);
 
   if (versions.length === 0) {
-    return <p className={styles.muted}>No versions yet: save the code to make version 1.</p>;
+    return <p className={ui.muted}>No versions yet: save the code to make version 1.</p>;
   }
   return (
-    <section className={styles.panel} aria-label="Versions">
-      <h2 className={styles.heading}>Versions</h2>
+    <Card label="Versions" title="Versions">
       <ol className={styles.versionList}>
         {versions.map((v) => (
           <li key={v.id} className={styles.versionItem}>
             <strong>v{v.number}</strong>
             <span className={styles.versionMessage}>
-              {v.message || <span className={styles.muted}>no message</span>}
+              {v.message || <span className={ui.muted}>no message</span>}
             </span>
-            <span className={styles.muted}>
+            <span className={ui.muted}>
               {v.author} · {new Date(v.created_at).toLocaleString()}
             </span>
             <button type="button" onClick={() => onOpen(v.number)}>
@@ -54,40 +49,32 @@ export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelPro
         ))}
       </ol>
       {versions.length > 1 ? (
-        <div className={styles.row}>
-          <label className={styles.field}>
-            Diff from
-            <select aria-label="Diff from" value={fromNumber ?? ""} onChange={(e) => setFrom(Number(e.target.value))}>
-              {versions.map((v) => (
-                <option key={v.id} value={v.number}>
-                  v{v.number}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className={styles.field}>
-            to
-            <select aria-label="to" value={toNumber ?? ""} onChange={(e) => setTo(Number(e.target.value))}>
-              {versions.map((v) => (
-                <option key={v.id} value={v.number}>
-                  v{v.number}
-                </option>
-              ))}
-            </select>
-          </label>
+        <FormRow>
+          <VersionSelect label="Diff from" versions={versions} value={fromNumber} onChange={setFrom} />
+          <VersionSelect label="to" versions={versions} value={toNumber} onChange={setTo} />
           <button type="button" onClick={() => setShowDiff(!showDiff)} aria-expanded={showDiff}>
             {showDiff ? "Hide diff" : "Show diff"}
           </button>
-        </div>
+        </FormRow>
       ) : null}
       {showDiff && before.data && after.data ? (
         <LazyDiffView before={before.data.code} after={after.data.code} />
       ) : null}
       {showDiff && (before.isError || after.isError) ? (
-        <p className={styles.errorBox} role="alert">
-          {(before.error ?? after.error)?.message}
-        </p>
+        <Notice tone="error">{(before.error ?? after.error)?.message}</Notice>
       ) : null}
-    </section>
+    </Card>
+  );
+}
+
+function VersionSelect({ label, versions, value, onChange }: { label: string; versions: readonly RewardVersionSummary[]; value: number | null; onChange: (n: number) => void }) {
+  return (
+    <SelectField label={label} value={value ?? ""} onChange={(v) => onChange(Number(v))}>
+      {versions.map((v) => (
+        <option key={v.id} value={v.number}>
+          v{v.number}
+        </option>
+      ))}
+    </SelectField>
   );
 }

@@ -2,58 +2,35 @@
  * One reward function: the editor (with its draft, problems and save), the test
  * panel beside it, versions with their diff, the A/B view, and "Train on this".
  */
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { Link, useBlocker, useParams } from "react-router";
+import { Link, useParams } from "react-router";
 
 import { Button } from "../../../components/Button";
+import { Columns, Page } from "../../../components/Layout";
+import { Notice } from "../../../components/Notice";
 import { PageHeader } from "../../../components/PageHeader";
-import {
-  checkCode,
-  getFunction,
-  getVersion,
-  listVersions,
-  rewardKeys,
-  saveVersion,
-  type RewardCheck,
-  type RewardVersion,
-  type RewardVersionSummary,
-} from "../api";
+import type { RewardCheck, RewardVersion } from "../api";
 import { ComparePanel } from "../components/ComparePanel";
 import { LazyCodeEditor } from "../components/LazyEditors";
 import { TestPanel } from "../components/TestPanel";
 import { VersionsPanel } from "../components/VersionsPanel";
-import { clearDraft, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../drafts";
-import { useCodeCheck, useTestRun } from "../hooks";
-import { problemFromMessage, problemsToMarkers, type Problem } from "../markers";
-import { withSavedVersion } from "../versions";
+import { useCodeCheck, useRewardFunction, useRewardVersion, useRewardVersions, useSaveRewardVersion, useTestRun } from "../hooks";
+import { clearDraft, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../lib/drafts";
+import { problemFromMessage, problemsToMarkers, type Problem } from "../lib/markers";
+import { useDraftKeeper } from "../lib/useDraftKeeper";
 import styles from "./RewardEditorPage.module.css";
-
-const DRAFT_EVERY_MS = 500;
 
 export function RewardEditorPage() {
   const params = useParams();
   const slug = params.slug ?? "";
   const functionId = Number(params.functionId);
-  const queryClient = useQueryClient();
 
-  const fn = useQuery({
-    queryKey: rewardKeys.detail(functionId),
-    queryFn: ({ signal }) => getFunction(functionId, signal),
-  });
-  const versions = useQuery({
-    queryKey: rewardKeys.versions(functionId),
-    queryFn: ({ signal }) => listVersions(functionId, signal),
-  });
+  const fn = useRewardFunction(functionId);
+  const versions = useRewardVersions(functionId);
   const latest = versions.data?.[0] ?? null;
   const [openNumber, setOpenNumber] = useState<number | null>(null);
   const shownNumber = openNumber ?? latest?.number ?? null;
-  const shown = useQuery({
-    queryKey: rewardKeys.version(functionId, shownNumber ?? 0),
-    queryFn: ({ signal }) => getVersion(functionId, shownNumber as number, signal),
-    enabled: shownNumber !== null,
-    staleTime: Infinity,
-  });
+  const shown = useRewardVersion(functionId, shownNumber);
 
   // The editor's text: opened once per version shown, from a draft if one differs.
   const [code, setCode] = useState<string | null>(null);
@@ -87,30 +64,7 @@ export function RewardEditorPage() {
   const savedCode = saved?.code ?? "";
   const dirty = code !== null && hasUnsavedChanges(code, savedCode);
 
-  // Keep the draft while typing (debounced), drop it once it equals the saved code.
-  useEffect(() => {
-    if (code === null) return undefined;
-    const timer = window.setTimeout(() => {
-      if (dirty) saveDraft(functionId, code, saved?.number ?? null);
-      else clearDraft(functionId);
-    }, DRAFT_EVERY_MS);
-    return () => window.clearTimeout(timer);
-  }, [code, dirty, functionId, saved?.number]);
-
-  // Leaving with unsaved changes: the browser's prompt for reloads and closing the tab,
-  // our own for links inside the app (the draft is kept either way).
-  useEffect(() => {
-    if (!dirty) return undefined;
-    const warn = (event: BeforeUnloadEvent) => {
-      if (code !== null) saveDraft(functionId, code, saved?.number ?? null);
-      event.preventDefault();
-    };
-    window.addEventListener("beforeunload", warn);
-    return () => window.removeEventListener("beforeunload", warn);
-  }, [dirty, code, functionId, saved?.number]);
-  const blocker = useBlocker(
-    ({ currentLocation, nextLocation }) => dirty && currentLocation.pathname !== nextLocation.pathname,
-  );
+  const blocker = useDraftKeeper(functionId, code, dirty, saved?.number ?? null);
 
   const [problems, setProblems] = useState<Problem[]>([]);
   const [message, setMessage] = useState("");
@@ -121,15 +75,9 @@ export function RewardEditorPage() {
   useEffect(() => {
     if (check.data) setProblems(check.data.problems);
   }, [check.data]);
-  const save = useMutation({
-    mutationFn: async (): Promise<RewardVersion | RewardCheck> => {
-      const text = code ?? "";
-      const check = await checkCode(text);
-      if (!check.ok) return check;
-      return saveVersion(functionId, text, message);
-    },
-    onMutate: () => setSaveError(null),
-    onSuccess: (result) => {
+  const save = useSaveRewardVersion(functionId);
+  const onSaved = {
+    onSuccess: (result: RewardVersion | RewardCheck) => {
       if ("problems" in result) {
         setProblems(result.problems);
         return;
@@ -138,20 +86,14 @@ export function RewardEditorPage() {
       setMessage("");
       clearDraft(functionId);
       openedFor.current = `${functionId}:${result.number}`;
-      queryClient.setQueryData(rewardKeys.version(functionId, result.number), result);
-      queryClient.setQueryData<RewardVersionSummary[]>(rewardKeys.versions(functionId), (list) =>
-        withSavedVersion(list, result),
-      );
       setOpenNumber(null);
       setNotice(`Saved as version ${result.number}.`);
-      void queryClient.invalidateQueries({ queryKey: rewardKeys.versions(functionId) });
-      void queryClient.invalidateQueries({ queryKey: rewardKeys.detail(functionId) });
     },
     onError: (error: Error) => {
       if (/line \d+/.test(error.message)) setProblems([problemFromMessage(error.message)]);
       setSaveError(error.message);
     },
-  });
+  };
 
   const [testRunId, setTestRunId] = useState<number | null>(null);
   const [testedDataset, setTestedDataset] = useState<number | null>(null);
@@ -160,9 +102,7 @@ export function RewardEditorPage() {
 
   if (fn.isError || versions.isError) {
     return (
-      <p className={styles.error} role="alert">
-        {(fn.error ?? versions.error)?.message}
-      </p>
+      <Notice tone="error">{(fn.error ?? versions.error)?.message}</Notice>
     );
   }
   const trainHref =
@@ -171,7 +111,7 @@ export function RewardEditorPage() {
         (testedDataset !== null ? `&dataset_version=${testedDataset}` : "")
       : null;
   return (
-    <div className={styles.page}>
+    <Page>
       <PageHeader
         title={fn.data ? fn.data.name : "Reward function"}
         description={
@@ -216,7 +156,7 @@ export function RewardEditorPage() {
           ) : null}
         </p>
       ) : null}
-      <div className={styles.columns}>
+      <Columns first="1.15fr">
         <section className={styles.editorColumn} aria-label="Editor">
           <div className={styles.editorBox}>
             {code === null ? (
@@ -241,7 +181,8 @@ export function RewardEditorPage() {
             className={styles.saveRow}
             onSubmit={(event) => {
               event.preventDefault();
-              save.mutate();
+              setSaveError(null);
+              save.mutate({ code: code ?? "", message }, onSaved);
             }}
           >
             <input
@@ -257,9 +198,7 @@ export function RewardEditorPage() {
             </Button>
           </form>
           {saveError && problems.length === 0 ? (
-            <p className={styles.error} role="alert">
-              {saveError}
-            </p>
+            <Notice tone="error">{saveError}</Notice>
           ) : null}
         </section>
         <div className={styles.sideColumn}>
@@ -275,7 +214,7 @@ export function RewardEditorPage() {
           />
           {testRun.data ? <ComparePanel key={testRun.data.id} base={testRun.data} versions={versions.data ?? []} /> : null}
         </div>
-      </div>
+      </Columns>
       {/* Below both columns: the diff of two versions gets the page's full width. */}
       <VersionsPanel
         functionId={functionId}
@@ -286,6 +225,6 @@ export function RewardEditorPage() {
           setOpenNumber(number);
         }}
       />
-    </div>
+    </Page>
   );
 }

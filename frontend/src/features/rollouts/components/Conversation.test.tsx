@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { render, screen, within } from "@testing-library/react";
 import { MemoryRouter } from "react-router";
 
-import type { Sample, Turn } from "../api";
+import type { Sample, Turn } from "../../samples/api";
 import { Conversation } from "./Conversation";
 import { SampleDetail } from "./SampleDetail";
 

@@ -1,7 +1,7 @@
-import type { Turn } from "../api";
-import { FoldedText, formatScore } from "./SampleText";
-import styles from "./Conversation.module.css";
 import { countOf } from "../../../lib/plural";
+import type { Turn } from "../../samples/api";
+import styles from "./Conversation.module.css";
+import { FoldedText, formatScore } from "./SampleText";
 
 const ROLE_NAMES: Record<Turn["role"], string> = { assistant: "assistant", tool: "tool result", user: "user" };
 

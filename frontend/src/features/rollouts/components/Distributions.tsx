@@ -1,9 +1,12 @@
 import type { Data, Layout } from "plotly.js-basic-dist-min";
 import { useMemo } from "react";
 
-import { useHistogram, useLengths } from "../hooks";
-import styles from "../rollouts.module.css";
-import { PlotlyChart } from "./PlotlyChart";
+import { PlotlyChart } from "../../../components/PlotlyChart";
+import { layoutClass } from "../../../components/Layout";
+import { Notice } from "../../../components/Notice";
+import ui from "../../../components/ui.module.css";
+import { useHistogram, useLengths } from "../../samples/hooks";
+import review from "./review.module.css";
 
 type Props = {
   run: number;
@@ -13,12 +16,17 @@ type Props = {
   onPickSample: (id: number) => void;
 };
 
+/** Room for the axis titles. */
+const MARGIN = { t: 24, r: 12, b: 40, l: 48 };
+
 const HISTOGRAM_LAYOUT: Partial<Layout> = {
+  margin: MARGIN,
   xaxis: { title: { text: "score" } },
   yaxis: { title: { text: "samples" } },
   bargap: 0.05,
 };
 const SCATTER_LAYOUT: Partial<Layout> = {
+  margin: MARGIN,
   xaxis: { title: { text: "response length (tokens)" } },
   yaxis: { title: { text: "score" } },
   showlegend: true,
@@ -77,41 +85,47 @@ export function Distributions({ run, stepMin, stepMax, onPickScores, onPickSampl
   }, [points]);
 
   return (
-    <section className={styles.charts} aria-label="Distributions">
-      <div className={styles.card}>
-        <h2 className={styles.sectionTitle}>Scores (click a bar to filter)</h2>
-        {histogram.error ? <div className={styles.errorBox}>{histogram.error.message}</div> : null}
-        {bins && bins.length === 0 ? <p className={styles.status}>No scores in these steps.</p> : null}
+    <section className={layoutClass.columns} aria-label="Distributions">
+      <div className={ui.card}>
+        <h2 className={review.sectionTitle}>Scores (click a bar to filter)</h2>
+        {histogram.error ? <Notice tone="error">{histogram.error.message}</Notice> : null}
+        {bins && bins.length === 0 ? <p className={review.status}>No scores in these steps.</p> : null}
         {bins && bins.length > 0 ? (
           <PlotlyChart
             data={histogramData}
             layout={HISTOGRAM_LAYOUT}
             label="Score histogram"
-            onClick={(event) => {
-              const index = event.points[0]?.pointIndex;
-              const bin = index !== undefined ? bins[index] : undefined;
-              if (bin) onPickScores(bin.low, bin.high);
+            className={review.chart}
+            events={{
+              click: (event) => {
+                const index = event.points[0]?.pointIndex;
+                const bin = index !== undefined ? bins[index] : undefined;
+                if (bin) onPickScores(bin.low, bin.high);
+              },
             }}
           />
         ) : null}
-        {!bins && !histogram.error ? <p className={styles.status}>Loading scores…</p> : null}
+        {!bins && !histogram.error ? <p className={review.status}>Loading scores…</p> : null}
       </div>
-      <div className={styles.card}>
-        <h2 className={styles.sectionTitle}>Response length vs score (click a point to open it)</h2>
-        {lengths.error ? <div className={styles.errorBox}>{lengths.error.message}</div> : null}
-        {points && points.length === 0 ? <p className={styles.status}>No samples in these steps.</p> : null}
+      <div className={ui.card}>
+        <h2 className={review.sectionTitle}>Response length vs score (click a point to open it)</h2>
+        {lengths.error ? <Notice tone="error">{lengths.error.message}</Notice> : null}
+        {points && points.length === 0 ? <p className={review.status}>No samples in these steps.</p> : null}
         {points && points.length > 0 ? (
           <PlotlyChart
             data={scatterData}
             layout={SCATTER_LAYOUT}
             label="Response length vs score"
-            onClick={(event) => {
-              const id = event.points[0]?.customdata;
-              if (typeof id === "number") onPickSample(id);
+            className={review.chart}
+            events={{
+              click: (event) => {
+                const id = event.points[0]?.customdata;
+                if (typeof id === "number") onPickSample(id);
+              },
             }}
           />
         ) : null}
-        {!points && !lengths.error ? <p className={styles.status}>Loading lengths…</p> : null}
+        {!points && !lengths.error ? <p className={review.status}>Loading lengths…</p> : null}
       </div>
     </section>
   );

@@ -3,9 +3,14 @@ import { Link } from "react-router";
 
 import { FieldErrors } from "../../../api/client";
 import { Button } from "../../../components/Button";
-import type { Dataset, ExportedVersion, ExportPreview, ExportRequest } from "../api";
-import { useDatasets, useExportLabelled, useExportPreview, useRun } from "../hooks";
-import styles from "../rollouts.module.css";
+import { SelectField, TextField } from "../../../components/Field";
+import ui from "../../../components/ui.module.css";
+import type { Dataset } from "../../datasets/api";
+import { useDatasets } from "../../datasets/hooks";
+import { useRun } from "../../runs/hooks";
+import type { ExportedVersion, ExportPreview, ExportRequest } from "../../samples/api";
+import { useExportLabelled, useExportPreview } from "../../samples/hooks";
+import reviewStyles from "./review.module.css";
 
 type Mode = "new" | "existing";
 
@@ -73,7 +78,7 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
   const ids = useId();
   const focus = (id: string) => document.getElementById(`${ids}-${id}`)?.focus();
 
-  const choices = datasets.data?.results ?? [];
+  const choices = datasets.data ?? [];
   const runName = runDetail.data?.name ?? `run-${run}`;
   const newName = name ?? suggestedName(runName, choices);
   const trainedOn = runDetail.data?.inputs?.dataset?.dataset;
@@ -135,12 +140,12 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
 
   const error = problem(exporting.error ?? preview.error);
   return (
-    <section className={styles.card} aria-label="Export labelled samples">
-      <h2 className={styles.sectionTitle}>Export labelled samples</h2>
-      <div className={styles.filters}>
-        <fieldset className={styles.field} style={{ border: 0, padding: 0, margin: 0 }}>
+    <section className={ui.card} aria-label="Export labelled samples">
+      <h2 className={reviewStyles.sectionTitle}>Export labelled samples</h2>
+      <div className={reviewStyles.filters}>
+        <fieldset className={reviewStyles.choices} style={{ border: 0, padding: 0, margin: 0 }}>
           <legend>Export to</legend>
-          <label className={styles.check}>
+          <label className={reviewStyles.check}>
             <input
               type="radio"
               name={`${ids}-mode`}
@@ -152,7 +157,7 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
             />
             New dataset
           </label>
-          <label className={styles.check}>
+          <label className={reviewStyles.check}>
             <input
               type="radio"
               name={`${ids}-mode`}
@@ -167,49 +172,40 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
           </label>
         </fieldset>
         {mode === "new" ? (
-          <div className={styles.field}>
-            <label htmlFor={`${ids}-name`}>New dataset name</label>
-            <input
-              id={`${ids}-name`}
-              value={newName}
-              maxLength={NAME_MAX}
-              onChange={(e) => {
-                setName(e.target.value);
-                changed();
-              }}
-            />
-          </div>
-        ) : (
-          <div className={styles.field}>
-            <label htmlFor={`${ids}-dataset`}>Dataset</label>
-            <select
-              id={`${ids}-dataset`}
-              value={chosen}
-              onChange={(e) => {
-                setDataset(e.target.value);
-                changed();
-              }}
-            >
-              {choices.map((d) => (
-                <option key={d.id} value={d.id}>
-                  {d.name}
-                  {d.id === trainedOn ? " (this run trained on it)" : ""}
-                </option>
-              ))}
-            </select>
-          </div>
-        )}
-        <label className={styles.field}>
-          Only the label (optional)
-          <input
-            value={label}
-            onChange={(e) => {
-              setLabel(e.target.value);
+          <TextField
+            label="New dataset name"
+            value={newName}
+            maxLength={NAME_MAX}
+            onChange={(value) => {
+              setName(value);
               changed();
             }}
-            placeholder="any label"
           />
-        </label>
+        ) : (
+          <SelectField
+            label="Dataset"
+            value={chosen}
+            onChange={(value) => {
+              setDataset(value);
+              changed();
+            }}
+          >
+            {choices.map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.name}
+              </option>
+            ))}
+          </SelectField>
+        )}
+        <TextField
+          label="Only the label (optional)"
+          value={label}
+          onChange={(value) => {
+            setLabel(value);
+            changed();
+          }}
+          placeholder="any label"
+        />
         <Button
           id={`${ids}-export`}
           variant="primary"
@@ -221,18 +217,18 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
       </div>
       {pending ? (
         <div
-          className={styles.card}
+          className={ui.card}
           role="dialog"
           aria-labelledby={`${ids}-confirm-title`}
           aria-describedby={`${ids}-confirm-text`}
           onKeyDown={onDialogKey}
           style={{ marginTop: 10 }}
         >
-          <h3 id={`${ids}-confirm-title`} className={styles.sectionTitle}>
+          <h3 id={`${ids}-confirm-title`} className={reviewStyles.sectionTitle}>
             Confirm the export
           </h3>
           <p id={`${ids}-confirm-text`}>{describePreview(pending.preview)}</p>
-          <div className={styles.buttons}>
+          <div className={reviewStyles.buttons}>
             <Button id={`${ids}-confirm`} variant="primary" onClick={confirm} disabled={exporting.isPending}>
               {exporting.isPending ? "Exporting…" : "Confirm"}
             </Button>
@@ -243,7 +239,7 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
         </div>
       ) : null}
       {done ? (
-        <div className={styles.okBox} role="status" style={{ marginTop: 10 }}>
+        <div className={`${ui.notice} ${ui.noticeOk}`} role="status" style={{ marginTop: 10 }}>
           Exported {rows(done.version.row_count)} as {done.name} v{done.version.number}.{" "}
           <Link id={`${ids}-open`} to={`/p/${project}/datasets/${done.version.dataset}`}>
             Open {done.name} v{done.version.number}
@@ -251,7 +247,7 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
         </div>
       ) : null}
       {error ? (
-        <div className={styles.errorBox} role="alert" style={{ marginTop: 10 }}>
+        <div className={`${ui.notice} ${ui.noticeError}`} role="alert" style={{ marginTop: 10 }}>
           {error}
         </div>
       ) : null}

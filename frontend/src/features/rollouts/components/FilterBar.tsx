@@ -1,9 +1,12 @@
-import { type ReactNode, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 
 import { Button } from "../../../components/Button";
+import { SelectField, TextField } from "../../../components/Field";
+import ui from "../../../components/ui.module.css";
 import { useLocalCopy } from "../../../lib/useLocalCopy";
 import { type ExplorerFilters, NO_FILTERS, type Signal } from "../lib/explorerQuery";
-import styles from "../rollouts.module.css";
+import styles from "./FilterBar.module.css";
+import review from "./review.module.css";
 
 type Props = {
   filters: ExplorerFilters;
@@ -27,21 +30,19 @@ function DraftInput(props: {
     if (draft !== props.value) props.onCommit(draft);
   };
   return (
-    <label className={styles.field}>
-      {props.label}
-      <input
-        type={props.type ?? "text"}
-        step="any"
-        className={props.narrow ? styles.narrowInput : undefined}
-        value={draft}
-        placeholder={props.placeholder}
-        onChange={(e) => setDraft(e.target.value)}
-        onBlur={commit}
-        onKeyDown={(e) => {
-          if (e.key === "Enter") commit();
-        }}
-      />
-    </label>
+    <TextField
+      label={props.label}
+      type={props.type ?? "text"}
+      step="any"
+      className={props.narrow ? styles.narrowField : undefined}
+      value={draft}
+      placeholder={props.placeholder}
+      onChange={setDraft}
+      onBlur={commit}
+      onKeyDown={(e) => {
+        if (e.key === "Enter") commit();
+      }}
+    />
   );
 }
 
@@ -59,7 +60,7 @@ function nearestIndex(steps: number[], step: number | null, fallback: number): n
 
 /** The step range as two sliders over the recorded steps, plus "follow latest". */
 function StepSlider({ filters, steps, live, onChange }: Props) {
-  if (steps.length === 0) return <span className={styles.muted}>No samples recorded yet.</span>;
+  if (steps.length === 0) return <span className={ui.muted}>No samples recorded yet.</span>;
   const lastIndex = steps.length - 1;
   const lo = nearestIndex(steps, filters.stepMin, 0);
   const hi = nearestIndex(steps, filters.stepMax, lastIndex);
@@ -67,7 +68,7 @@ function StepSlider({ filters, steps, live, onChange }: Props) {
     onChange({ ...filters, stepMin: steps[from]!, stepMax: steps[to]!, follow: false });
   return (
     <div className={styles.slider}>
-      <label htmlFor="step-from" className={styles.muted}>
+      <label htmlFor="step-from" className={ui.muted}>
         from step <strong>{steps[lo]}</strong>
       </label>
       <input
@@ -83,7 +84,7 @@ function StepSlider({ filters, steps, live, onChange }: Props) {
           set(from, Math.max(from, hi));
         }}
       />
-      <label htmlFor="step-to" className={styles.muted}>
+      <label htmlFor="step-to" className={ui.muted}>
         to step <strong>{steps[hi]}</strong>
       </label>
       <input
@@ -100,7 +101,7 @@ function StepSlider({ filters, steps, live, onChange }: Props) {
         }}
       />
       {live ? (
-        <label className={styles.check} style={{ gridColumn: "1 / span 2" }}>
+        <label className={review.check} style={{ gridColumn: "1 / span 2" }}>
           <input
             type="checkbox"
             checked={filters.follow}
@@ -113,17 +114,6 @@ function StepSlider({ filters, steps, live, onChange }: Props) {
   );
 }
 
-function Select(props: { label: string; value: string; onChange: (v: string) => void; children: ReactNode }) {
-  return (
-    <label className={styles.field}>
-      {props.label}
-      <select value={props.value} onChange={(e) => props.onChange(e.target.value)}>
-        {props.children}
-      </select>
-    </label>
-  );
-}
-
 /**
  * Every filter of the explorer; each change is written to the URL by the page, and shows
  * here at once (a local copy), before the URL and the list have caught up.
@@ -131,13 +121,14 @@ function Select(props: { label: string; value: string; onChange: (v: string) => 
 export function FilterBar(props: Props) {
   const [filters, onChange] = useLocalCopy(props.filters, props.onChange);
   return (
-    <section className={`${styles.card} ${styles.filters}`} aria-label="Filters">
+    <section className={`${ui.card} ${review.filters}`} aria-label="Filters">
       <StepSlider {...props} filters={filters} onChange={onChange} />
-      <Select label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
+      <SelectField label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
         <option value="">any</option>
         <option value="train">train</option>
         <option value="val">val</option>
-      </Select>
+        <option value="eval">eval</option>
+      </SelectField>
       <DraftInput
         label="Score from"
         type="number"
@@ -169,7 +160,7 @@ export function FilterBar(props: Props) {
         value={filters.label}
         onCommit={(label) => onChange({ ...filters, label: label.trim() })}
       />
-      <Select
+      <SelectField
         label="Groups"
         value={filters.signal ?? ""}
         onChange={(v) => onChange({ ...filters, signal: (v || null) as Signal | null })}
@@ -177,8 +168,8 @@ export function FilterBar(props: Props) {
         <option value="">all groups</option>
         <option value="learning">only with a learning signal</option>
         <option value="zero">only zero-spread</option>
-      </Select>
-      <label className={styles.check}>
+      </SelectField>
+      <label className={review.check}>
         <input
           type="checkbox"
           checked={filters.errorsOnly}
@@ -186,7 +177,7 @@ export function FilterBar(props: Props) {
         />
         Reward errors only
       </label>
-      <label className={styles.check}>
+      <label className={review.check}>
         <input
           type="checkbox"
           checked={filters.episodesOnly}
@@ -202,7 +193,7 @@ export function FilterBar(props: Props) {
         onCommit={(q) => onChange({ ...filters, q })}
       />
       {filters.groups.length ? (
-        <span className={styles.pill}>
+        <span className={ui.pill}>
           {filters.groups.length} named group{filters.groups.length > 1 ? "s" : ""}
         </span>
       ) : null}

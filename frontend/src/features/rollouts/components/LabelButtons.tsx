@@ -1,7 +1,10 @@
 import { Button } from "../../../components/Button";
-import type { SampleLabel } from "../api";
-import { useLabelToggle } from "../hooks";
-import styles from "../rollouts.module.css";
+import ui from "../../../components/ui.module.css";
+import { Notice } from "../../../components/Notice";
+import type { SampleLabel } from "../../samples/api";
+import { useLabelToggle } from "../../samples/hooks";
+import styles from "./LabelButtons.module.css";
+import review from "./review.module.css";
 
 /** The labels number keys 1-4 toggle, in order. */
 export const QUICK_LABELS = ["good", "bad", "reward-hacking", "flag"] as const;
@@ -18,8 +21,8 @@ export function LabelButtons({ sample, labels, me, onChanged }: Props) {
   const toggle = useLabelToggle();
   const mine = new Set(labels.filter((l) => me === null || l.author === me).map((l) => l.label));
   return (
-    <div className={styles.section}>
-      <div className={styles.buttons} role="group" aria-label="Labels">
+    <div className={review.section}>
+      <div className={review.buttons} role="group" aria-label="Labels">
         {QUICK_LABELS.map((label, i) => {
           const on = mine.has(label);
           return (
@@ -32,14 +35,14 @@ export function LabelButtons({ sample, labels, me, onChanged }: Props) {
                 toggle.mutate({ sample, label, on: !on }, { onSuccess: () => onChanged?.() })
               }
             >
-              <span className={styles.kbd}>{i + 1}</span> {label}
+              <span className={review.kbd}>{i + 1}</span> {label}
             </Button>
           );
         })}
       </div>
-      {toggle.error ? <div className={styles.errorBox}>{toggle.error.message}</div> : null}
+      {toggle.error ? <Notice tone="error">{toggle.error.message}</Notice> : null}
       {labels.length ? (
-        <ul className={styles.muted} aria-label="Who labelled this">
+        <ul className={ui.muted} aria-label="Who labelled this">
           {labels.map((l) => (
             <li key={l.id}>
               <strong>{l.label}</strong> by {l.author}, {new Date(l.created_at).toLocaleString()}
@@ -48,7 +51,7 @@ export function LabelButtons({ sample, labels, me, onChanged }: Props) {
           ))}
         </ul>
       ) : (
-        <span className={styles.muted}>No labels yet.</span>
+        <span className={ui.muted}>No labels yet.</span>
       )}
     </div>
   );

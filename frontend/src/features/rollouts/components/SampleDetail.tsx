@@ -1,12 +1,15 @@
 import { Link } from "react-router";
 
-import type { Sample, SampleDetail as SampleDetailData } from "../api";
-import styles from "../rollouts.module.css";
-import { LabelButtons } from "./LabelButtons";
-import { Conversation } from "./Conversation";
-import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } from "./SampleText";
-import { countOf } from "../../../lib/plural";
 import { ExtraInfo } from "../../../components/ExtraInfo";
+import { Notice } from "../../../components/Notice";
+import ui from "../../../components/ui.module.css";
+import { countOf } from "../../../lib/plural";
+import type { Sample, SampleDetail as SampleDetailData } from "../../samples/api";
+import { Conversation } from "./Conversation";
+import { LabelButtons } from "./LabelButtons";
+import review from "./review.module.css";
+import styles from "./SampleDetail.module.css";
+import { componentEntries, FinishPill, FoldedText, formatScore, PromptView } from "./SampleText";
 
 /** The list's copy (no turns) shows while the detail (with them) loads. */
 type Props = { sample: Sample & Partial<Pick<SampleDetailData, "turns">>; base: string; me: string | null };
@@ -16,19 +19,19 @@ type Props = { sample: Sample & Partial<Pick<SampleDetailData, "turns">>; base: 
 export function SampleDetail({ sample, base, me }: Props) {
   const turns = sample.turns ?? null;
   return (
-    <section className={`${styles.card} ${styles.section}`} aria-label={`Sample ${sample.id}`}>
-      <div className={styles.header}>
-        <h2 className={styles.sectionTitle}>Sample {sample.id}</h2>
-        <span className={styles.muted}>
+    <section className={`${ui.card} ${review.section}`} aria-label={`Sample ${sample.id}`}>
+      <div className={review.header}>
+        <h2 className={review.sectionTitle}>Sample {sample.id}</h2>
+        <span className={ui.muted}>
           step {sample.step} · {sample.split} · {sample.data_source}
         </span>
         <FinishPill reason={sample.finish_reason} />
-        {sample.num_turns ? <span className={styles.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
+        {sample.num_turns ? <span className={ui.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
       </div>
-      <dl className={styles.stats}>
+      <dl className={review.stats}>
         <div className={styles.stat}>
           <dt>score</dt>
-          <dd className={styles.score}>{formatScore(sample.score)}</dd>
+          <dd className={review.score}>{formatScore(sample.score)}</dd>
         </div>
         <div className={styles.stat}>
           <dt>advantage</dt>
@@ -53,41 +56,41 @@ export function SampleDetail({ sample, base, me }: Props) {
           </div>
         ) : null}
       </dl>
-      <nav className={styles.buttons} aria-label="Open">
+      <nav className={review.buttons} aria-label="Open">
         <Link to={`${base}/group/${sample.step}/${encodeURIComponent(sample.group_id)}`}>
           Group (Enter)
         </Link>
         {sample.has_token_data ? <Link to={`${base}/samples/${sample.id}/tokens`}>Tokens</Link> : null}
         <Link to={`${base}/samples/${sample.id}/timeline`}>Across steps and runs</Link>
       </nav>
-      {sample.error ? <div className={styles.errorBox}>Reward error: {sample.error}</div> : null}
+      {sample.error ? <Notice tone="error">Reward error: {sample.error}</Notice> : null}
       {Object.keys(sample.reward_extra ?? {}).length > 0 ? (
         <>
-          <h3 className={styles.sectionTitle}>Reward extra info</h3>
+          <h3 className={review.sectionTitle}>Reward extra info</h3>
           <ExtraInfo extra={sample.reward_extra} label="Reward extra info" />
         </>
       ) : null}
       <LabelButtons sample={sample.id} labels={sample.labels} me={me} />
-      <h3 className={styles.sectionTitle}>Prompt</h3>
+      <h3 className={review.sectionTitle}>Prompt</h3>
       <PromptView prompt={sample.prompt} />
       {turns ? (
         <>
-          <h3 className={styles.sectionTitle}>Episode</h3>
+          <h3 className={review.sectionTitle}>Episode</h3>
           <Conversation turns={turns} />
           <details>
-            <summary className={styles.muted}>The whole response as the model saw it</summary>
+            <summary className={ui.muted}>The whole response as the model saw it</summary>
             <FoldedText text={sample.response} label="response" />
           </details>
         </>
       ) : (
         <>
-          <h3 className={styles.sectionTitle}>Response</h3>
+          <h3 className={review.sectionTitle}>Response</h3>
           <FoldedText text={sample.response} label="response" />
         </>
       )}
       {sample.ground_truth ? (
         <>
-          <h3 className={styles.sectionTitle}>Ground truth</h3>
+          <h3 className={review.sectionTitle}>Ground truth</h3>
           <FoldedText text={sample.ground_truth} label="ground truth" />
         </>
       ) : null}

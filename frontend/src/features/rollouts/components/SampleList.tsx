@@ -1,10 +1,12 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { type KeyboardEvent, useEffect, useRef } from "react";
 
-import type { Sample } from "../api";
-import styles from "../rollouts.module.css";
-import { componentEntries, FinishPill, formatScore } from "./SampleText";
+import ui from "../../../components/ui.module.css";
 import { countOf } from "../../../lib/plural";
+import type { Sample } from "../../samples/api";
+import review from "./review.module.css";
+import styles from "./SampleList.module.css";
+import { componentEntries, FinishPill, formatScore } from "./SampleText";
 
 export const ROW_HEIGHT = 58;
 
@@ -63,7 +65,7 @@ export function SampleList(props: Props) {
           if (!sample) {
             return (
               <div key="more" className={styles.row} style={{ top: item.start, height: item.size }}>
-                <span className={styles.muted}>Loading more samples…</span>
+                <span className={ui.muted}>Loading more samples…</span>
               </div>
             );
           }
@@ -83,26 +85,26 @@ export function SampleList(props: Props) {
               style={{ top: item.start, height: item.size }}
               onClick={() => onSelect(sample)}
             >
-              <div className={styles.rowMeta}>
-                <span className={styles.score}>{formatScore(sample.score)}</span>
+              <div className={review.rowMeta}>
+                <span className={review.score}>{formatScore(sample.score)}</span>
                 {value ? (
-                  <span className={styles.pill}>
+                  <span className={ui.pill}>
                     {component} {formatScore(value[1])}
                   </span>
                 ) : null}
                 <span>step {sample.step}</span>
                 <span>group {sample.group_id}</span>
                 <span>{sample.response_length} tok</span>
-                {sample.num_turns ? <span className={styles.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
+                {sample.num_turns ? <span className={ui.pill}>{countOf(sample.num_turns, "turn")}</span> : null}
                 <FinishPill reason={sample.finish_reason} />
-                {sample.error ? <span className={styles.errorPill}>error</span> : null}
+                {sample.error ? <span className={`${ui.pill} ${ui.error}`}>error</span> : null}
                 {sample.labels.map((l) => (
-                  <span key={l.id} className={styles.okPill}>
+                  <span key={l.id} className={`${ui.pill} ${ui.ok}`}>
                     {l.label}
                   </span>
                 ))}
               </div>
-              <div className={styles.snippet}>{sample.response.slice(0, 200) || "(empty response)"}</div>
+              <div className={review.snippet}>{sample.response.slice(0, 200) || "(empty response)"}</div>
             </div>
           );
         })}

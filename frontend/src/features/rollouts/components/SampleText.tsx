@@ -1,8 +1,10 @@
 import { useState } from "react";
 
 import { Button } from "../../../components/Button";
+import ui from "../../../components/ui.module.css";
 import { chatMessages, isLong } from "../lib/chat";
-import styles from "../rollouts.module.css";
+import review from "./review.module.css";
+import styles from "./SampleText.module.css";
 
 /** Long text folded (with a button to unfold), whitespace kept as written. */
 export function FoldedText({ text, label }: { text: string; label: string }) {
@@ -10,8 +12,8 @@ export function FoldedText({ text, label }: { text: string; label: string }) {
   const [open, setOpen] = useState(!long);
   return (
     <div>
-      <pre className={`${styles.text} ${open ? "" : styles.folded}`} aria-label={label}>
-        {text || <span className={styles.muted}>(empty)</span>}
+      <pre className={`${review.text} ${open ? "" : styles.folded}`} aria-label={label}>
+        {text || <span className={ui.muted}>(empty)</span>}
       </pre>
       {long ? (
         <Button onClick={() => setOpen(!open)} aria-expanded={open}>
@@ -45,7 +47,7 @@ export function formatScore(score: number | null | undefined): string {
 /** The sample's finish reason, flagged when the response hit the length limit. */
 export function FinishPill({ reason }: { reason: string }) {
   if (!reason) return null;
-  return <span className={reason === "length" ? styles.warnPill : styles.pill}>{reason}</span>;
+  return <span className={reason === "length" ? `${ui.pill} ${ui.warn}` : ui.pill}>{reason}</span>;
 }
 
 /** Reward components (the dict a reward function returned beyond `score`). */

@@ -2,10 +2,13 @@ import type { Data, Layout } from "plotly.js-basic-dist-min";
 import { type KeyboardEvent, type MouseEvent, useMemo, useState } from "react";
 
 import { Button } from "../../../components/Button";
-import type { TokenSeries } from "../lib/tokenData";
+import { SelectField } from "../../../components/Field";
+import { PlotlyChart } from "../../../components/PlotlyChart";
+import ui from "../../../components/ui.module.css";
 import { colorOf, legendStops, scaleFor, textColorOf, visibleToken } from "../lib/tokenColors";
-import styles from "../rollouts.module.css";
-import { PlotlyChart } from "./PlotlyChart";
+import type { TokenSeries } from "../lib/tokenData";
+import review from "./review.module.css";
+import styles from "./TokenStrip.module.css";
 
 /** Tokens shown at once; longer responses get a window and a chart to move it. */
 export const WINDOW = 512;
@@ -94,18 +97,15 @@ export function TokenStrip({ series }: { series: TokenSeries }) {
   };
 
   return (
-    <section className={`${styles.card} ${styles.section}`} aria-label="Tokens">
-      <div className={styles.filters}>
-        <label className={styles.field}>
-          Colour by
-          <select value={metric} onChange={(e) => setMetric(e.target.value)} aria-label="Colour by">
-            {names.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
+    <section className={`${ui.card} ${review.section}`} aria-label="Tokens">
+      <div className={review.filters}>
+        <SelectField label="Colour by" value={metric} onChange={setMetric}>
+          {names.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </SelectField>
         <div className={styles.legend} aria-label="Legend" data-testid="token-legend">
           <span>{scale.kind === "diverging" ? "diverging around 0" : "sequential"}:</span>
           {scale.min === scale.max ? (
@@ -132,16 +132,19 @@ export function TokenStrip({ series }: { series: TokenSeries }) {
             data={chartData}
             layout={chartLayout}
             label={`${metric} by token position`}
-            onClick={(event) => {
-              const x = event.points[0]?.x;
-              if (typeof x === "number") setStart(Math.max(0, Math.min(total - WINDOW, x - WINDOW / 2)));
+            className={review.chart}
+            events={{
+              click: (event) => {
+                const x = event.points[0]?.x;
+                if (typeof x === "number") setStart(Math.max(0, Math.min(total - WINDOW, x - WINDOW / 2)));
+              },
             }}
           />
-          <div className={styles.buttons}>
+          <div className={review.buttons}>
             <Button disabled={start === 0} onClick={() => setStart(Math.max(0, start - WINDOW))}>
               Previous tokens
             </Button>
-            <span className={styles.muted}>
+            <span className={ui.muted}>
               tokens {start}–{end - 1} of {total}
             </span>
             <Button disabled={end >= total} onClick={() => setStart(Math.min(total - WINDOW, start + WINDOW))}>

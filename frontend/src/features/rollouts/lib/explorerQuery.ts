@@ -4,7 +4,9 @@
  * This module is the one mapping between URL parameters, the filter state and
  * the sample API's query.
  */
+import type { SampleQuery } from "../../samples/api";
 
+export type { SampleQuery };
 export type Signal = "learning" | "zero";
 
 export type ExplorerFilters = {
@@ -127,23 +129,6 @@ export function writeFilters(filters: ExplorerFilters, base?: URLSearchParams): 
   set("follow", filters.follow);
   return params;
 }
-
-export type SampleQuery = {
-  run: number;
-  step_min?: number;
-  step_max?: number;
-  score_min?: number;
-  score_max?: number;
-  split?: string;
-  data_source?: string;
-  reward_version?: number;
-  label?: string;
-  has_error?: boolean;
-  turns_min?: number;
-  q?: string;
-  signal?: Signal;
-  groups?: string;
-};
 
 /** The sample list's query for these filters (unset filters are left out). */
 export function sampleQuery(run: number, filters: ExplorerFilters): SampleQuery {

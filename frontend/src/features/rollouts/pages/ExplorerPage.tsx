@@ -1,18 +1,23 @@
 import { useCallback, useEffect, useMemo } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 
-import type { Sample } from "../api";
+import { layoutClass } from "../../../components/Layout";
+import { Notice } from "../../../components/Notice";
+import ui from "../../../components/ui.module.css";
+import { useMe } from "../../auth/hooks";
+import { useRun } from "../../runs/hooks";
+import type { Sample } from "../../samples/api";
+import { useLabelToggle, useSample, useSampleList, useSteps } from "../../samples/hooks";
 import { Distributions } from "../components/Distributions";
 import { ExportLabelled } from "../components/ExportLabelled";
 import { FilterBar } from "../components/FilterBar";
 import { QUICK_LABELS } from "../components/LabelButtons";
+import review from "../components/review.module.css";
 import { SampleDetail } from "../components/SampleDetail";
 import { SampleList } from "../components/SampleList";
-import { useLabelToggle, useMe, useRun, useSample, useSteps } from "../hooks";
 import { type ExplorerFilters, parseFilters, sampleQuery, writeFilters } from "../lib/explorerQuery";
-import styles from "../rollouts.module.css";
-import { useDocumentKeys } from "../useDocumentKeys";
-import { useSampleList } from "../useSampleList";
+import { useDocumentKeys } from "../lib/useDocumentKeys";
+import styles from "./ExplorerPage.module.css";
 import { RunHeader, useRunIds } from "./shared";
 
 const LIVE = new Set(["queued", "starting", "running"]);
@@ -120,20 +125,20 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
   });
 
   return (
-    <div className={styles.page} style={embedded ? { padding: 0 } : undefined}>
-      {embedded ? null : <RunHeader run={run.data} runId={runId} slug={slug} title="Rollouts" />}
+    <div className={layoutClass.page} style={embedded ? { padding: 0 } : undefined}>
+      {embedded ? null : <RunHeader title="Rollouts" />}
       <FilterBar filters={filters} steps={stepList} live={live} onChange={setFilters} />
-      <p className={styles.muted}>
-        Keys: <span className={styles.kbd}>↑</span>/<span className={styles.kbd}>↓</span> sample ·{" "}
-        <span className={styles.kbd}>[</span>/<span className={styles.kbd}>]</span> group ·{" "}
-        <span className={styles.kbd}>,</span>/<span className={styles.kbd}>.</span> step ·{" "}
-        <span className={styles.kbd}>Enter</span> open group · <span className={styles.kbd}>1</span>–
-        <span className={styles.kbd}>4</span> label · <Link to={`${base}/prompts`}>all prompts</Link>
+      <p className={ui.muted}>
+        Keys: <span className={review.kbd}>↑</span>/<span className={review.kbd}>↓</span> sample ·{" "}
+        <span className={review.kbd}>[</span>/<span className={review.kbd}>]</span> group ·{" "}
+        <span className={review.kbd}>,</span>/<span className={review.kbd}>.</span> step ·{" "}
+        <span className={review.kbd}>Enter</span> open group · <span className={review.kbd}>1</span>–
+        <span className={review.kbd}>4</span> label · <Link to={`${base}/prompts`}>all prompts</Link>
       </p>
       <div className={styles.explorer}>
-        <div className={styles.section}>
+        <div className={review.section}>
           <span
-            className={styles.muted}
+            className={ui.muted}
             role="status"
             data-testid="list-status"
             data-generation={list.generation}
@@ -145,9 +150,9 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
                 ? "Loading samples…"
                 : `${samples.length.toLocaleString()}${list.pager.next ? "+" : ""} samples`}
           </span>
-          {list.error ? <div className={styles.errorBox}>{list.error.message}</div> : null}
+          {list.error ? <Notice tone="error">{list.error.message}</Notice> : null}
           {list.pager.started && samples.length === 0 && !list.error ? (
-            <div className={styles.card}>No samples match these filters.</div>
+            <div className={ui.card}>No samples match these filters.</div>
           ) : (
             <SampleList
               samples={samples}
@@ -163,7 +168,7 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
         {selected ? (
           <SampleDetail sample={selected} base={base} me={me} />
         ) : (
-          <div className={styles.card}>
+          <div className={ui.card}>
             {fetched.error ? fetched.error.message : "Pick a sample to read it."}
           </div>
         )}

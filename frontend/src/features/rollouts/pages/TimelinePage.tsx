@@ -1,12 +1,18 @@
 import { useMemo } from "react";
 import { useParams, useSearchParams } from "react-router";
 
-import type { Sample } from "../api";
+import { layoutClass } from "../../../components/Layout";
+import { SelectField } from "../../../components/Field";
+import { Notice } from "../../../components/Notice";
+import ui from "../../../components/ui.module.css";
+import { useRuns } from "../../runs/hooks";
+import type { Sample } from "../../samples/api";
+import { useTimeline } from "../../samples/hooks";
 import { DiffView } from "../components/DiffView";
+import review from "../components/review.module.css";
 import { FinishPill, FoldedText, formatScore, PromptView } from "../components/SampleText";
-import { useProjectRuns, useRun, useTimeline } from "../hooks";
-import styles from "../rollouts.module.css";
 import { RunHeader, useRunIds } from "./shared";
+import styles from "./TimelinePage.module.css";
 
 type Column = { run: number; samples: Sample[] };
 
@@ -30,21 +36,21 @@ function TimelineColumn({
 }) {
   return (
     <section className={styles.timeline} aria-label={title}>
-      <h2 className={styles.sectionTitle}>{title}</h2>
-      {samples.length === 0 ? <p className={styles.status}>No samples of this prompt.</p> : null}
+      <h2 className={review.sectionTitle}>{title}</h2>
+      {samples.length === 0 ? <p className={review.status}>No samples of this prompt.</p> : null}
       {stepsOf(samples).map(([step, atStep]) => (
-        <div key={step} className={styles.section}>
-          <h3 className={styles.sectionTitle}>
-            Step {step} <span className={styles.muted}>· {atStep.length} response{atStep.length === 1 ? "" : "s"}</span>
+        <div key={step} className={review.section}>
+          <h3 className={review.sectionTitle}>
+            Step {step} <span className={ui.muted}>· {atStep.length} response{atStep.length === 1 ? "" : "s"}</span>
           </h3>
-          <div className={styles.groupGrid}>
+          <div className={review.groupGrid}>
             {atStep.map((sample) => (
-              <article key={sample.id} className={`${styles.card} ${styles.section}`} data-step={sample.step}>
-                <div className={styles.rowMeta}>
-                  <span className={styles.score}>score {formatScore(sample.score)}</span>
+              <article key={sample.id} className={`${ui.card} ${review.section}`} data-step={sample.step}>
+                <div className={review.rowMeta}>
+                  <span className={review.score}>score {formatScore(sample.score)}</span>
                   <span>{sample.response_length} tok</span>
                   <FinishPill reason={sample.finish_reason} />
-                  <label className={styles.check}>
+                  <label className={review.check}>
                     <input
                       type="checkbox"
                       checked={picked.includes(sample.id)}
@@ -70,8 +76,7 @@ export function TimelinePage() {
   const sampleId = Number(useParams().sampleId ?? 0);
   const [params, setParams] = useSearchParams();
   const otherId = params.get("compare") ? Number(params.get("compare")) : null;
-  const run = useRun(runId);
-  const runs = useProjectRuns(slug);
+  const runs = useRuns(slug);
   const mine = useTimeline(runId, sampleId);
   const theirs = useTimeline(otherId, sampleId);
   const picked = (params.get("diff") ?? "").split(",").filter(Boolean).map(Number);
@@ -106,35 +111,32 @@ export function TimelinePage() {
   };
 
   return (
-    <div className={styles.page}>
-      <RunHeader run={run.data} runId={runId} slug={slug} title="One prompt across steps and runs" back={base} />
-      {mine.error ? <div className={styles.errorBox}>{mine.error.message}</div> : null}
-      {mine.isPending ? <p className={styles.status}>Loading the prompt's samples…</p> : null}
+    <div className={layoutClass.page}>
+      <RunHeader title="One prompt across steps and runs" back={base} />
+      {mine.error ? <Notice tone="error">{mine.error.message}</Notice> : null}
+      {mine.isPending ? <p className={review.status}>Loading the prompt's samples…</p> : null}
       {mine.data ? (
-        <details className={styles.card} open>
+        <details className={ui.card} open>
           <summary>Prompt</summary>
           <PromptView prompt={mine.data.prompt} />
         </details>
       ) : null}
-      <div className={styles.filters}>
-        <label className={styles.field}>
-          Compare with run
-          <select value={otherId ?? ""} onChange={(e) => set("compare", e.target.value || null)}>
-            <option value="">(this run only)</option>
-            {(runs.data?.results ?? [])
-              .filter((r) => r.id !== runId)
-              .map((r) => (
-                <option key={r.id} value={r.id}>
-                  {r.name} (#{r.id})
-                </option>
-              ))}
-          </select>
-        </label>
-        <span className={styles.muted}>Tick two responses to diff them (default: first and last step).</span>
+      <div className={review.filters}>
+        <SelectField label="Compare with run" value={otherId ?? ""} onChange={(value) => set("compare", value || null)}>
+          <option value="">(this run only)</option>
+          {(runs.data?.results ?? [])
+            .filter((r) => r.id !== runId)
+            .map((r) => (
+              <option key={r.id} value={r.id}>
+                {r.name} (#{r.id})
+              </option>
+            ))}
+        </SelectField>
+        <span className={ui.muted}>Tick two responses to diff them (default: first and last step).</span>
       </div>
-      {theirs.error ? <div className={styles.errorBox}>{theirs.error.message}</div> : null}
+      {theirs.error ? <Notice tone="error">{theirs.error.message}</Notice> : null}
       {before && after ? <DiffView before={before} after={after} /> : null}
-      <div className={otherId !== null ? styles.side : undefined}>
+      <div className={otherId !== null ? layoutClass.columns : undefined}>
         {columns.map((column) => (
           <TimelineColumn
             key={column.run}

@@ -1,7 +1,9 @@
 import { Link, useParams } from "react-router";
 
-import type { Run } from "../api";
-import styles from "../rollouts.module.css";
+import ui from "../../../components/ui.module.css";
+import { useRun } from "../../runs/hooks";
+import review from "../components/review.module.css";
+import styles from "./shared.module.css";
 
 /** The project slug, run id and this run's rollouts URL from the route. */
 export function useRunIds() {
@@ -10,14 +12,16 @@ export function useRunIds() {
   return { slug, runId: id, base: `/p/${slug}/runs/${id}/rollouts` };
 }
 
-type Props = { run: Run | undefined; runId: number; slug: string; title: string; back?: string };
+type Props = { title: string; back?: string };
 
 /** The page title with the run's name and status, and the way back. */
-export function RunHeader({ run, runId, slug, title, back }: Props) {
+export function RunHeader({ title, back }: Props) {
+  const { slug, runId } = useRunIds();
+  const run = useRun(runId).data;
   return (
-    <header className={styles.header}>
+    <header className={review.header}>
       <h1 className={styles.title}>{title}</h1>
-      <span className={styles.muted}>
+      <span className={ui.muted}>
         run {run ? `“${run.name}”` : runId} {run ? `· ${run.status}` : ""}
       </span>
       <nav className={styles.crumbs} aria-label="Back">

@@ -5,13 +5,13 @@ import { Button } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
 import { inputClass } from "../../../components/Field";
 import { RunsIcon } from "../../../components/icons";
-import { type StepRange } from "../api";
-import { appendPoints, groupKeys, withLiveTail, type ChartSeries, type LiveTail, type Point, type XAxis } from "../chartData";
-import { headlineCharts, type Headline } from "../headline";
+import type { StepRange } from "../../metrics/api";
+import { appendPoints, groupKeys, withLiveTail, type ChartSeries, type LiveTail, type Point, type XAxis } from "../lib/chartData";
+import { headlineCharts, type Headline } from "../lib/headline";
+import styles from "./ChartGrid.module.css";
 import { ChartSlot, type SeriesStore } from "./ChartSlot";
 import { LazyMount } from "./LazyMount";
 import { CHART_HEIGHT, type ChartHandle } from "./MetricChart";
-import styles from "./ChartGrid.module.css";
 
 /** Live points kept per key and run, for the charts whose data is still being fetched. */
 const LIVE_TAIL = 2000;

@@ -1,9 +1,9 @@
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useLayoutEffect, useMemo } from "react";
+import { useMemo } from "react";
 
 import { ErrorState } from "../../../components/ErrorState";
-import { loadSeries, runKeys, type StepRange } from "../api";
-import { fromApi, pointsForWidth, type ChartSeries, type XAxis } from "../chartData";
+import type { StepRange } from "../../metrics/api";
+import { useSeries } from "../../metrics/hooks";
+import { fromApi, pointsForWidth, type ChartSeries, type XAxis } from "../lib/chartData";
 import { ChartPlaceholder, MetricChart, type ChartHandle, type ChartSettings, type Spread } from "./MetricChart";
 
 /** Where a chart's data lives once fetched, with the live points that arrive after. */
@@ -38,30 +38,13 @@ type ChartSlotProps = {
 export function ChartSlot({ metric, spread, runs, range, axis, smoothing, logY, width, store, ...chart }: ChartSlotProps) {
   const points = pointsForWidth(width);
   const times = axis === "time";
-  const request = {
-    queryKey: runKeys.metrics(runs, metric, range, times, points),
-    queryFn: () => loadSeries({ runs, range, times, points }, metric),
-    staleTime: Infinity,
-  };
-  // Asked for while the grid commits, with the other charts mounted with it: useQuery
-  // alone would ask after the browser's next task (plotly's evaluation, say).
-  const queryClient = useQueryClient();
-  const requestId = JSON.stringify(request.queryKey);
-  useLayoutEffect(() => void queryClient.prefetchQuery(request), [requestId]); // eslint-disable-line react-hooks/exhaustive-deps
-  // A new range or axis refetches; the chart stays (and is updated) meanwhile.
-  const query = useQuery({ ...request, placeholderData: keepPreviousData });
+  // The spread's keys ride in the same batched request as the metric (and share its cache).
+  const request = { runs, range, times, points };
+  const query = useSeries(request, metric, true);
   const fetched = query.data;
   const series = useMemo(() => (fetched ? store.adopt(metric, fetched.map(fromApi)) : null), [fetched, metric, store]);
-  // The spread's keys ride in the same batched request as the metric (and share its cache).
-  const side = (key: string | undefined) => ({
-    queryKey: runKeys.metrics(runs, key ?? "", range, times, points),
-    queryFn: () => loadSeries({ runs, range, times, points }, key ?? ""),
-    staleTime: Infinity,
-    enabled: key !== undefined,
-    placeholderData: keepPreviousData,
-  });
-  const lo = useQuery(side(spread?.[0]));
-  const hi = useQuery(side(spread?.[1]));
+  const lo = useSeries(request, spread?.[0]);
+  const hi = useSeries(request, spread?.[1]);
   const band: Spread | undefined = useMemo(
     () => (lo.data && hi.data ? { lo: lo.data.map(fromApi), hi: hi.data.map(fromApi) } : undefined),
     [lo.data, hi.data],

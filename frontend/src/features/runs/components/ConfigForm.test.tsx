@@ -2,10 +2,10 @@ import { fireEvent, render, screen, within } from "@testing-library/react";
 import { useState } from "react";
 import { describe, expect, it, vi } from "vitest";
 
-import type { ConfigTree } from "../configDiff";
-import { getAt, placeErrors, sectionsOf, setAt } from "../configSchema";
 import schema from "../fixtures/config-schema.json";
 import presets from "../fixtures/presets.json";
+import type { ConfigTree } from "../lib/configDiff";
+import { getAt, placeErrors, sectionsOf, setAt } from "../lib/configSchema";
 import { ConfigForm } from "./ConfigForm";
 
 // The real RunConfig schema and presets, fetched from the studio (see fixtures/README).

@@ -1,8 +1,8 @@
 import { useEffect, useState } from "react";
 
 import { Field, inputClass } from "../../../components/Field";
-import { same, type ConfigTree } from "../configDiff";
-import { formatInput, getAt, parseInput, placeErrors, type FieldSpec, type Section } from "../configSchema";
+import { same, type ConfigTree } from "../lib/configDiff";
+import { formatInput, getAt, parseInput, placeErrors, type FieldSpec, type Section } from "../lib/configSchema";
 import styles from "./ConfigForm.module.css";
 
 type ConfigFormProps = {
@@ -103,7 +103,7 @@ function ConfigField({ field, value, baseValue, errors, onChange, baseName }: Co
   useEffect(() => {
     if (!same(parseInput(kind, text), value)) setText(formatInput(kind, value));
     // Only an outside change (YAML, overrides, preset) rewrites the text.
-  }, [value]);
+  }, [value]); // eslint-disable-line react-hooks/exhaustive-deps
   const changed = !same(value, baseValue);
   const label = (
     <>

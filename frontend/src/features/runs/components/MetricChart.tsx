@@ -1,10 +1,11 @@
-import { useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 
 import { ErrorState } from "../../../components/ErrorState";
+import { PlotlyChart, type PlotEvents } from "../../../components/PlotlyChart";
 import { Skeleton } from "../../../components/Spinner";
-import { loadPlotly, type Plotly } from "../../../lib/plotly";
-import { legendRoom } from "../chartLegend";
-import { ema, emaTail, minMaxBand, xOf, type ChartSeries, type Point, type XAxis } from "../chartData";
+import type { Plotly } from "../../../lib/plotly";
+import { ema, emaTail, minMaxBand, xOf, type ChartSeries, type Point, type XAxis } from "../lib/chartData";
+import { legendRoom } from "../lib/chartLegend";
 
 export const CHART_HEIGHT = 240;
 const COLORS = ["#4f46e5", "#e11d48", "#059669", "#d97706", "#0891b2", "#7c3aed", "#db2777", "#65a30d"];
@@ -85,108 +86,108 @@ function inTurn<T>(build: () => Promise<T>): Promise<T> {
   return turn;
 }
 
+const CONFIG = { displaylogo: false, responsive: true };
+
+type PlotPoint = { x: number | string; customdata?: unknown; curveNumber: number };
+
 /** One metric's plotly chart: built once, extended live, restyled on settings changes. */
 export function MetricChart({ metric, title, series, spread, runLabel, settings, onPointClick, onHover, register }: MetricChartProps) {
-  const div = useRef<HTMLDivElement>(null);
+  const element = useRef<HTMLDivElement | null>(null);
   const plotly = useRef<Plotly | null>(null);
   const rawIndex = useRef(new Map<number, number>());
-  const [error, setError] = useState<unknown>(null);
   const [ready, setReady] = useState(false);
-  const latest = useRef({ title, series, spread, settings, onPointClick, onHover, runLabel });
-  latest.current = { title, series, spread, settings, onPointClick, onHover, runLabel };
-  // What the chart shows now: a render with the same inputs draws nothing again (unless
-  // live points reached the series between the build and `append` being registered).
-  const shown = useRef<{ series: ChartSeries[]; spread?: Spread; settings: ChartSettings; points: number } | null>(null);
-
-  // Build the chart once; later data arrives through `append`, settings through `react`.
+  const latest = useRef({ title, series, settings, onPointClick, onHover, runLabel });
+  latest.current = { title, series, settings, onPointClick, onHover, runLabel };
+  // Drawn again only for new series, spread or settings, or when the series holds points
+  // the chart lacks (live points that reached it before `append` was registered): a new
+  // title or run label alone draws nothing.
+  const [redraws, setRedraws] = useState(0);
+  const built = useMemo(() => traces(series, latest.current.runLabel, settings, spread), [series, spread, settings, redraws]); // eslint-disable-line react-hooks/exhaustive-deps
+  const shape = useCallback(
+    (div: HTMLDivElement) => layout(latest.current.title ?? metric, settings, legendRoom(series.map((x) => latest.current.runLabel(x.run)), div.clientWidth)),
+    [metric, settings, series, redraws], // eslint-disable-line react-hooks/exhaustive-deps
+  );
+  // The points the chart shows (drawn, then appended live); a redraw asked for and not yet done.
+  const shown = useRef<{ series: ChartSeries[] | null; points: number; pending: boolean }>({ series: null, points: 0, pending: false });
   useEffect(() => {
-    let cancelled = false;
-    const element = div.current;
-    loadPlotly()
-      .then((P) =>
-        inTurn(async () => {
-          if (cancelled || !element) return false;
-          plotly.current = P;
-          const { title: t, series: s, spread: sp, settings: st, runLabel: label } = latest.current;
-          const built = traces(s, label, st, sp);
-          rawIndex.current = built.rawIndex;
-          await P.newPlot(element, built.data as never, layout(t ?? metric, st, legendRoom(s.map((x) => label(x.run)), element.clientWidth)), { displaylogo: false, responsive: true });
-          shown.current = { series: s, spread: sp, settings: st, points: pointCount(s) };
-          countPoints(element, s, st.axis);
-          return true;
-        }),
-      )
-      .then((built) => {
-        if (!built || cancelled || !element) return;
-        const events = element as unknown as { on: (name: string, fn: (e: { points?: { x: number | string; customdata?: unknown; curveNumber: number }[] }) => void) => void };
-        events.on("plotly_click", (e) => {
-          const point = e.points?.[0];
-          if (!point) return;
-          const run = [...rawIndex.current.entries()].find(([, idx]) => point.curveNumber === idx || point.curveNumber === idx + 1)?.[0];
-          if (run !== undefined && typeof point.customdata === "number") latest.current.onPointClick?.(run, point.customdata);
-        });
-        events.on("plotly_hover", (e) => {
-          const x = e.points?.[0]?.x;
-          // A date axis reports x as plotly's UTC date string; the other charts want ms.
-          if (typeof x === "number") latest.current.onHover?.(x);
-          else if (typeof x === "string") latest.current.onHover?.(Date.parse(`${x.replace(" ", "T")}Z`));
-        });
-        events.on("plotly_unhover", () => latest.current.onHover?.(null));
-        setReady(true);
-      })
-      .catch((e: unknown) => !cancelled && setError(e));
-    return () => {
-      cancelled = true;
-      if (element && plotly.current) plotly.current.purge(element);
-    };
-  }, [metric]);
-
-  // Settings or a new data set (a new step range): one `react` call, same chart.
-  useEffect(() => {
-    const P = plotly.current;
-    if (!ready || !P || !div.current) return;
     const was = shown.current;
-    if (was?.series === series && was.spread === spread && was.settings === settings && was.points === pointCount(series)) return;
-    shown.current = { series, spread, settings, points: pointCount(series) };
-    const built = traces(series, runLabel, settings, spread);
-    rawIndex.current = built.rawIndex;
-    void P.react(div.current, built.data as never, layout(title ?? metric, settings, legendRoom(series.map((x) => runLabel(x.run)), div.current.clientWidth)));
-    countPoints(div.current, series, settings.axis);
-  }, [ready, series, spread, settings, metric, title, runLabel]);
+    // A new series is drawn anyway; the same one with more points than shown needs a redraw.
+    if (!ready || was.pending || was.series !== series || pointCount(series) === was.points) return;
+    was.pending = true;
+    setRedraws((n) => n + 1);
+  }, [ready, series]);
+  const drawn = useRef(built);
+  drawn.current = built;
+  const onDrawn = useCallback((div: HTMLDivElement, P: Plotly) => {
+    element.current = div;
+    plotly.current = P;
+    rawIndex.current = drawn.current.rawIndex;
+    shown.current = { series: latest.current.series, points: pointCount(latest.current.series), pending: false };
+    countPoints(div, latest.current.series, latest.current.settings.axis);
+    setReady(true);
+  }, []);
+  const events = useMemo<PlotEvents>(
+    () => ({
+      click: (e) => {
+        const point = e.points?.[0] as PlotPoint | undefined;
+        if (!point) return;
+        const run = [...rawIndex.current.entries()].find(([, idx]) => point.curveNumber === idx || point.curveNumber === idx + 1)?.[0];
+        if (run !== undefined && typeof point.customdata === "number") latest.current.onPointClick?.(run, point.customdata);
+      },
+      hover: (e) => {
+        const x = (e.points?.[0] as PlotPoint | undefined)?.x;
+        // A date axis reports x as plotly's UTC date string; the other charts want ms.
+        if (typeof x === "number") latest.current.onHover?.(x);
+        else if (typeof x === "string") latest.current.onHover?.(Date.parse(`${x.replace(" ", "T")}Z`));
+      },
+      unhover: () => latest.current.onHover?.(null),
+    }),
+    [],
+  );
 
   useEffect(() => {
     if (!ready) return undefined;
     register(metric, {
       append: (run, points, allValues) => {
         const P = plotly.current;
+        const div = element.current;
         const index = rawIndex.current.get(run);
-        if (!P || !div.current || index === undefined || !points.length) return;
+        if (!P || !div || index === undefined || !points.length) return;
         const { axis, smoothing } = latest.current.settings;
         const x = points.map((p) => xOf(p, axis));
         const steps = points.map((p) => p.step);
         const smooth = emaTail(allValues, points.length, smoothing);
         const update = { x: [x, x], y: [points.map((p) => p.value), smooth], customdata: [steps, steps] };
-        void P.extendTraces(div.current, update as never, [index, index + 1]);
-        if (shown.current) shown.current.points += points.length;
-        div.current.dataset.points = String(Number(div.current.dataset.points ?? 0) + points.length);
-        div.current.dataset.livePoints = String(Number(div.current.dataset.livePoints ?? 0) + points.length);
+        void P.extendTraces(div, update as never, [index, index + 1]);
+        shown.current.points += points.length;
+        div.dataset.points = String(Number(div.dataset.points ?? 0) + points.length);
+        div.dataset.livePoints = String(Number(div.dataset.livePoints ?? 0) + points.length);
       },
       hover: (x) => {
         const P = plotly.current as unknown as { Fx?: { hover: (el: HTMLElement, data: unknown) => void; unhover: (el: HTMLElement) => void } };
-        if (!div.current || !P?.Fx) return;
-        if (x === null) P.Fx.unhover(div.current);
-        else P.Fx.hover(div.current, { xval: x });
+        const div = element.current;
+        if (!div || !P?.Fx) return;
+        if (x === null) P.Fx.unhover(div);
+        else P.Fx.hover(div, { xval: x });
       },
     });
     return () => register(metric, null);
   }, [ready, metric, register]);
 
-  if (error) return <ErrorState title={`Could not draw ${metric}`} error={error} />;
   return (
     <figure style={{ margin: 0 }} aria-label={`Chart of ${metric}`} data-metric={metric} data-ready={ready} data-axis={settings.axis}>
       {!ready ? <Skeleton height={CHART_HEIGHT} /> : null}
       {/* Once drawn, as tall as plotly's layout (a legend of several runs adds room). */}
-      <div ref={div} style={{ height: ready ? undefined : 0 }} />
+      <PlotlyChart
+        data={built.data as never}
+        layout={shape}
+        config={CONFIG}
+        events={events}
+        schedule={inTurn}
+        onDrawn={onDrawn}
+        fallback={(error) => <ErrorState title={`Could not draw ${metric}`} error={error} />}
+        style={{ height: ready ? undefined : 0 }}
+      />
     </figure>
   );
 }

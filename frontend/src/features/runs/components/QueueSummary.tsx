@@ -1,13 +1,12 @@
-import { useQuery } from "@tanstack/react-query";
-
 import ui from "../../../components/ui.module.css";
-import { fetchProjectQueue, runKeys, type ProjectQueue } from "../api";
+import type { ProjectQueue } from "../api";
+import { useProjectQueue } from "../hooks";
 
 /** One line above the runs: how many jobs the project holds against its cap, and what
  * its queued runs wait for. Its key sits under the runs list's, so the project's live
  * run-status events refresh it with the list. */
 export function QueueSummary({ slug }: { slug: string }) {
-  const queue = useQuery({ queryKey: runKeys.queue(slug), queryFn: ({ signal }) => fetchProjectQueue(slug, signal) });
+  const queue = useProjectQueue(slug);
   if (!queue.data) return null;
   return <QueueLine queue={queue.data} />;
 }

@@ -5,19 +5,21 @@ import { Button } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
 import { ErrorState } from "../../../components/ErrorState";
 import { inputClass } from "../../../components/Field";
+import { AlertIcon, CheckCircleIcon, StatusIcon } from "../../../components/icons";
+import { QueryList } from "../../../components/QueryList";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
-import { AlertIcon, CheckCircleIcon, StatusIcon } from "../../../components/icons";
 import ui from "../../../components/ui.module.css";
-import type { LogLine, RunDetail } from "../api";
-import { differingPaths, formatValue } from "../configDiff";
-import { atPathField, pathFieldsOf } from "../configSchema";
-import { useAlerts, useCheckpoints, useConfigSchema, useLogs, usePresets, useRun } from "../hooks";
-import { lastUserLine } from "../traceback";
-import { RunInputs } from "./RunInputs";
-import { RewardSource, RunTraceback, TracebackLines } from "./RunTraceback";
-import { formatBytes, RunStatusPill } from "./RunStatus";
+import { formatBytes } from "../../../lib/units";
 import { evidenceSearch } from "../../rollouts/lib/alertLink";
+import type { LogLine, RunDetail } from "../api";
+import { useAlerts, useCheckpoints, useConfigSchema, useLogs, usePresets, useRun } from "../hooks";
+import { differingPaths, formatValue } from "../lib/configDiff";
+import { atPathField, pathFieldsOf } from "../lib/configSchema";
+import { lastUserLine } from "../lib/traceback";
+import { RunInputs } from "./RunInputs";
+import { RunStatusPill } from "./RunStatus";
+import { RewardSource, RunTraceback, TracebackLines } from "./RunTraceback";
 
 const LEVELS = ["", "debug", "info", "warning", "error"];
 
@@ -90,82 +92,90 @@ export function LogsPanel({ run, live, active, failure = null, rewardCode }: Log
 
 export function CheckpointsPanel({ run }: { run: number }) {
   const checkpoints = useCheckpoints(run);
-  if (checkpoints.isPending) return <Loading what="checkpoints" />;
-  if (checkpoints.isError) return <ErrorState title="Could not load the checkpoints" error={checkpoints.error} onRetry={() => void checkpoints.refetch()} />;
-  if (!checkpoints.data.length) {
-    return (
-      <EmptyState icon={<CheckCircleIcon size={26} />} title="No checkpoints yet">
-        The trainer saves one every <code>checkpoint.save_every</code> steps and at the end of the run.
-      </EmptyState>
-    );
-  }
   return (
-    <Table
-      label="Checkpoints"
-      rows={checkpoints.data}
-      rowKey={(c) => c.id}
-      columns={[
-        { key: "step", header: "Step", cell: (c) => c.step },
-        { key: "attempt", header: "Attempt", cell: (c) => c.attempt },
-        { key: "size", header: "Size", cell: (c) => formatBytes(c.size_bytes) },
-        { key: "uri", header: "Path", cell: (c) => <code className={ui.mono}>{c.uri}</code> },
-        {
-          key: "download",
-          header: "",
-          cell: (c) =>
-            c.reachable && c.download_url ? (
-              <a href={c.download_url} download>
-                Download .tar
-              </a>
-            ) : (
-              <span className={ui.muted} title={c.unreachable_reason}>
-                Not reachable: {c.unreachable_reason}
-              </span>
-            ),
-        },
-      ]}
-    />
+    <QueryList
+      query={checkpoints}
+      what="checkpoints"
+      failed="Could not load the checkpoints"
+      empty={
+        <EmptyState icon={<CheckCircleIcon size={26} />} title="No checkpoints yet">
+          The trainer saves one every <code>checkpoint.save_every</code> steps and at the end of the run.
+        </EmptyState>
+      }
+    >
+      {(rows) => (
+        <Table
+          label="Checkpoints"
+          rows={rows}
+          rowKey={(c) => c.id}
+          columns={[
+            { key: "step", header: "Step", cell: (c) => c.step },
+            { key: "attempt", header: "Attempt", cell: (c) => c.attempt },
+            { key: "size", header: "Size", cell: (c) => formatBytes(c.size_bytes) },
+            { key: "uri", header: "Path", cell: (c) => <code className={ui.mono}>{c.uri}</code> },
+            {
+              key: "download",
+              header: "",
+              cell: (c) =>
+                c.reachable && c.download_url ? (
+                  <a href={c.download_url} download>
+                    Download .tar
+                  </a>
+                ) : (
+                  <span className={ui.muted} title={c.unreachable_reason}>
+                    Not reachable: {c.unreachable_reason}
+                  </span>
+                ),
+            },
+          ]}
+        />
+      )}
+    </QueryList>
   );
 }
 
 export function AlertsPanel({ run, slug }: { run: number; slug: string }) {
   const alerts = useAlerts(run);
-  if (alerts.isPending) return <Loading what="alerts" />;
-  if (alerts.isError) return <ErrorState title="Could not load the alerts" error={alerts.error} onRetry={() => void alerts.refetch()} />;
-  if (!alerts.data.length) {
-    return (
-      <EmptyState icon={<AlertIcon size={26} />} title="No reward-hacking alerts">
-        The studio watches the reward, response lengths and KL while the run trains; anything suspicious shows up here, live.
-      </EmptyState>
-    );
-  }
   return (
-    <Table
-      label="Alerts"
-      rows={alerts.data}
-      rowKey={(a) => a.id}
-      columns={[
-        { key: "step", header: "Step", cell: (a) => <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>{a.step}</Link> },
-        { key: "kind", header: "Rule", cell: (a) => <span className={`${ui.pill} ${a.severity === "critical" ? ui.error : ui.warn}`}>{a.kind}</span> },
-        { key: "message", header: "What happened", cell: (a) => a.message },
-        {
-          key: "evidence",
-          header: "Evidence",
-          cell: (a) => (
-            <span className={ui.row}>
-              <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>samples</Link>
-              {a.evidence.metric_keys.length ? (
-                <Link
-                  to={`/p/${slug}/runs/${run}?charts=${encodeURIComponent(a.evidence.metric_keys.join(","))}&from=${a.evidence.step_min}&to=${a.evidence.step_max}`}
-                >
-                  charts
-                </Link>
-              ) : null}
-            </span>
-          ),
-        },
-      ]}
-    />
+    <QueryList
+      query={alerts}
+      what="alerts"
+      failed="Could not load the alerts"
+      empty={
+        <EmptyState icon={<AlertIcon size={26} />} title="No reward-hacking alerts">
+          The studio watches the reward, response lengths and KL while the run trains; anything suspicious shows up here, live.
+        </EmptyState>
+      }
+    >
+      {(rows) => (
+        <Table
+          label="Alerts"
+          rows={rows}
+          rowKey={(a) => a.id}
+          columns={[
+            { key: "step", header: "Step", cell: (a) => <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>{a.step}</Link> },
+            { key: "kind", header: "Rule", cell: (a) => <span className={`${ui.pill} ${a.severity === "critical" ? ui.error : ui.warn}`}>{a.kind}</span> },
+            { key: "message", header: "What happened", cell: (a) => a.message },
+            {
+              key: "evidence",
+              header: "Evidence",
+              cell: (a) => (
+                <span className={ui.row}>
+                  <Link to={`/p/${slug}/runs/${run}/rollouts?${evidenceSearch(a)}`}>samples</Link>
+                  {a.evidence.metric_keys.length ? (
+                    <Link
+                      to={`/p/${slug}/runs/${run}?charts=${encodeURIComponent(a.evidence.metric_keys.join(","))}&from=${a.evidence.step_min}&to=${a.evidence.step_max}`}
+                    >
+                      charts
+                    </Link>
+                  ) : null}
+                </span>
+              ),
+            },
+          ]}
+        />
+      )}
+    </QueryList>
   );
 }
 

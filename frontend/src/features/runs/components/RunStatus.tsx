@@ -39,14 +39,3 @@ export function formatAge(iso: string, now = Date.now()): string {
   return d === "—" ? d : `${d} ago`;
 }
 
-export function formatBytes(bytes: number | null): string {
-  if (bytes === null) return "—";
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(unit ? 1 : 0)} ${units[unit]}`;
-}

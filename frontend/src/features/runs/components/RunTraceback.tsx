@@ -1,4 +1,4 @@
-import { lastUserLine, userLineOf } from "../traceback";
+import { lastUserLine, userLineOf } from "../lib/traceback";
 import styles from "./RunTraceback.module.css";
 
 const CONTEXT = 2; // lines of the user's code shown around the failing one

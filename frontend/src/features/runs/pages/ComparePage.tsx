@@ -1,25 +1,26 @@
-import { useQueries, useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { Link, useSearchParams } from "react-router";
 
 import { ButtonAnchor } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
 import { ErrorState } from "../../../components/ErrorState";
+import { RunsIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
-import { RunsIcon } from "../../../components/icons";
 import ui from "../../../components/ui.module.css";
 import { loadPlotly } from "../../../lib/plotly";
+import { useMetricKeysOf } from "../../metrics/hooks";
 import { useProjectSlug } from "../../projects/hooks";
-import { getVersion, rewardKeys } from "../../rewards/api";
 import { LazyDiffView } from "../../rewards/components/LazyEditors";
-import { fetchMetricKeys, getRun, reportUrl, runKeys, type RunDetail } from "../api";
+import { useRewardVersion } from "../../rewards/hooks";
+import { reportUrl, type RunDetail } from "../api";
 import { ChartGrid } from "../components/ChartGrid";
 import { differingInputs, inputItems, inputStyles } from "../components/RunInputs";
 import { useConfigDiff } from "../components/RunPanels";
 import { RunStatusPill } from "../components/RunStatus";
-import { formatValue } from "../configDiff";
+import { useRunsById } from "../hooks";
+import { formatValue } from "../lib/configDiff";
 
 const MIN_RUNS = 2;
 const MAX_RUNS = 8;
@@ -29,12 +30,8 @@ export function ComparePage() {
   const slug = useProjectSlug();
   const [params] = useSearchParams();
   const ids = [...new Set((params.get("runs") ?? "").split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0))].slice(0, MAX_RUNS);
-  const runs = useQueries({ queries: ids.map((id) => ({ queryKey: runKeys.detail(id), queryFn: ({ signal }: { signal: AbortSignal }) => getRun(id, signal) })) });
-  const keys = useQuery({
-    queryKey: ["runs", "compare-keys", ids],
-    queryFn: async ({ signal }) => [...new Set((await Promise.all(ids.map((id) => fetchMetricKeys(id, signal)))).flat())].sort(),
-    enabled: ids.length >= MIN_RUNS,
-  });
+  const runs = useRunsById(ids);
+  const keys = useMetricKeysOf(ids, ids.length >= MIN_RUNS);
   useEffect(() => void loadPlotly(), []); // beside the runs' requests, not after them
   const configDiff = useConfigDiff(ids.length >= MIN_RUNS ? runs.map((r) => r.data?.config) : []);
 
@@ -135,16 +132,8 @@ export function ComparePage() {
 function RewardCodeDiff({ a, b }: { a: RunDetail; b: RunDetail }) {
   const ra = a.inputs.reward;
   const rb = b.inputs.reward;
-  const before = useQuery({
-    queryKey: rewardKeys.version(ra.function ?? 0, ra.number ?? 0),
-    queryFn: ({ signal }) => getVersion(ra.function ?? 0, ra.number ?? 0, signal),
-    enabled: ra.function !== null && ra.number !== null,
-  });
-  const after = useQuery({
-    queryKey: rewardKeys.version(rb.function ?? 0, rb.number ?? 0),
-    queryFn: ({ signal }) => getVersion(rb.function ?? 0, rb.number ?? 0, signal),
-    enabled: rb.function !== null && rb.number !== null,
-  });
+  const before = useRewardVersion(ra.function, ra.number);
+  const after = useRewardVersion(rb.function, rb.number);
   const label = (r: RunDetail) => (r.inputs.reward.function !== null ? `${r.inputs.reward.name} v${r.inputs.reward.number}` : `built-in ${r.inputs.reward.name}`);
   return (
     <section aria-label="Reward code diff">

@@ -1,4 +1,3 @@
-import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { useNavigate, useSearchParams } from "react-router";
 import YAML from "yaml";
@@ -6,13 +5,14 @@ import YAML from "yaml";
 import { errorMessage, FieldErrors } from "../../../api/errors";
 import { Button } from "../../../components/Button";
 import { ErrorState } from "../../../components/ErrorState";
-import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { Field, fieldErrorsAt, inputClass, SelectField, TextField } from "../../../components/Field";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { useToast } from "../../../components/Toast";
 import ui from "../../../components/ui.module.css";
+import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useProjectSlug } from "../../projects/hooks";
-import { cloneRun, createRun, getRun, runKeys, validateConfig, type Preset, type PresetName, type RunClone, type RunDetail, type Validation } from "../api";
+import type { ConfigValidation, Preset, PresetName, RunClone, RunDetail, Validation } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
 import {
   BUILTIN_REWARD,
@@ -23,14 +23,13 @@ import {
   RewardModelPicker,
   rewardModelsRequest,
   RewardVersionPicker,
-  useDatasetVersions,
   ValidationPicker,
   type DatasetChoice,
   type RewardModelChoice,
 } from "../components/Pickers";
-import { changedTree, isTree, type ConfigTree } from "../configDiff";
-import { pathFieldsOf, sectionsOf, setAt } from "../configSchema";
-import { useConfigSchema, usePresets } from "../hooks";
+import { useConfigSchema, usePresets, useRun, useStartRun, useValidateConfig, type StartRun } from "../hooks";
+import { changedTree, isTree, type ConfigTree } from "../lib/configDiff";
+import { pathFieldsOf, sectionsOf, setAt } from "../lib/configSchema";
 import styles from "./NewRunPage.module.css";
 
 const DEFAULT_PRESET = "grpo-tiny-arith";
@@ -72,7 +71,7 @@ export function NewRunPage() {
   const cloneId = params.get("clone") ? Number(params.get("clone")) : null;
   const schema = useConfigSchema();
   const presets = usePresets();
-  const parent = useQuery({ queryKey: runKeys.detail(cloneId ?? 0), queryFn: ({ signal }) => getRun(cloneId ?? 0, signal), enabled: cloneId !== null });
+  const parent = useRun(cloneId ?? 0, cloneId !== null);
   const failed = schema.error ?? presets.error ?? parent.error;
   if (failed) return <ErrorState title="Could not load the run form" error={failed} onRetry={() => void Promise.all([schema.refetch(), presets.refetch()])} />;
   if (!schema.data || !presets.data || (cloneId !== null && !parent.data)) return <Loading what="the run form" />;
@@ -152,7 +151,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const [rewardVersion, setRewardVersion] = useState<number | null>(inherited.rewardVersion);
   const [rewardModel, setRewardModel] = useState<RewardModelChoice>("default");
   const [datasetMissing, setDatasetMissing] = useState(false);
-  const data = useDatasetVersions(slug);
+  const data = useProjectDatasetVersions(slug);
   // A project with one dataset: its latest version, shown chosen (a new user's first run).
   const onlyDataset = data.datasets?.length === 1 && data.datasets[0]?.latest_version ? data.datasets[0] : null;
   useEffect(() => {
@@ -173,8 +172,10 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   }, [changed, editingYaml]);
 
   const overrideLines = overrides.split("\n").map((l) => l.trim()).filter(Boolean);
-  const submit = useMutation({
-    mutationFn: () => {
+  const submit = useStartRun();
+  /** The request the form describes: only the inputs the user changed, for a clone. */
+  function startRequest(): StartRun {
+    {
       const resources = { ...(cpus !== "" ? { cpus: Number(cpus) } : {}), ...(gpus !== "" ? { gpus: Number(gpus) } : {}) };
       const common = {
         name: name ?? suggestion,
@@ -205,33 +206,35 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
         else if (rewardVersion !== inherited.rewardVersion && rewardVersion !== null) changedInputs.reward_version = rewardVersion;
         const rewardModels = rewardModelsRequest(rewardModel);
         if (rewardModels !== undefined) changedInputs.reward_models = rewardModels;
-        return cloneRun(parent.id, { ...common, ...changedInputs });
+        return { clone: parent.id, body: { ...common, ...changedInputs } };
       }
       const inputs = Object.fromEntries(Object.entries(chosen).filter(([key, value]) => value !== null && !(key === "validation" && value === "held_out")));
       const rewardModels = rewardModelsRequest(rewardModel);
-      return createRun({ ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), project: slug, preset: presetName as PresetName });
-    },
-    onSuccess: (run) => {
+      return { clone: null, body: { ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), project: slug, preset: presetName as PresetName } };
+    }
+  }
+  const submitted = {
+    onSuccess: (run: RunDetail) => {
       toast.show(`Run “${run.name}” created.`, "success");
       void navigate(`/p/${slug}/runs/${run.id}`);
     },
-    onError: (error) => {
+    onError: (error: Error) => {
       // Errors shown at a field need no toast; anything else (or a field the form lacks) does.
       const shown = error instanceof FieldErrors && Object.keys(error.fields).every((k) => k.startsWith("config.") || FORM_FIELDS.has(k));
       if (!shown) toast.error(error);
     },
-  });
-  const translate = useMutation({
-    mutationFn: () => validateConfig({ config, overrides: overrideLines }),
-    onSuccess: (answer) => {
+  };
+  const translate = useValidateConfig();
+  const translated = {
+    onSuccess: (answer: ConfigValidation) => {
       if (answer.valid && answer.config) {
         setConfig(answer.config as ConfigTree);
         setOverrides("");
         toast.show("Overrides applied to the form.", "success");
       }
     },
-    onError: (error) => toast.error(error),
-  });
+    onError: (error: Error) => toast.error(error),
+  };
 
   // Server errors by config path: from the run create/clone answer or the overrides check.
   const configErrors: Record<string, string[]> = {};
@@ -279,7 +282,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
       document.getElementById("training-data")?.querySelector("select")?.focus();
       return;
     }
-    submit.mutate();
+    submit.mutate(startRequest(), submitted);
   }
 
   const datasetErrors = [
@@ -303,34 +306,21 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
         <div>
           <div className={styles.block}>
             <div className={ui.row} style={{ alignItems: "flex-start" }}>
-              <Field label="Run name" errors={fieldErrorsAt(submit.error, "name")}>
-                {(props) => (
-                  <input
-                    {...props}
-                    className={inputClass}
+              <TextField label="Run name" errors={fieldErrorsAt(submit.error, "name")}
                     value={name ?? suggestion}
-                    onChange={(e) => setName(e.target.value)}
+                    onChange={setName}
                     onBlur={() => setName((n) => (n === "" ? null : n))}
                     placeholder={suggestion}
                     maxLength={200}
-                    style={{ minWidth: 280 }}
-                  />
-                )}
-              </Field>
+                    style={{ minWidth: 280 }} />
               {parent ? null : (
-                <Field label="Preset" help="A named config the form starts from." errors={fieldErrorsAt(submit.error, "preset")}>
-                  {(props) => (
-                    <select {...props} className={inputClass} value={presetName} onChange={(e) => onPresetChange(e.target.value)}>
-                      {presets.map((p) => (
-                        <option key={p.name}>{p.name}</option>
-                      ))}
-                    </select>
-                  )}
-                </Field>
+                <SelectField label="Preset" help="A named config the form starts from." errors={fieldErrorsAt(submit.error, "preset")} value={presetName} onChange={(value) => onPresetChange(value)}>
+                  {presets.map((p) => (
+                    <option key={p.name}>{p.name}</option>
+                  ))}
+                </SelectField>
               )}
-              <Field label="Tags" help="Comma-separated." errors={fieldErrorsAt(submit.error, "tags")}>
-                {(props) => <input {...props} className={inputClass} value={tags} onChange={(e) => setTags(e.target.value)} />}
-              </Field>
+              <TextField label="Tags" help="Comma-separated." errors={fieldErrorsAt(submit.error, "tags")} value={tags} onChange={setTags} />
             </div>
           </div>
           <div className={styles.block}>
@@ -390,15 +380,9 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
           <div className={styles.block}>
             <h2 className={styles.blockTitle}>Resources and priority</h2>
             <div className={ui.row} style={{ alignItems: "flex-start" }}>
-              <Field label="CPUs" errors={fieldErrorsAt(submit.error, "resources.cpus")}>
-                {(props) => <input {...props} className={inputClass} style={{ width: 80 }} inputMode="decimal" value={cpus} onChange={(e) => setCpus(e.target.value)} placeholder="auto" />}
-              </Field>
-              <Field label="GPUs" errors={fieldErrorsAt(submit.error, "resources.gpus")}>
-                {(props) => <input {...props} className={inputClass} style={{ width: 80 }} inputMode="decimal" value={gpus} onChange={(e) => setGpus(e.target.value)} placeholder="auto" />}
-              </Field>
-              <Field label="Priority" help="Higher starts first." errors={fieldErrorsAt(submit.error, "priority")}>
-                {(props) => <input {...props} className={inputClass} style={{ width: 80 }} inputMode="numeric" value={priority} onChange={(e) => setPriority(e.target.value)} />}
-              </Field>
+              <TextField label="CPUs" errors={fieldErrorsAt(submit.error, "resources.cpus")} style={{ width: 80 }} inputMode="decimal" value={cpus} onChange={setCpus} placeholder="auto" />
+              <TextField label="GPUs" errors={fieldErrorsAt(submit.error, "resources.gpus")} style={{ width: 80 }} inputMode="decimal" value={gpus} onChange={setGpus} placeholder="auto" />
+              <TextField label="Priority" help="Higher starts first." errors={fieldErrorsAt(submit.error, "priority")} style={{ width: 80 }} inputMode="numeric" value={priority} onChange={setPriority} />
             </div>
           </div>
           <div className={styles.block}>
@@ -425,7 +409,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
                 <textarea {...props} className={`${inputClass} ${styles.code}`} rows={4} value={overrides} onChange={(e) => setOverrides(e.target.value)} placeholder="actor_rollout_ref.rollout.n=8" />
               )}
             </Field>
-            <Button onClick={() => translate.mutate()} disabled={!overrideLines.length || translate.isPending}>
+            <Button onClick={() => translate.mutate({ config, overrides: overrideLines }, translated)} disabled={!overrideLines.length || translate.isPending}>
               Apply overrides to the form
             </Button>
             {ignoredOverrides.length > 0 && (

@@ -1,4 +1,3 @@
-import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { Link, useLocation, useNavigate, useParams, useSearchParams } from "react-router";
 
@@ -11,17 +10,19 @@ import { Loading } from "../../../components/Spinner";
 import { Tabs } from "../../../components/Tabs";
 import ui from "../../../components/ui.module.css";
 import { loadPlotly } from "../../../lib/plotly";
-import { useEventStream } from "../../../lib/useEventStream";
 import { useNow } from "../../../lib/useNow";
+import { EvaluateCheckpointsButton } from "../../evaluations/components/EvaluateCheckpointsButton";
+import { useMetricKeys } from "../../metrics/hooks";
 import { useProjectSlug } from "../../projects/hooks";
+import { useRewardVersion } from "../../rewards/hooks";
 import { ExplorerPage } from "../../rollouts/pages/ExplorerPage";
-import { ACTIVE_STATUSES, reportUrl, runKeys, type LogLine, type RunDetail } from "../api";
+import { ACTIVE_STATUSES, reportUrl, type LogLine, type RunDetail } from "../api";
 import { ChartGrid, type LiveMetrics } from "../components/ChartGrid";
-import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
 import { RunInputs } from "../components/RunInputs";
+import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
 import { formatDuration, RunStatusPill } from "../components/RunStatus";
 import { RunTraceback } from "../components/RunTraceback";
-import { useMetricKeys, useRewardVersion, useRun, useRunAction } from "../hooks";
+import { useLiveRun, useRun, useRunAction } from "../hooks";
 
 type Tab = "charts" | "samples" | "logs" | "checkpoints" | "alerts" | "config" | "timeline";
 const TABS: { key: Tab; label: string }[] = [
@@ -48,7 +49,6 @@ export function RunPage() {
 }
 
 function RunView({ run, slug }: { run: RunDetail; slug: string }) {
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
   // The Samples tab has a path of its own (/runs/<id>/samples): the explorer's filters are
@@ -66,23 +66,9 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
   }, []);
   const known = new Set(keys.data ?? []);
 
-  useEventStream(`/api/runs/${run.id}/events`, {
-    metrics: (data) => {
-      // The event carries its record's `time` (the trainer's clock): the same clock the
-      // metrics API's `times` are read from, so live points line up on the time axis.
-      const record = data as { step: number; time: number; values: Record<string, number | null> };
-      if (Object.keys(record.values).some((k) => !known.has(k))) {
-        void queryClient.invalidateQueries({ queryKey: runKeys.metricKeys(run.id) });
-      }
-      appendLive.current?.({ run: run.id, step: record.step, time: record.time, values: record.values });
-    },
-    log: (data) => setLiveLogs((lines) => [...lines.slice(-LIVE_LOG_LINES), data as LogLine]),
-    checkpoint: () => void queryClient.invalidateQueries({ queryKey: runKeys.checkpoints(run.id) }),
-    alert: () => void queryClient.invalidateQueries({ queryKey: runKeys.alerts(run.id) }),
-    "run-status": (data) => {
-      const status = (data as { status: string }).status;
-      if (status !== run.status) void queryClient.invalidateQueries({ queryKey: runKeys.detail(run.id) });
-    },
+  useLiveRun(run, known, {
+    metrics: (record) => appendLive.current?.({ run: run.id, step: record.step, time: record.time, values: record.values }),
+    log: (line) => setLiveLogs((lines) => [...lines.slice(-LIVE_LOG_LINES), line]),
   });
 
   return (
@@ -168,9 +154,11 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
   const [priority, setPriority] = useState(String(run.priority));
   const [confirming, setConfirming] = useState(false);
   const active = ACTIVE_STATUSES.includes(run.status);
+  const evaluation = run.kind === "evaluation";
   return (
     <div className={ui.row}>
       <ButtonLink to={`/p/${slug}/runs/${run.id}/samples?follow=1`}>Samples</ButtonLink>
+      <EvaluateCheckpointsButton run={run} slug={slug} />
       {active && run.status !== "cancelling" ? (
         <Button onClick={() => setConfirming(true)} disabled={actions.cancel.isPending}>
           Cancel run
@@ -193,12 +181,13 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
           ? `“${run.name}” leaves the queue and never starts.`
           : `The trainer of “${run.name}” stops; its checkpoints stay, and Resume continues from the latest one.`}
       </ConfirmDialog>
-      {run.status === "failed" || run.status === "cancelled" ? (
+      {/* An evaluation is neither resumed nor cloned (the API answers 409): a new one is made. */}
+      {!evaluation && (run.status === "failed" || run.status === "cancelled") ? (
         <Button onClick={() => actions.resume.mutate()} disabled={actions.resume.isPending}>
           Resume
         </Button>
       ) : null}
-      <ButtonLink to={`/p/${slug}/runs/new?clone=${run.id}`}>Clone with edits</ButtonLink>
+      {evaluation ? null : <ButtonLink to={`/p/${slug}/runs/new?clone=${run.id}`}>Clone with edits</ButtonLink>}
       <ButtonAnchor href={reportUrl([run.id])} download>
         Download report
       </ButtonAnchor>

@@ -1,4 +1,3 @@
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 
@@ -6,18 +5,18 @@ import { Button, ButtonLink } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
 import { ErrorState } from "../../../components/ErrorState";
 import { inputClass } from "../../../components/Field";
+import { RunsIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
-import { RunsIcon } from "../../../components/icons";
 import ui from "../../../components/ui.module.css";
-import { useEventStream } from "../../../lib/useEventStream";
 import { useProjectSlug } from "../../projects/hooks";
-import { ALL_STATUSES, listRuns, runKeys, type Run, type RunStatus } from "../api";
+import { ALL_STATUSES, type Ordering, type Run, type RunStatus } from "../api";
 import { QueueSummary } from "../components/QueueSummary";
 import { inputsLine } from "../components/RunInputs";
 import { formatAge, formatDuration, RunStatusPill } from "../components/RunStatus";
 import { Sparkline } from "../components/Sparkline";
+import { useLiveRunLists, useRuns } from "../hooks";
 
 const MAX_COMPARE = 8;
 type SortKey = "created_at" | "priority" | "name" | "status" | "started_at" | "finished_at";
@@ -25,7 +24,6 @@ type SortKey = "created_at" | "priority" | "name" | "status" | "started_at" | "f
 /** The project's runs, live: a status change anywhere in the project refreshes the list. */
 export function RunsPage() {
   const slug = useProjectSlug();
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
   const status = (params.get("status") ?? "") as RunStatus | "";
@@ -35,16 +33,8 @@ export function RunsPage() {
   const descending = sortParam.startsWith("-");
   const sortKey = sortParam.replace(/^-/, "") as SortKey;
   const [selected, setSelected] = useState<number[]>([]);
-  const filters = { status: status ? [status] : undefined, tag: tag || undefined, search: search || undefined, ordering: [sortParam] as never };
-  const runs = useQuery({
-    queryKey: runKeys.list(slug, { status: filters.status, tag, search, ordering: sortParam }),
-    queryFn: ({ signal }) => listRuns(slug, filters, signal),
-    placeholderData: keepPreviousData,
-  });
-
-  useEventStream(`/api/projects/${slug}/events`, {
-    "run-status": () => void queryClient.invalidateQueries({ queryKey: ["runs", "list", slug] }),
-  });
+  const runs = useRuns(slug, { status: status ? [status] : undefined, tag: tag || undefined, search: search || undefined, ordering: sortParam as Ordering });
+  useLiveRunLists(slug);
 
   function setParam(name: string, value: string) {
     const next = new URLSearchParams(params);

@@ -3,13 +3,12 @@ import { useId, useState, type FormEvent } from "react";
 import { FieldErrors } from "../../../api/errors";
 import { Button } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
-import { ErrorState } from "../../../components/ErrorState";
-import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
+import { Field, fieldErrorsAt, inputClass, TextField } from "../../../components/Field";
+import { StatusIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
-import { Loading } from "../../../components/Spinner";
+import { QueryList } from "../../../components/QueryList";
 import { Table } from "../../../components/Table";
 import { useToast } from "../../../components/Toast";
-import { StatusIcon } from "../../../components/icons";
 import ui from "../../../components/ui.module.css";
 import type { ApiToken, ApiTokenCreated, TokenScope } from "../api";
 import { useCreateToken, useRevokeToken, useTokens } from "../hooks";
@@ -71,54 +70,58 @@ export function TokensPage() {
           </div>
         </div>
       ) : null}
-      {tokens.isPending ? <Loading what="tokens" /> : null}
-      {tokens.isError ? <ErrorState title="Could not load your tokens" error={tokens.error} onRetry={() => void tokens.refetch()} /> : null}
-      {tokens.data && tokens.data.length === 0 ? (
-        <EmptyState icon={<StatusIcon size={26} />} title="No tokens yet">
-          Create one above to use the REST API from a script or CI; the studio shows its secret only once.
-        </EmptyState>
-      ) : null}
-      {tokens.data && tokens.data.length > 0 ? (
-        <Table
-          label="API tokens"
-          rows={tokens.data}
-          rowKey={(t) => t.id}
-          columns={[
-            { key: "name", header: "Name", cell: (t) => t.name },
-            { key: "prefix", header: "Starts with", cell: (t) => <code className={ui.mono}>{t.prefix}…</code> },
-            {
-              key: "scopes",
-              header: "Scopes",
-              cell: (t) => (
-                <span className={ui.row} style={{ gap: 4 }}>
-                  {t.scopes.map((s) => (
-                    <span key={s} className={ui.pill}>
-                      {s}
-                    </span>
-                  ))}
-                </span>
-              ),
-            },
-            { key: "created", header: "Created", cell: (t) => when(t.created_at) },
-            { key: "expires", header: "Expires", cell: (t) => (t.expires_at ? when(t.expires_at) : "never") },
-            { key: "used", header: "Last used", cell: (t) => when(t.last_used_at) },
-            {
-              key: "state",
-              header: "",
-              cell: (t) =>
-                t.revoked_at ? (
-                  <span className={ui.pill}>revoked</span>
-                ) : t.expires_at && new Date(t.expires_at) <= new Date() ? (
-                  <span className={`${ui.pill} ${ui.warn}`}>expired</span>
-                ) : (
-                  <Button aria-label={`Revoke ${t.name}`} onClick={() => onRevoke(t)} disabled={revoke.isPending}>
-                    Revoke
-                  </Button>
+      <QueryList
+        query={tokens}
+        what="tokens"
+        failed="Could not load your tokens"
+        empty={
+          <EmptyState icon={<StatusIcon size={26} />} title="No tokens yet">
+            Create one above to use the REST API from a script or CI; the studio shows its secret only once.
+          </EmptyState>
+        }
+      >
+        {(rows) => (
+          <Table
+            label="API tokens"
+            rows={rows}
+            rowKey={(t) => t.id}
+            columns={[
+              { key: "name", header: "Name", cell: (t) => t.name },
+              { key: "prefix", header: "Starts with", cell: (t) => <code className={ui.mono}>{t.prefix}…</code> },
+              {
+                key: "scopes",
+                header: "Scopes",
+                cell: (t) => (
+                  <span className={ui.row} style={{ gap: 4 }}>
+                    {t.scopes.map((s) => (
+                      <span key={s} className={ui.pill}>
+                        {s}
+                      </span>
+                    ))}
+                  </span>
                 ),
-            },
-          ]}
-        />
-      ) : null}
+              },
+              { key: "created", header: "Created", cell: (t) => when(t.created_at) },
+              { key: "expires", header: "Expires", cell: (t) => (t.expires_at ? when(t.expires_at) : "never") },
+              { key: "used", header: "Last used", cell: (t) => when(t.last_used_at) },
+              {
+                key: "state",
+                header: "",
+                cell: (t) =>
+                  t.revoked_at ? (
+                    <span className={ui.pill}>revoked</span>
+                  ) : t.expires_at && new Date(t.expires_at) <= new Date() ? (
+                    <span className={`${ui.pill} ${ui.warn}`}>expired</span>
+                  ) : (
+                    <Button aria-label={`Revoke ${t.name}`} onClick={() => onRevoke(t)} disabled={revoke.isPending}>
+                      Revoke
+                    </Button>
+                  ),
+              },
+            ]}
+          />
+        )}
+      </QueryList>
     </>
   );
 }
@@ -164,9 +167,7 @@ function NewTokenForm({ onCreated }: { onCreated: (token: ApiTokenCreated) => vo
       <h2 style={{ fontSize: "1rem", marginBottom: 12 }}>New token</h2>
       <div className={ui.row} style={{ alignItems: "flex-start", gap: 16 }}>
         <div style={{ flex: "2 1 220px" }}>
-          <Field label="Token name" errors={fieldErrorsAt(create.error, "name")}>
-            {(props) => <input {...props} className={inputClass} placeholder="e.g. laptop CLI" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />}
-          </Field>
+          <TextField label="Token name" errors={fieldErrorsAt(create.error, "name")} placeholder="e.g. laptop CLI" value={name} onChange={setName} required maxLength={100} />
         </div>
         <div style={{ flex: "1 1 160px" }}>
           <Field label="Expires (optional)" help="It stops working after this day." errors={fieldErrorsAt(create.error, "expires_at")}>

@@ -1,0 +1,70 @@
+/** Query and mutation hooks of evaluations (their keys and fetchers live in api.ts). */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { useToast } from "../../components/Toast";
+import {
+  cancelEvaluation,
+  createEvaluation,
+  evaluateRunCheckpoints,
+  evaluationKeys,
+  getEvaluation,
+  listEvaluations,
+  type EvaluationCreate,
+  type EvaluationDetail,
+  type RunCheckpointsCreate,
+} from "./api";
+import { isLive } from "./lib/results";
+
+/** How often a queued or running evaluation is asked for again. */
+export const POLL_MS = 2000;
+
+export function useEvaluations(project: string) {
+  return useQuery({
+    queryKey: evaluationKeys.list(project),
+    queryFn: ({ signal }) => listEvaluations(project, signal),
+    enabled: Boolean(project),
+    refetchInterval: (query) => (query.state.data?.some((e) => isLive(e.status)) ? POLL_MS : false),
+  });
+}
+
+/** One evaluation with its results; polled while it is queued, starting or running. */
+export function useEvaluation(id: number) {
+  return useQuery({
+    queryKey: evaluationKeys.detail(id),
+    queryFn: ({ signal }) => getEvaluation(id, signal),
+    refetchInterval: (query) => (!query.state.data || isLive(query.state.data.status) ? POLL_MS : false),
+  });
+}
+
+function useCreated() {
+  const queryClient = useQueryClient();
+  return (created: EvaluationDetail) => {
+    queryClient.setQueryData(evaluationKeys.detail(created.id), created);
+    return queryClient.invalidateQueries({ queryKey: evaluationKeys.list(created.project) });
+  };
+}
+
+export function useCreateEvaluation() {
+  const onSuccess = useCreated();
+  return useMutation({ mutationFn: (body: EvaluationCreate) => createEvaluation(body), onSuccess });
+}
+
+/** "Evaluate checkpoints" of a run: one evaluation of its checkpoints and base model. */
+export function useEvaluateRunCheckpoints() {
+  const onSuccess = useCreated();
+  return useMutation({ mutationFn: (body: RunCheckpointsCreate) => evaluateRunCheckpoints(body), onSuccess });
+}
+
+export function useCancelEvaluation(id: number) {
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  return useMutation({
+    mutationFn: () => cancelEvaluation(id),
+    onSuccess: (evaluation) => {
+      queryClient.setQueryData(evaluationKeys.detail(id), evaluation);
+      toast.show(`Evaluation ${evaluation.status}`, "success");
+      return queryClient.invalidateQueries({ queryKey: evaluationKeys.list(evaluation.project) });
+    },
+    onError: (error) => toast.error(error),
+  });
+}

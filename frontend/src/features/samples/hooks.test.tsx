@@ -1,0 +1,52 @@
+import { act, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+import { jsonResponse, mockApi, renderQueryHook, requestAt } from "../../test/render";
+import { datasetKeys } from "../datasets/api";
+import { sampleKeys, type Sample } from "./api";
+import { useExportLabelled, useLabelToggle, useSampleList } from "./hooks";
+
+afterEach(() => vi.unstubAllGlobals());
+
+const sample = (id: number) => ({ id, step: 1 }) as Sample;
+
+describe("useLabelToggle", () => {
+  it("adds a label, removes it, and refreshes every view of samples", async () => {
+    const fetchMock = mockApi({ "POST /api/samples/5/labels/": {}, "DELETE /api/samples/5/labels/": () => new Response(null, { status: 204 }) });
+    const { result, queryClient } = renderQueryHook(() => useLabelToggle());
+    queryClient.setQueryData(sampleKeys.detail(5), sample(5));
+    queryClient.setQueryData(sampleKeys.group(1, 1, "g"), {});
+    await act(() => result.current.mutateAsync({ sample: 5, label: "good", on: true }));
+    await act(() => result.current.mutateAsync({ sample: 5, label: "good", on: false }));
+    expect(requestAt(fetchMock, 0).method).toBe("POST");
+    expect(new URL(requestAt(fetchMock, 1).url).searchParams.get("label")).toBe("good");
+    expect(queryClient.getQueryState(sampleKeys.detail(5))?.isInvalidated).toBe(true);
+    expect(queryClient.getQueryState(sampleKeys.group(1, 1, "g"))?.isInvalidated).toBe(true);
+  });
+});
+
+describe("useExportLabelled", () => {
+  it("refreshes the dataset lists (a new dataset or version)", async () => {
+    mockApi({ "POST /api/runs/1/export-labelled": { dataset: 2, number: 1 } });
+    const { result, queryClient } = renderQueryHook(() => useExportLabelled(1));
+    queryClient.setQueryData(datasetKeys.list("demo"), []);
+    await act(() => result.current.mutateAsync({ new_dataset: "good ones", label: "good" }));
+    expect(queryClient.getQueryState(datasetKeys.list("demo"))?.isInvalidated).toBe(true);
+  });
+});
+
+describe("useSampleList", () => {
+  it("loads the first page, then the next one from its cursor", async () => {
+    const fetchMock = mockApi({
+      "GET /api/samples/": (request: Request) =>
+        new URL(request.url).searchParams.get("cursor") === "c2"
+          ? jsonResponse({ results: [sample(1)], next: null })
+          : jsonResponse({ results: [sample(3), sample(2)], next: "http://localhost/api/samples/?cursor=c2&run=1" }),
+    });
+    const { result } = renderQueryHook(() => useSampleList({ run: 1 }, false));
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([3, 2]));
+    act(() => result.current.loadMore());
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([3, 2, 1]));
+    expect(new URL(requestAt(fetchMock, 0).url).searchParams.get("run")).toBe("1");
+  });
+});

@@ -1,0 +1,203 @@
+/** Query and mutation hooks of rollout samples (their keys and fetchers live in api.ts). */
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useRef, useState } from "react";
+
+import { datasetKeys } from "../datasets/api";
+import {
+  addLabel,
+  exportLabelled,
+  fetchGroup,
+  fetchHistogram,
+  fetchLengths,
+  fetchPrompts,
+  fetchSamplePage,
+  fetchSample,
+  fetchStepGroups,
+  fetchSteps,
+  fetchTimeline,
+  previewExport,
+  removeLabel,
+  sampleKeys,
+  type ExportRequest,
+  type GroupSignal,
+  type Sample,
+  type SampleQuery,
+  type StepSpan,
+} from "./api";
+import { emptyPager, type Pager, withNewerPage, withOlderPage } from "./lib/samplePager";
+
+/** How often a live run's steps are re-read (the slider's "follow latest"). */
+export const LIVE_REFRESH_MS = 5_000;
+
+export const useSteps = (run: number, live: boolean) =>
+  useQuery({
+    queryKey: sampleKeys.steps(run),
+    queryFn: ({ signal }) => fetchSteps(run, signal),
+    refetchInterval: live ? LIVE_REFRESH_MS : false,
+  });
+
+export const useSample = (id: number | null) =>
+  useQuery({
+    queryKey: sampleKeys.detail(id ?? 0),
+    queryFn: ({ signal }) => fetchSample(id ?? 0, signal),
+    enabled: id !== null,
+  });
+
+export const useGroup = (run: number, step: number, groupId: string) =>
+  useQuery({
+    queryKey: sampleKeys.group(run, step, groupId),
+    queryFn: ({ signal }) => fetchGroup(run, step, groupId, signal),
+  });
+
+export const useStepGroups = (run: number, step: number | null, filter: GroupSignal) =>
+  useQuery({
+    queryKey: sampleKeys.stepGroups(run, step ?? -1, filter),
+    queryFn: ({ signal }) => fetchStepGroups(run, step ?? 0, filter, signal),
+    enabled: step !== null,
+  });
+
+export const useTimeline = (run: number | null, sample: number) =>
+  useQuery({
+    queryKey: sampleKeys.timeline(run ?? 0, sample),
+    queryFn: ({ signal }) => fetchTimeline(run ?? 0, sample, signal),
+    enabled: run !== null,
+  });
+
+export const useHistogram = (run: number, steps: StepSpan) =>
+  useQuery({
+    queryKey: sampleKeys.histogram(run, steps),
+    queryFn: ({ signal }) => fetchHistogram(run, steps, signal),
+    placeholderData: keepPreviousData,
+  });
+
+export const useLengths = (run: number, steps: StepSpan) =>
+  useQuery({
+    queryKey: sampleKeys.lengths(run, steps),
+    queryFn: ({ signal }) => fetchLengths(run, steps, signal),
+    placeholderData: keepPreviousData,
+  });
+
+export const usePrompts = (run: number, q: string) =>
+  useQuery({
+    queryKey: sampleKeys.prompts(run, q),
+    queryFn: ({ signal }) => fetchPrompts(run, q, signal),
+    placeholderData: keepPreviousData,
+  });
+
+/** Adds or removes one of your labels; every view holding the sample refreshes. */
+export function useLabelToggle() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ sample, label, on }: { sample: number; label: string; on: boolean }) =>
+      on ? addLabel(sample, label) : removeLabel(sample, label),
+    onSuccess: () => client.invalidateQueries({ queryKey: sampleKeys.all }),
+  });
+}
+
+/** What an export would store (a dry run: nothing is written). */
+export const useExportPreview = (run: number) =>
+  useMutation({ mutationFn: (request: ExportRequest) => previewExport(run, request) });
+
+/** Exports the labelled samples; the dataset lists refresh (a new dataset, a new version). */
+export function useExportLabelled(run: number) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (request: ExportRequest) => exportLabelled(run, request),
+    onSuccess: () => client.invalidateQueries({ queryKey: datasetKeys.all }),
+  });
+}
+
+/**
+ * The explorer's sample list: cursor pages loaded as the user scrolls, newer
+ * samples gathered while the run is live (see lib/samplePager.ts), restarted
+ * whenever the filters change. A request for an outdated filter is aborted and
+ * its answer dropped, so a slow old page never lands in a new list.
+ */
+export type SampleList = {
+  pager: Pager<Sample>;
+  loading: boolean;
+  error: Error | null;
+  loadMore: () => void;
+  refreshNewer: () => void;
+  /** Replaces a loaded sample with a fresher copy (e.g. after labelling it). */
+  patch: (sample: Sample) => void;
+  /** Counts filter changes (list restarts): the status line exposes it for the bench. */
+  generation: number;
+};
+
+export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_000): SampleList {
+  const key = JSON.stringify(query);
+  const [pager, setPager] = useState<Pager<Sample>>(emptyPager);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<Error | null>(null);
+  const [restarts, setRestarts] = useState(0);
+  const generation = useRef({ key, controller: new AbortController() });
+  const busy = useRef(false);
+  const pagerRef = useRef(pager);
+  pagerRef.current = pager;
+
+  const run = useCallback(
+    async (cursor: string | null, merge: typeof withOlderPage<Sample>) => {
+      if (busy.current) return;
+      busy.current = true;
+      const current = generation.current;
+      setLoading(true);
+      try {
+        const page = await fetchSamplePage(JSON.parse(current.key), cursor, current.controller.signal);
+        if (generation.current !== current) return;
+        setPager((old) => merge(old, page));
+        setError(null);
+      } catch (cause) {
+        if (generation.current !== current || current.controller.signal.aborted) return;
+        setError(cause instanceof Error ? cause : new Error(String(cause)));
+      } finally {
+        if (generation.current === current) {
+          busy.current = false;
+          setLoading(false);
+        }
+      }
+    },
+    [],
+  );
+
+  useEffect(() => {
+    generation.current.controller.abort();
+    generation.current = { key, controller: new AbortController() };
+    busy.current = false;
+    setPager(emptyPager());
+    setError(null);
+    setRestarts((n) => n + 1);
+    void run(null, withOlderPage);
+    return () => generation.current.controller.abort();
+  }, [key, run]);
+
+  const loadMore = useCallback(() => {
+    const { next, started } = pagerRef.current;
+    if (started && next !== null) void run(next, withOlderPage);
+  }, [run]);
+
+  const refreshNewer = useCallback(() => {
+    void run(pagerRef.current.newerNext, withNewerPage);
+  }, [run]);
+
+  useEffect(() => {
+    if (!live) return undefined;
+    const timer = setInterval(refreshNewer, refreshMs);
+    return () => clearInterval(timer);
+  }, [live, refreshMs, refreshNewer]);
+
+  // Keep gathering newer pages until the gap above the list is closed.
+  useEffect(() => {
+    if (pager.newerNext !== null) refreshNewer();
+  }, [pager.newerNext, refreshNewer]);
+
+  const patch = useCallback((sample: Sample) => {
+    setPager((old) =>
+      old.items.some((item) => item.id === sample.id && item !== sample)
+        ? { ...old, items: old.items.map((item) => (item.id === sample.id ? sample : item)) }
+        : old,
+    );
+  }, []);
+
+  return { pager, loading, error, loadMore, refreshNewer, patch, generation: restarts };
+}

@@ -1,0 +1,161 @@
+"""Evaluations: models and checkpoints answering a dataset's prompts, scored by a reward.
+
+An evaluation is a run of kind `evaluation` (studio.evaluations.creation): it queues,
+launches, reports and cancels as a run does, and its samples are browsable in the rollout
+explorer (split `eval`, one step per model). These views create and read them; the run
+views (/api/runs/{id}/...) serve its logs, samples and metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters.rest_framework as filters
+from django.db import transaction
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, mixins, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studio.api.errors import Conflict
+from studio.api.permissions import signed_in_user
+from studio.api.runs import config_errors_as_400
+from studio.api.scoping import ProjectScopedViewSet
+from studio.evaluations.creation import EvaluationRequest, create_evaluation, run_checkpoints
+from studio.evaluations.serializers import (
+    EvaluationCreateSerializer,
+    EvaluationDetailSerializer,
+    EvaluationSerializer,
+    RunCheckpointsEvaluationSerializer,
+)
+from studio.projects.models import Role
+from studio.references.summary import SUMMARY_RELATED
+from studio.runs import dispatch, lifecycle
+from studio.runs.models import Run, RunKind, RunStatus
+from studio.runs.serializers import ReasonSerializer
+
+CONFLICT = OpenApiResponse(description="The evaluation's status does not allow this action.")
+
+
+class EvaluationFilter(filters.FilterSet):
+    project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
+    status = filters.MultipleChoiceFilter(choices=RunStatus.choices, help_text="Repeatable.")
+
+    class Meta:
+        model = Run
+        fields = ["project", "status"]
+
+
+def _request(v: dict[str, Any], **fixed: Any) -> EvaluationRequest:
+    values: dict[str, Any] = {
+        "name": v.get("name") or "Evaluation",
+        "models": v.get("models", []),
+        "dataset_version": v.get("dataset_version"),
+        "validation_of_run": v.get("validation_of_run"),
+        "reward_version": v.get("reward_version"),
+        "builtin_reward": v.get("builtin_reward"),
+        "k": v["k"],
+        "greedy": v["greedy"],
+        "temperature": v["temperature"],
+        "max_prompts": v.get("max_prompts"),
+        "max_new_tokens": v.get("max_new_tokens"),
+        "priority": v["priority"],
+    }
+    return EvaluationRequest(**(values | fixed))
+
+
+class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
+    """Evaluations of your projects. Viewers read; members create and cancel them."""
+
+    queryset = (
+        Run.objects.filter(kind=RunKind.EVALUATION)
+        .select_related("project", "created_by", *SUMMARY_RELATED)
+        .order_by("-created_at", "-id")
+    )
+    serializer_class = EvaluationSerializer
+    filterset_class = EvaluationFilter
+    http_method_names = ["get", "post", "head", "options"]
+
+    def get_serializer_class(self) -> Any:
+        return EvaluationSerializer if self.action == "list" else EvaluationDetailSerializer
+
+    def _detail(self, run_id: int, code: int = status.HTTP_200_OK) -> Response:
+        run = self.get_queryset().get(pk=run_id)
+        return Response(EvaluationDetailSerializer(run).data, status=code)
+
+    def _create(self, project_slug: str, request: EvaluationRequest, audit: str) -> Response:
+        project = self.project_for(project_slug)
+        user = signed_in_user(self.request)
+        with config_errors_as_400():
+            run = create_evaluation(project, request, user)
+        self.audit(audit, run, project, name=run.name, models=len(request.models))
+        return self._detail(run.pk, status.HTTP_201_CREATED)
+
+    @extend_schema(request=EvaluationCreateSerializer, responses={201: EvaluationDetailSerializer})
+    def create(self, request: Request) -> Response:
+        """Queue an evaluation of models and checkpoints on a dataset version or a run's
+        validation data. Errors are keyed by request field."""
+        data = EvaluationCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        return self._create(v["project"], _request(v), "evaluation.create")
+
+    @extend_schema(
+        request=RunCheckpointsEvaluationSerializer, responses={201: EvaluationDetailSerializer}
+    )
+    @action(detail=False, methods=["post"], url_path="run-checkpoints")
+    def run_checkpoints(self, request: Request) -> Response:
+        """Evaluate every reachable checkpoint of a run, and its base model as the baseline,
+        on the run's validation data with its reward."""
+        data = RunCheckpointsEvaluationSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        run = (
+            Run.objects.filter(
+                pk=v["run"], kind=RunKind.TRAIN, project__memberships__user=signed_in_user(request)
+            )
+            .select_related("project")
+            .first()
+        )
+        if run is None:
+            raise exceptions.NotFound("No such run.")
+        self.require_role(run.project, Role.MEMBER)
+        checkpoints = run_checkpoints(run)
+        if not checkpoints:
+            raise exceptions.ValidationError(
+                {
+                    "run": [
+                        f"Run {run.pk} has no checkpoint this studio can reach (none saved yet, "
+                        "or pruned by checkpoint.keep_last)."
+                    ]
+                }
+            )
+        if run.model_id is None:
+            raise exceptions.ValidationError({"run": ["The run has no model record to compare."]})
+        models = [{"model": run.model_id}] + [{"run": run.pk, "step": c.step} for c in checkpoints]
+        name = v.get("name") or f"{run.name}: checkpoints"
+        fixed = {"models": models, "validation_of_run": run.pk, "name": name[:200]}
+        return self._create(run.project.slug, _request(v, **fixed), "evaluation.create")
+
+    @extend_schema(
+        request=ReasonSerializer, responses={200: EvaluationDetailSerializer, 409: CONFLICT}
+    )
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """As a run: a queued evaluation ends at once, a running one once its job stopped."""
+        run = self.get_object()
+        data = ReasonSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            with transaction.atomic():
+                after, changed = lifecycle.cancel(
+                    run.pk, request.user, data.validated_data.get("reason", "")
+                )
+                if changed:
+                    self.audit("evaluation.cancel", run, run.project, previous=run.status)
+                if changed and after == RunStatus.CANCELLING:
+                    dispatch.cancel_soon(run.pk)  # stop its Ray job now
+        except lifecycle.TransitionRefused as exc:
+            raise Conflict(str(exc)) from exc
+        return self._detail(run.pk)
