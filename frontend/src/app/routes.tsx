@@ -4,7 +4,6 @@ import { Navigate, type RouteObject } from "react-router";
 import { Loading } from "../components/Spinner";
 import { RequireAuth } from "../features/auth/components/RequireAuth";
 import { SignInPage } from "../features/auth/pages/SignInPage";
-import { evaluationRoutes } from "../features/evaluations/routes";
 import { SystemStatusPage } from "../features/health/pages/SystemStatusPage";
 import { ProjectLayout } from "../features/projects/components/ProjectLayout";
 import { HomeRedirect } from "../features/projects/pages/HomeRedirect";
@@ -80,7 +79,8 @@ export const routes: RouteObject[] = [
           { path: "runs/:runId/rollouts/samples/:sampleId/tokens", element: <SampleTokensPage /> },
           { path: "runs/:runId/rollouts/samples/:sampleId/timeline", element: <TimelinePage /> },
           { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
-          ...evaluationRoutes,
+          { path: "evaluations", ...lazyPage(() => import("../features/evaluations/pages/EvaluationsPage"), "EvaluationsPage") },
+          { path: "evaluations/:evaluationId", ...lazyPage(() => import("../features/evaluations/pages/EvaluationPage"), "EvaluationPage") },
           { path: "models", ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
           { path: "models/:modelId", ...lazyPage(() => import("../features/models/pages/ModelDetailPage"), "ModelDetailPage") },
           { path: "datasets", ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },
