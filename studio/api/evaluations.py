@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters.rest_framework as filters
 from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status
@@ -20,7 +19,7 @@ from rest_framework.response import Response
 
 from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
-from studio.api.runs import config_errors_as_400
+from studio.api.runs import ProjectRunsFilter, config_errors_as_400
 from studio.api.scoping import ProjectScopedViewSet
 from studio.evaluations.creation import EvaluationRequest, create_evaluation, run_checkpoints
 from studio.evaluations.serializers import (
@@ -36,15 +35,6 @@ from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.serializers import ReasonSerializer
 
 CONFLICT = OpenApiResponse(description="The evaluation's status does not allow this action.")
-
-
-class EvaluationFilter(filters.FilterSet):
-    project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
-    status = filters.MultipleChoiceFilter(choices=RunStatus.choices, help_text="Repeatable.")
-
-    class Meta:
-        model = Run
-        fields = ["project", "status"]
 
 
 def _request(v: dict[str, Any], **fixed: Any) -> EvaluationRequest:
@@ -74,7 +64,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         .order_by("-created_at", "-id")
     )
     serializer_class = EvaluationSerializer
-    filterset_class = EvaluationFilter
+    filterset_class = ProjectRunsFilter
     http_method_names = ["get", "post", "head", "options"]
 
     def get_serializer_class(self) -> Any:

@@ -47,9 +47,18 @@ from trainer.config import PRESETS, RunConfig, preset_names
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
 
 
-class RunFilter(filters.FilterSet):
+class ProjectRunsFilter(filters.FilterSet):
+    """Runs of any kind by project and status (evaluations filter on these alone)."""
+
     project = filters.CharFilter(field_name="project__slug", help_text="A project's slug.")
     status = filters.MultipleChoiceFilter(choices=RunStatus.choices, help_text="Repeatable.")
+
+    class Meta:
+        model = Run
+        fields = ["project", "status"]
+
+
+class RunFilter(ProjectRunsFilter):
     tag = filters.CharFilter(method="filter_tag", help_text="Runs carrying this tag.")
     search = filters.CharFilter(
         field_name="name", lookup_expr="icontains", help_text="Part of the run's name."

@@ -71,15 +71,8 @@ def last_boxed(text: str) -> str | None:
         start = text.rfind("\\fbox")
         if start < 0:
             return None
-    depth = 0
-    for end in range(start, len(text)):
-        if text[end] == "{":
-            depth += 1
-        elif text[end] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : end + 1]
-    return None
+    end = _closing_brace(text, start)
+    return None if end is None else text[start : end + 1]
 
 
 def unbox(boxed: str) -> str | None:
@@ -270,6 +263,12 @@ def _strict_box(text: str) -> str | None:
     start = text.rfind("\\boxed{")
     if start < 0:
         return None
+    end = _closing_brace(text, start)
+    return None if end is None else text[start + len("\\boxed{") : end]
+
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """Where the first ``{`` at or after ``start`` is closed (braces balanced), or None."""
     depth = 0
     for end in range(start, len(text)):
         if text[end] == "{":
@@ -277,7 +276,7 @@ def _strict_box(text: str) -> str | None:
         elif text[end] == "}":
             depth -= 1
             if depth == 0:
-                return text[start + len("\\boxed{") : end]
+                return end
     return None
 
 
