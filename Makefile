@@ -17,8 +17,13 @@ help:
 	@echo "make up    - install, build, migrate, seed a demo and start the whole studio"
 	@echo "make test  - ruff, mypy, import contracts, pytest and the frontend tests"
 
+# The virtualenv is made from the system's python3.11 where there is one: a
+# studio started as root runs its trainers as an unprivileged user, who must be
+# able to execute the interpreter (a pyenv build under /root is not reachable).
+PYTHON ?= $(shell test -x /usr/bin/python3.11 && echo /usr/bin/python3.11 || echo python3)
+
 $(PY):
-	python3 -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
 # torch==2.13.0 first on machines without CUDA, so the range in pyproject is

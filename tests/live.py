@@ -13,6 +13,7 @@ import atexit
 import contextlib
 import json
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -97,9 +98,14 @@ class LiveProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
 
 
-def spawn(name: str, argv: list[str], env: dict[str, str], log_dir: Path) -> LiveProcess:
+def spawn(
+    name: str, argv: list[str], env: dict[str, str], log_dir: Path, user: str | None = None
+) -> LiveProcess:
+    """Start `argv` in a process group of its own, logging to `<log_dir>/<name>.log`; with
+    `user`, as that OS account (as `rlstudio up` starts its Ray head under root)."""
     log_path = log_dir / f"{name}.log"
     handle = open(log_path, "ab")  # noqa: SIM115 - the child owns it
+    account = pwd.getpwnam(user) if user else None
     proc = subprocess.Popen(
         argv,
         env=env,
@@ -108,6 +114,10 @@ def spawn(name: str, argv: list[str], env: dict[str, str], log_dir: Path) -> Liv
         stdout=handle,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, killed as one
+        user=account.pw_uid if account else None,
+        group=account.pw_gid if account else None,
+        extra_groups=[] if account else None,
+        umask=0o077 if account else -1,
     )
     handle.close()
     started = LiveProcess(name, proc, log_path)
@@ -179,9 +189,10 @@ def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> Live
     return web
 
 
-def start_ray_head(log_dir: Path, num_cpus: int = 2) -> LiveProcess:
+def start_ray_head(log_dir: Path, num_cpus: int = 2, user: str | None = None) -> LiveProcess:
     """`ray start --head --block` on free, explicit ports; info["address"] is the dashboard
-    URL that the Jobs API (`JobSubmissionClient`) wants."""
+    URL that the Jobs API (`JobSubmissionClient`) wants. With `user`, the head (and so
+    every job's process) runs as that account, its temp dir and HOME its own."""
     gcs, dashboard = free_port(), free_port()
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
     argv = [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs}"]
@@ -203,7 +214,11 @@ def start_ray_head(log_dir: Path, num_cpus: int = 2) -> LiveProcess:
     # Ray turns token auth on by itself when ~/.ray/auth_token exists (any local ray.init()
     # writes one); our clients send no token, so the test head says it explicitly.
     env.setdefault("RAY_AUTH_MODE", "disabled")
-    head = spawn("ray-head", argv, env, log_dir)
+    if user is not None:
+        account = pwd.getpwnam(user)
+        os.chown(temp_dir, account.pw_uid, account.pw_gid)
+        env.update(HOME=str(temp_dir), USER=user, LOGNAME=user)
+    head = spawn("ray-head", argv, env, log_dir, user=user)
     head.info["address"] = f"http://127.0.0.1:{dashboard}"
     head.info["gcs_address"] = f"127.0.0.1:{gcs}"
     head.info["temp_dir"] = str(temp_dir)

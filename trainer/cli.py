@@ -108,9 +108,10 @@ def _run(args: argparse.Namespace) -> int:
 
     hf_logging.disable_progress_bar()  # weight loading bars would drown the metric lines
     if args.from_studio:
-        from trainer.reporting.bootstrap import BootstrapError, launch_from_studio
+        from trainer.reporting.bootstrap import BootstrapError, account_line, launch_from_studio
 
         try:
+            print(account_line(), flush=True)
             launched = launch_from_studio()
         except BootstrapError as exc:
             print(f"error: {exc}", file=sys.stderr)

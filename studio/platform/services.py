@@ -52,6 +52,17 @@ class Plan:
     database_url: str
     redis_url: str
     ray_address: str  # "" disables Ray in the studio
+    # What trainers write, besides the Ray temp dir: checkpoints, the spool.
+    trainer_outputs: tuple[Path, ...] = ()
+    trainer_user: str | None = None  # the OS account of the Ray head (None: ourselves)
+
+    @property
+    def trainer_home(self) -> Path:
+        """HOME of the trainer account's processes (Ray's, Hugging Face's caches)."""
+        return self.var / "trainer-home"
+
+    def trainer_folders(self) -> list[Path]:
+        return [ray_temp_dir(self.var), self.trainer_home, *self.trainer_outputs]
 
     @property
     def logs(self) -> Path:
@@ -209,6 +220,9 @@ def ray_spec(plan: Plan) -> ChildSpec:
     env = plan.child_env()
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join that address
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    if plan.trainer_user is not None:
+        env["HOME"] = str(plan.trainer_home)
+        env["USER"] = env["LOGNAME"] = plan.trainer_user
     return ChildSpec(
         name="ray head",
         argv=argv,
@@ -217,6 +231,7 @@ def ray_spec(plan: Plan) -> ChildSpec:
         log_path=plan.logs / "ray.log",
         tier=1,
         grace_s=5.0,
+        user=plan.trainer_user,  # every trainer process is started by this head
     )
 
 

@@ -104,6 +104,7 @@ def _preexec(parent_pid: int, death_signal: int, user: str | None) -> Callable[[
             os.setgroups([])
             os.setgid(account.pw_gid)
             os.setuid(account.pw_uid)
+            os.umask(0o077)  # what a service writes as its own account is not for others
         # Set after any uid change: changing credentials clears the death signal.
         _prctl(PR_SET_PDEATHSIG, death_signal)
         if os.getppid() != parent_pid:  # the supervisor died before prctl took effect

@@ -20,11 +20,13 @@ from typing import IO
 import requests
 from django.core.exceptions import ImproperlyConfigured
 
-from studio.paths import var_dir
+from studio.paths import demo_asset_dirs, var_dir
 from studio.platform import embedded_postgres as pg
 from studio.platform import services as svc
+from studio.platform import trainer_account
 from studio.platform.ports import busy_port_message
 from studio.platform.supervisor import StopRequested, Supervisor, UpError, become_subreaper
+from studio.runs.folders import SPOOL_DIR
 
 HEALTH_TIMEOUT_S = 180.0
 
@@ -102,6 +104,10 @@ def build_plan(args: argparse.Namespace) -> svc.Plan:
         database_url=database_url,
         redis_url=redis_url,
         ray_address=ray_address,
+        trainer_outputs=(
+            Path(settings.RLSTUDIO_CHECKPOINT_ROOT),
+            Path(settings.RLSTUDIO_TRAINER_WORKDIR) / SPOOL_DIR,
+        ),
     )
 
 
@@ -136,6 +142,13 @@ def preflight(plan: svc.Plan) -> None:
         svc.redis_server_path()
     if plan.ray_port is not None:
         svc.ray_executable()
+        pg_user = pg.postgres_os_user() if plan.postgres_port is not None else None
+        plan.trainer_user = trainer_account.trainer_os_user(pg_user)
+        if plan.trainer_user is not None:
+            settings = importlib.import_module("studio.settings")
+            workdir = Path(settings.RLSTUDIO_TRAINER_WORKDIR)
+            python = settings.RLSTUDIO_TRAINER_PYTHON
+            trainer_account.check_trainer_runs(plan.trainer_user, python, workdir)
     for need in plan.port_needs():
         message = busy_port_message(need)
         if message:
@@ -168,6 +181,8 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
     if plan.redis_port is not None:
         redis_child = sup.start(svc.redis_spec(plan))
     if plan.ray_port is not None:  # slowest to start: runs alongside migrate and seed
+        if plan.trainer_user is not None:
+            trainer_account.own_folders(plan.trainer_user, plan.trainer_folders())
         ray = sup.start(svc.ray_spec(plan))
     # Needs no database: runs while Postgres boots. WhiteNoise serves the admin's files.
     sup.run_once(svc.django_step(plan, "collectstatic", "collectstatic", "--noinput"), 300)
@@ -178,6 +193,9 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
     sup.run_once(svc.django_step(plan, "migrate", "migrate", "--noinput"), timeout_s=600)
     seed = ["seed_demo"] if demo else ["seed_demo", "--skip-demo-model"]
     sup.run_once(svc.django_step(plan, "seed_demo", *seed, log=False), timeout_s=900)
+    if plan.trainer_user is not None:
+        trainer_account.share_read_only(list(demo_asset_dirs(plan.var).values()))
+        trainer_account.close_to_others([plan.logs, plan.var / "redis", plan.var / "media"])
     if plan.redis_port is not None:
         port = plan.redis_port
         sup.wait_until(lambda: svc.redis_ready(port), "the embedded Redis", 30, redis_child)

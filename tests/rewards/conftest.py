@@ -1,14 +1,29 @@
-"""Shared helpers of the reward tests: sandbox processes and a one-line request maker."""
+"""Shared helpers of the reward tests: sandbox processes, a one-line request maker, and
+the mark for tests that need the sandbox's full isolation."""
 
 from __future__ import annotations
 
+import functools
+import os
 import time
 
 import psutil
 import pytest
 
-from trainer.rewards import RewardRequest
-from trainer.rewards.sandbox.zygote import UID_BASE
+from trainer.rewards import RewardRequest, isolation_report
+from trainer.rewards.sandbox.zygote import NAMESPACE_ID, UID_BASE
+
+NO_FULL_SANDBOX = "the sandbox's full isolation is not available on this host"
+
+
+@functools.cache
+def full_sandbox_here() -> bool:
+    """Every protection works here: as root, or unprivileged through user namespaces."""
+    return all(isolation_report().values())
+
+
+def needs_full_sandbox() -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not full_sandbox_here(), reason=NO_FULL_SANDBOX)
 
 
 def request(
@@ -22,13 +37,36 @@ def request(
     )
 
 
+def call_uid(worker_pid: int) -> int:
+    """The uid reward code sees in a call of the worker whose zygote is `worker_pid`:
+    under root one of its own; unprivileged, the id its user namespace maps."""
+    return UID_BASE + worker_pid if os.geteuid() == 0 else NAMESPACE_ID
+
+
+def _in_a_nested_pid_namespace(pid: int) -> bool:
+    """/proc/<pid>/status lists the process's pid in each PID namespace it is in (readable
+    even for a process that is not dumpable, as sandbox calls are)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            line = next((ln for ln in f if ln.startswith("NSpid:")), "NSpid:")
+    except OSError:
+        return False
+    return len(line.split()) > 2
+
+
 def sandbox_processes() -> list[psutil.Process]:
-    """Processes running as a sandbox uid (each worker has its own; none may outlive a
-    call)."""
+    """Processes of the sandbox (none may outlive a call): under root, those running as a
+    sandbox uid (each worker has its own); unprivileged, our own uid's processes in a
+    PID namespace other than ours (each call's; the warm zygotes stay in ours)."""
+    own_uid = os.geteuid()
     found = []
     for proc in psutil.process_iter(["uids"]):
         uids = proc.info["uids"]
-        if uids is not None and max(uids.real, uids.effective) >= UID_BASE:
+        if uids is None:
+            continue
+        if max(uids.real, uids.effective) >= UID_BASE:
+            found.append(proc)
+        elif own_uid != 0 and uids.real == own_uid and _in_a_nested_pid_namespace(proc.pid):
             found.append(proc)
     return found
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.rewards.conftest import request
+from tests.rewards.conftest import needs_full_sandbox, request
 from tests.verl_data import VERL_GSM8K
 from trainer.config.schema import RewardConfig
 from trainer.rewards import (
@@ -23,7 +23,7 @@ from trainer.rewards import (
     make_scorer,
 )
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+pytestmark = needs_full_sandbox()
 
 LIMITS = SandboxLimits(timeout_s=2.0)
 
@@ -168,6 +168,7 @@ def test_full_isolation_mode_starts_here():
 AS_ROOT = SandboxLimits(timeout_s=2.0, uid=0, gid=0)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="calls run as uid 0 only under root")
 def test_a_pool_lacking_a_protection_refuses_to_start_by_default(monkeypatch):
     monkeypatch.delenv("RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL", raising=False)
     with pytest.raises(SandboxUnavailableError) as refused:
@@ -179,6 +180,7 @@ def test_a_pool_lacking_a_protection_refuses_to_start_by_default(monkeypatch):
         SandboxPool(VERL_GSM8K, limits=AS_ROOT, require_full_isolation=True)
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="calls run as uid 0 only under root")
 def test_partial_isolation_runs_only_when_allowed_explicitly_and_is_logged(monkeypatch, caplog):
     monkeypatch.setenv("RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL", "1")
     with SandboxPool(VERL_GSM8K, limits=AS_ROOT) as pool:

@@ -6,16 +6,13 @@ zygote, nothing left running, the next honest call scores)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from tests.rewards.conftest import request, wait_for_no_sandbox_processes
+from tests.rewards.conftest import needs_full_sandbox, request, wait_for_no_sandbox_processes
 from trainer.config.schema import RewardConfig
 from trainer.rewards import SandboxLimits, SandboxPool, make_scorer
 
-NEEDS_ROOT = "full sandbox needs root here"
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason=NEEDS_ROOT)
+pytestmark = needs_full_sandbox()
 
 LIMITS = SandboxLimits(timeout_s=1.0, memory_mb=128, output_bytes=4096, max_processes=16)
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.rewards.conftest import request, wait_for_no_sandbox_processes
+from tests.rewards.conftest import needs_full_sandbox, request, wait_for_no_sandbox_processes
 from trainer.rewards import RewardCodeError, SandboxLimits, SandboxPool
 from trainer.rewards.loader import MAX_SOURCE_BYTES
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+pytestmark = needs_full_sandbox()
 
 REPO = Path(__file__).resolve().parents[2]
 CANARY_NAME = "RLSTUDIO_TEST_CANARY"

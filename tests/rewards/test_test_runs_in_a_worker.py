@@ -5,7 +5,6 @@ model in a `python -m trainer sample` subprocess; the browser's polling is the A
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -21,6 +20,7 @@ from studio.projects.models import ApiToken, Membership, Project, Role
 from studio.rewards import lifecycle
 from studio.rewards.models import RewardTestRun
 from tests.live import LiveProcess, start_celery_worker
+from tests.rewards.conftest import needs_full_sandbox
 from tests.rewards.studio_objects import (
     make_checkpoint,
     make_dataset_version,
@@ -30,7 +30,7 @@ from tests.rewards.studio_objects import (
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),  # the worker sees committed rows only
-    pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here"),
+    needs_full_sandbox(),
 ]
 URL = "/api/reward-test-runs/"
 

@@ -7,13 +7,12 @@ verl does not know."""
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.rewards.conftest import request
+from tests.rewards.conftest import needs_full_sandbox, request
 from trainer.config.schema import RewardConfig
 from trainer.rewards import SandboxLimits, make_scorer
 from trainer.rewards.builtins import verl_default
@@ -72,7 +71,7 @@ def test_sources_whose_verl_scorers_run_code_or_sympy_are_refused(data_source, w
         verl_default(data_source, "x", "y")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+@needs_full_sandbox()
 def test_it_runs_in_the_sandbox_with_dapo_extras_and_per_row_errors(no_leftover_processes):
     chosen = [c for c in SCORED if c["data_source"] in ("math_dapo", "openai/gsm8k")][:24]
     requests = [

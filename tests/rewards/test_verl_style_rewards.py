@@ -6,17 +6,14 @@ batch, in the sandbox and in-process."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from tests.rewards.conftest import request
+from tests.rewards.conftest import needs_full_sandbox, request
 from trainer.config.schema import RewardConfig
 from trainer.rewards import InProcessScorer, RewardCodeError, SandboxLimits, SandboxPool
 from trainer.rewards.contract import MAX_EXTRA_BYTES, normalise
 from trainer.rewards.loader import load_reward
 
-NEEDS_ROOT = "full sandbox needs root here"
 LIMITS = SandboxLimits(timeout_s=2.0, memory_mb=256, output_bytes=4096, max_processes=16)
 
 # verl's DAPO scorer returns {"score", "acc", "pred"}; this one adds a list and None, and
@@ -146,13 +143,13 @@ def test_verl_reward_kwargs_translate_to_reward_kwargs():
     assert pairs == [("reward.kwargs", {"format_score": 0.1})]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason=NEEDS_ROOT)
+@needs_full_sandbox()
 def test_a_verl_style_module_runs_in_the_sandbox_with_its_kwargs(no_leftover_processes):
     with SandboxPool(VERL_SAMPLE, workers=1, limits=LIMITS, kwargs=KWARGS) as pool:
         _check_sample_results(pool.score_batch(SAMPLE_REQUESTS))
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason=NEEDS_ROOT)
+@needs_full_sandbox()
 def test_a_verl_style_batch_module_runs_in_the_sandbox_with_its_kwargs(no_leftover_processes):
     with SandboxPool(VERL_BATCH, workers=1, limits=LIMITS, kwargs={"scale": 3.0}) as pool:
         assert pool.batch
@@ -165,7 +162,7 @@ def test_a_verl_style_batch_module_runs_in_the_sandbox_with_its_kwargs(no_leftov
     assert (bad.score, bad.components, bad.extra["pred"]) == (0.0, {"acc": 0.0}, "6")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason=NEEDS_ROOT)
+@needs_full_sandbox()
 def test_the_sandbox_refuses_kwargs_that_replace_verls_arguments():
     with pytest.raises(RewardCodeError, match="one of verl's own arguments"):
         SandboxPool(VERL_SAMPLE, workers=1, limits=LIMITS, kwargs={"extra_info": {}})

@@ -150,8 +150,10 @@ def _stack(
     model_root: Path,
     hub_url: str,
     worker_nodes: int = 0,
+    extra_env: dict[str, str] | None = None,
+    ray_user: str | None = None,
 ) -> Iterator[Stack]:
-    ray = start_ray_head(log_dir, num_cpus=2)
+    ray = start_ray_head(log_dir, num_cpus=2, user=ray_user)
     nodes = tuple(start_ray_worker_node(log_dir, ray, num_cpus=2) for _ in range(worker_nodes))
     port = free_port()
     prefix = f"t{secrets.token_hex(3)}"
@@ -177,6 +179,7 @@ def _stack(
         # These tests start many runs of one project at once; the cap has tests of its own
         # (tests/runs/test_queue.py, tests/security/test_queue_share.py).
         "RLSTUDIO_PROJECT_MAX_RUNNING_JOBS": "0",
+        **(extra_env or {}),
     }
     web = start_web_server(log_dir, port=port, **env)
     beat = start_beat(log_dir, **env)

@@ -4,17 +4,17 @@ a per-sample function's, inside the test-run's time budget."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 from django.test import override_settings
 
 from studio.rewards.checks import problems_in
+from tests.rewards.conftest import needs_full_sandbox
 from tests.rewards.studio_objects import make_dataset_version
 from trainer.rewards import builtin_source
 
-needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
+needs_sandbox = needs_full_sandbox()
 
 # verl's batch reward manager calls `compute_score` with lists; one row loops forever.
 BATCH = """

@@ -3,15 +3,14 @@ one's responses again; the comparison puts the rows that disagree first."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from studio.rewards import lifecycle
 from studio.rewards.models import RewardTestRun, RewardVersion
+from tests.rewards.conftest import needs_full_sandbox
 from tests.rewards.studio_objects import make_dataset_version, make_reward_version
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
+pytestmark = needs_full_sandbox()
 URL = "/api/reward-comparisons/"
 # Version 2 only accepts even answers: it disagrees with version 1 on rows 1 and 3.
 EVEN_ONLY = (

@@ -7,7 +7,6 @@ tests/rewards/test_test_runs_in_a_worker.py.
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 import pytest
@@ -15,13 +14,14 @@ from django.utils import timezone
 
 from studio.projects.models import AuditEvent
 from studio.rewards.models import RewardTestRun
+from tests.rewards.conftest import needs_full_sandbox
 from tests.rewards.studio_objects import (
     make_checkpoint,
     make_dataset_version,
     make_reward_version,
 )
 
-needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
+needs_sandbox = needs_full_sandbox()
 URL = "/api/reward-test-runs/"
 
 

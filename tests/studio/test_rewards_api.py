@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 
 import pytest
@@ -12,10 +11,11 @@ from django.test import override_settings
 
 from studio.projects.models import AuditEvent
 from studio.rewards.models import RewardVersion
+from tests.rewards.conftest import needs_full_sandbox
 from tests.verl_data import VERL_GSM8K, verl_parquet
 from trainer.rewards import builtin_source
 
-needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
+needs_sandbox = needs_full_sandbox()
 
 EXACT = """
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):

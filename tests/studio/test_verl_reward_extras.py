@@ -4,11 +4,9 @@ reward_kwargs). Ingest and export: tests/telemetry/test_ingest_reward_extra.py."
 
 from __future__ import annotations
 
-import os
+from tests.rewards.conftest import needs_full_sandbox
 
-import pytest
-
-needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="the full sandbox needs root here")
+needs_sandbox = needs_full_sandbox()
 
 # verl's DAPO scorer's return shape, plus a list, None, and a keyword argument.
 DAPO_STYLE = """

@@ -3,10 +3,7 @@ sandbox transparently (the reward sources path), one call per chunk of responses
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
+from tests.rewards.conftest import needs_full_sandbox
 from trainer.loop import Trainer
 
 from .conftest import demo_config
@@ -26,7 +23,7 @@ def compute_score(data_sources, solution_strs, ground_truths, extra_infos, **kwa
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+@needs_full_sandbox()
 def test_a_grpo_step_scores_with_a_verl_batch_reward_in_the_sandbox(demo_assets, tmp_path):
     reward = tmp_path / "batch_reward.py"
     reward.write_text(BATCH_ARITH)

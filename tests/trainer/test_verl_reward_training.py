@@ -5,16 +5,15 @@ samples; the boolean and numbers are charted as `reward/<key>/mean`."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
+from tests.rewards.conftest import needs_full_sandbox
 from trainer.loop import Trainer
 
 from .conftest import demo_config
 from .test_training import RecordingReporter
 
-needs_sandbox = pytest.mark.skipif(os.geteuid() != 0, reason="full sandbox needs root here")
+needs_sandbox = needs_full_sandbox()
 
 PER_SAMPLE = """
 import re

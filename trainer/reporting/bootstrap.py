@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import tempfile
 import urllib.error
 import urllib.request
@@ -58,6 +59,16 @@ def _write_private(code: str) -> Path:
     with os.fdopen(fd, "w") as out:
         out.write(code)
     return path
+
+
+def account_line() -> str:
+    """Which account this trainer runs as: a root studio starts trainers unprivileged."""
+    uid = os.geteuid()
+    try:
+        name = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        name = "(no name)"
+    return f"trainer process: user {name} (uid {uid})"
 
 
 def launch_from_studio(environ: Any = os.environ) -> Launch:

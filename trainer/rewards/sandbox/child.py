@@ -72,6 +72,7 @@ class ChildPlan:
         kwargs: dict[str, Any],
         uid: int,
         gid: int,
+        user_namespace: bool,
         rlimits: dict[int, int],
         memory_bytes: int,
         output_bytes: int,
@@ -85,6 +86,9 @@ class ChildPlan:
         self.function_name = function_name
         self.kwargs = kwargs  # reward.kwargs: passed to every call
         self.uid, self.gid = uid, gid
+        # Unprivileged zygote in a user namespace: children keep its (unprivileged) ids
+        # and shed the capabilities the namespace gave it instead of switching uid.
+        self.user_namespace = user_namespace
         self.rlimits = rlimits  # resource -> limit (soft = hard); RLIMIT_AS is added per child
         self.memory_bytes = memory_bytes
         self.output_bytes = output_bytes  # of each request's stdout+stderr, kept
@@ -137,6 +141,9 @@ def _harden(
             resource.setrlimit(which, (value, value))
 
     def drop_uid() -> None:
+        if plan.user_namespace:
+            hardening.drop_capabilities()
+            return
         if not root:
             raise OSError(1, "not root: cannot switch to an unprivileged uid")
         os.setgroups([])

@@ -6,7 +6,9 @@ user's code (without running it), preloads the modules the code imports when the
 from the interpreter's own install (so children need no read access to it), moves
 itself into a new network namespace (no interface is up: no network at all) and a new
 mount namespace with a size-capped tmpfs for scratch, then serves requests read from
-its stdin. User code never runs here: only in the children (see `child`).
+its stdin. User code never runs here: only in the children (see `child`). Started
+without root, it first enters a user namespace of its own, which lets it build the same
+namespaces (`hardening.enter_user_namespace`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ MAX_PRELOADS = 64
 # Calls run as UID_BASE + the zygote's pid: a uid (and gid) of its own per worker, far
 # above any account's, so process limits (RLIMIT_NPROC counts per uid) never shared.
 UID_BASE = 1_000_000_000
+# Without root, the zygote enters a user namespace of its own as this id (mapped to the
+# account it runs as): not 0, so reward code never sees itself as root there either.
+NAMESPACE_ID = 1000
 READ_ONLY_DIRS = ("/usr", "/lib", "/lib64", "/lib32")
 READ_ONLY_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/dev/urandom", "/dev/random", "/dev/zero")
 
@@ -107,10 +112,15 @@ class Zygote:
         self.scratch_root: str = init["scratch"]
         self.calls = 0
         self.root = os.geteuid() == 0
+        self.user_namespace = False  # privileged only inside a user namespace of its own
         self.batch = False
         self.isolation: dict[str, bool] = {}
 
     def start(self) -> dict[str, Any]:
+        if not self.root:
+            with contextlib.suppress(OSError):  # not allowed here: the probe reports it
+                hardening.enter_user_namespace(NAMESPACE_ID)
+                self.user_namespace = True
         code = self.init["code"]
         linecache.cache[child.FILENAME] = (len(code), None, code.splitlines(True), child.FILENAME)
         compiled = compile(code, child.FILENAME, "exec")
@@ -125,12 +135,14 @@ class Zygote:
             resource.RLIMIT_CORE: 0,
         }
         abi = hardening.landlock_abi()
+        own_id = NAMESPACE_ID if self.user_namespace else None
         self.plan = child.ChildPlan(
             code=compiled,
             function_name=self.init["function_name"],
             kwargs=dict(self.init["kwargs"]),
-            uid=UID_BASE + os.getpid() if limits["uid"] is None else int(limits["uid"]),
-            gid=UID_BASE + os.getpid() if limits["gid"] is None else int(limits["gid"]),
+            uid=own_id or self._child_id(limits["uid"]),
+            gid=own_id or self._child_id(limits["gid"]),
+            user_namespace=self.user_namespace,
             rlimits=rlimits,
             memory_bytes=int(limits["memory_mb"]) << 20,
             output_bytes=int(limits["output_bytes"]),
@@ -156,20 +168,26 @@ class Zygote:
                 "ok": False,
                 "error": "sandbox protections unavailable on this host: "
                 + ", ".join(missing)
-                + ". Full isolation needs root on Linux x86_64 with Landlock (ABI >= 6) and "
-                "seccomp. To run rewards with less isolation anyway, allow it explicitly: "
+                + ". Full isolation needs Linux x86_64 with Landlock (ABI >= 6), seccomp, and "
+                "root or unprivileged user namespaces. To run rewards with less isolation "
+                "anyway, allow it explicitly: "
                 "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL=1 (or require_full_isolation=False).",
                 "isolation": self.isolation,
             }
         return {"ok": True, "isolation": self.isolation, "batch": self.batch}
 
+    @staticmethod
+    def _child_id(configured: int | None) -> int:
+        return UID_BASE + os.getpid() if configured is None else int(configured)
+
     def _enter_namespaces(self) -> dict[str, bool]:
+        privileged = self.root or self.user_namespace
         done = {
             "network_namespace": False,
             "private_scratch_tmpfs": False,
-            "pid_namespace": self.root,
+            "pid_namespace": privileged,
         }
-        if not self.root:
+        if not privileged:
             return done
         try:
             hardening.unshare(hardening.CLONE_NEWNET)
@@ -178,8 +196,9 @@ class Zygote:
             pass
         try:
             hardening.unshare(hardening.CLONE_NEWNS)
+            owner = os.geteuid()  # 0, or NAMESPACE_ID in a user namespace
             hardening.mount_private_tmpfs(
-                self.scratch_root, int(self.limits["scratch_mb"]) << 20, 0, 0
+                self.scratch_root, int(self.limits["scratch_mb"]) << 20, owner, owner
             )
             done["private_scratch_tmpfs"] = True
         except OSError:
