@@ -12,7 +12,8 @@ rank holds the whole batch, takes its shard of each mini-batch
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -75,6 +76,54 @@ def _means(sums: MetricSums) -> dict[str, float]:
     return {k: (v[0] / v[1] if v[1] else 0.0) for k, v in sums.items()}
 
 
+# A role's gradient accumulation over one mini-batch: (mini-batch, its response tokens,
+# its rows, the metric sums). The counts are the whole mini-batch's, so each micro-batch's
+# loss takes its share of them.
+Accumulate = Callable[[RolloutBatch, Tensor, Tensor, MetricSums], None]
+
+
+@dataclass(frozen=True)
+class PpoPasses:
+    """The skeleton the actor's and the critic's updates share: `epochs` passes over the
+    batch in mini-batches of whole groups, each one optimizer step (zeroed gradients, the
+    role's accumulation, clipping, a step only when the gradient norm is finite); the
+    metric means are all-reduced over the data-parallel group."""
+
+    role: str  # the metrics' prefix: actor, critic
+    epochs: int
+    mini_batch_rows: int
+    grad_clip: float
+
+    def run(
+        self,
+        module: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        batch: RolloutBatch,
+        generator: torch.Generator,
+        group: DataGroup,
+        accumulate: Accumulate,
+    ) -> dict[str, float]:
+        sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
+        module.train()
+        for rows in iterate_minibatches(
+            batch.group_index.cpu(), self.mini_batch_rows, self.epochs, generator
+        ):
+            mini = batch.select(rows)  # the whole mini-batch: its counts are global ones
+            mask_total = mini.response_mask.sum()
+            row_total = mini.response_mask.new_tensor(float(mini.size))
+            optimizer.zero_grad(set_to_none=True)
+            accumulate(mini, mask_total, row_total, sums)
+            grad_norm = full_tensor(
+                torch.nn.utils.clip_grad_norm_(module.parameters(), self.grad_clip)
+            )
+            if torch.isfinite(grad_norm):
+                optimizer.step()
+            _add(sums, f"{self.role}/grad_norm", float(grad_norm))
+        metrics = _means(reduce_metric_sums(sums, group))
+        metrics[f"{self.role}/lr"] = optimizer.param_groups[0]["lr"]
+        return metrics
+
+
 def rows_without_gradient(batch: RolloutBatch, cfg: ActorConfig) -> Tensor:
     """(B,) bool: rows whose share of the actor's loss has a zero gradient.
 
@@ -104,15 +153,10 @@ def update_actor(
     the others: the weights use the whole mini-batch's counts, so the gradient and the
     metrics are the whole mini-batch's while the backward skips rows that add zero."""
     assert batch.advantages is not None
-    sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
-    model.train()
-    for rows in iterate_minibatches(
-        batch.group_index.cpu(), mini_batch_rows, cfg.ppo_epochs, generator
-    ):
-        mini = batch.select(rows)  # the whole mini-batch: its counts are global ones
-        mask_total = mini.response_mask.sum()
-        row_total = mini.response_mask.new_tensor(float(mini.size))
-        optimizer.zero_grad(set_to_none=True)
+
+    def accumulate(
+        mini: RolloutBatch, mask_total: Tensor, row_total: Tensor, sums: MetricSums
+    ) -> None:
         idle = rows_without_gradient(mini, cfg).cpu()
         # Every rank holds the whole batch, so all split it alike. With no row to learn
         # from, run the ordinary pass: the optimizer then steps on zero gradients.
@@ -140,15 +184,9 @@ def update_actor(
                         sums,
                         learn,
                     )
-        grad_norm = full_tensor(
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.grad_clip)
-        )
-        if torch.isfinite(grad_norm):
-            optimizer.step()
-        _add(sums, "actor/grad_norm", float(grad_norm))
-    metrics = _means(reduce_metric_sums(sums, group))
-    metrics["actor/lr"] = optimizer.param_groups[0]["lr"]
-    return metrics
+
+    passes = PpoPasses("actor", cfg.ppo_epochs, mini_batch_rows, cfg.optim.grad_clip)
+    return passes.run(model, optimizer, batch, generator, group, accumulate)
 
 
 def _actor_micro_batch(
@@ -229,16 +267,11 @@ def update_critic(
 ) -> dict[str, float]:
     """Clipped value regression towards the GAE returns."""
     assert batch.values is not None and batch.returns is not None
-    sums: MetricSums = defaultdict(lambda: [0.0, 0.0])
     mode: LossAggMode = cfg.loss_agg_mode
-    critic.train()
-    for rows in iterate_minibatches(
-        batch.group_index.cpu(), mini_batch_rows, cfg.ppo_epochs, generator
-    ):
-        mini = batch.select(rows)
-        mask_total = mini.response_mask.sum()
-        row_total = mini.response_mask.new_tensor(float(mini.size))
-        optimizer.zero_grad(set_to_none=True)
+
+    def accumulate(
+        mini: RolloutBatch, mask_total: Tensor, row_total: Tensor, sums: MetricSums
+    ) -> None:
         for part in micro_batches(
             mini,
             group,
@@ -256,15 +289,9 @@ def update_critic(
             (loss * weight).backward()
             _add(sums, "critic/vf_loss", float(loss.detach()), float(weight))
             _add(sums, "critic/vf_clipfrac", float(clipfrac), float(weight))
-        grad_norm = full_tensor(
-            torch.nn.utils.clip_grad_norm_(critic.parameters(), cfg.optim.grad_clip)
-        )
-        if torch.isfinite(grad_norm):
-            optimizer.step()
-        _add(sums, "critic/grad_norm", float(grad_norm))
-    metrics = _means(reduce_metric_sums(sums, group))
-    metrics["critic/lr"] = optimizer.param_groups[0]["lr"]
-    return metrics
+
+    passes = PpoPasses("critic", cfg.ppo_epochs, mini_batch_rows, cfg.optim.grad_clip)
+    return passes.run(critic, optimizer, batch, generator, group, accumulate)
 
 
 def critic_values(critic: nn.Module, batch: RolloutBatch) -> Tensor:
