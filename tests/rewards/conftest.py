@@ -64,9 +64,9 @@ def sandbox_processes() -> list[psutil.Process]:
         uids = proc.info["uids"]
         if uids is None:
             continue
-        if max(uids.real, uids.effective) >= UID_BASE:
-            found.append(proc)
-        elif own_uid != 0 and uids.real == own_uid and _in_a_nested_pid_namespace(proc.pid):
+        sandbox_uid = max(uids.real, uids.effective) >= UID_BASE
+        own_nested = own_uid != 0 and uids.real == own_uid
+        if sandbox_uid or (own_nested and _in_a_nested_pid_namespace(proc.pid)):
             found.append(proc)
     return found
 

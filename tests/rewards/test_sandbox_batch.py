@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.rewards.attacks import LOOP_MEMORY_FORK
 from tests.rewards.conftest import needs_full_sandbox, request, wait_for_no_sandbox_processes
 from trainer.config.schema import RewardConfig
 from trainer.rewards import SandboxLimits, SandboxPool, make_scorer
@@ -26,9 +27,12 @@ def compute_score(data_sources, solution_strs, ground_truths, extra_infos, **kwa
     ]
 """
 
-HOSTILE_BATCH = r"""
+HOSTILE_BATCH = (
+    r"""
 import os, signal, time
-
+"""
+    + LOOP_MEMORY_FORK
+    + r"""
 
 def compute_score(data_sources, solution_strs, ground_truths, extra_infos, **kwargs):
     print("batch of", len(solution_strs))
@@ -42,32 +46,8 @@ def score(solution, truth):
     return ATTACKS[solution](truth)
 
 
-def infinite_loop(_):
-    while True:
-        pass
-
-
 def raise_on_row(truth):
     return 1.0 / int(truth)
-
-
-def memory_bomb(_):
-    blocks = []
-    try:
-        while True:
-            blocks.append(bytearray(4 << 20))
-    except MemoryError:
-        pass  # caught: keep holding it all and carry on
-    while True:
-        time.sleep(0.01)
-
-
-def fork_bomb(_):
-    while True:
-        try:
-            os.fork()
-        except OSError:
-            pass
 
 
 def kill_itself(_):
@@ -81,6 +61,7 @@ def not_a_number(_):
 ATTACKS = {f.__name__: f for f in (
     infinite_loop, raise_on_row, memory_bomb, fork_bomb, kill_itself, not_a_number)}
 """
+)
 
 
 @pytest.fixture(scope="module")

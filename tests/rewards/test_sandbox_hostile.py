@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.rewards.attacks import LOOP_MEMORY_FORK
 from tests.rewards.conftest import needs_full_sandbox, request, wait_for_no_sandbox_processes
 from trainer.rewards import RewardCodeError, SandboxLimits, SandboxPool
 from trainer.rewards.loader import MAX_SOURCE_BYTES
@@ -29,9 +30,12 @@ LIMITS = SandboxLimits(
     timeout_s=1.0, memory_mb=128, output_bytes=4096, file_size_mb=1, scratch_mb=8, max_processes=16
 )
 
-HOSTILE = r"""
+HOSTILE = (
+    r"""
 import ctypes, os, signal, socket, sys, time
-
+"""
+    + LOOP_MEMORY_FORK
+    + r"""
 STATE = []
 
 
@@ -39,11 +43,6 @@ def compute_score(data_source, solution_str, ground_truth, extra_info):
     if solution_str == "ok":
         return 1.0
     return ATTACKS[solution_str](ground_truth)
-
-
-def infinite_loop(_):
-    while True:
-        pass
 
 
 def long_sleep(_):
@@ -58,31 +57,12 @@ def ignore_signals(_):
         time.sleep(0.001)
 
 
-def memory_bomb(_):
-    blocks = []
-    try:
-        while True:
-            blocks.append(bytearray(4 << 20))
-    except MemoryError:
-        pass  # caught: keep holding it all and carry on
-    while True:
-        time.sleep(0.01)
-
-
 def memory_spread_over_forks(_):
     for _ in range(4):
         if os.fork() == 0:
             held = bytearray(60 << 20)  # each process stays under its own address-space limit
             time.sleep(3600)
     time.sleep(3600)
-
-
-def fork_bomb(_):
-    while True:
-        try:
-            os.fork()
-        except OSError:
-            pass
 
 
 def double_fork_setsid(_):
@@ -243,6 +223,7 @@ ATTACKS = {f.__name__: f for f in (
     return_value, kill_parent, kill_everything, kill_host_pid, ctypes_system, leak_state,
     segfault, read_stdin)}
 """
+)
 
 
 @pytest.fixture(scope="module")
