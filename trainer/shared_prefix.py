@@ -32,6 +32,10 @@ from trainer.packing import segments_by_prompt
 # the dense masked attention of the packed layout runs far below matmul speed: fitted to
 # the padded / packed update times of the 25M bench model at 64-token responses on CPU
 # (the packed layout was 2.5x slower with 1/3 fewer token positions), it is ~1/170.
+# The value in use, 1/128, predates that fit and was kept: with 1/170 the layout chosen
+# differs on ~4% of random batch shapes (groups of 4-8, prompts to 128 and responses to
+# 512 tokens), so changing it changes which layout runs, and wants the long-completion
+# timings (docs/benchmarks.md) measured again first.
 ATTENTION_PAIR_COST = 1 / 128
 # Fixed cost of one more forward/backward (per-op overhead, accumulating every parameter's
 # gradient), in token positions: measured ~20 on the 25M bench model on CPU; doubled here
