@@ -145,6 +145,19 @@ def test_loaded_models_follow_the_config(demo_assets: Path) -> None:
     assert type(critic.value_head) is OneDnnLinear
 
 
+def test_a_model_headed_for_a_gpu_keeps_plain_linears_while_staged_on_the_cpu(
+    demo_assets: Path,
+) -> None:
+    """FSDP workers load on the CPU and shard onto the GPU: the CPU kernels must not come
+    along (they would sit in a GPU model), whatever the config asks for."""
+    model_dir = demo_assets / "model"
+    staged = load_policy(model_dir, "float32", "cuda", "onednn", stage_on_cpu=True)
+    assert {type(m) for m in staged.modules() if isinstance(m, nn.Linear)} == {nn.Linear}
+    assert {p.device.type for p in staged.parameters()} == {"cpu"}
+    critic = ValueModel.from_pretrained(model_dir, "float32", "cuda", "onednn", stage_on_cpu=True)
+    assert type(critic.value_head) is nn.Linear
+
+
 def test_auto_runs_onednn_only_where_it_was_measured_faster() -> None:
     assert auto_kernel("AuthenticAMD", has_avx512=True) == "onednn"  # Zen 4/5: MKL skips it
     assert auto_kernel("AuthenticAMD", has_avx512=False) == "torch"  # Zen 3: oneDNN slower

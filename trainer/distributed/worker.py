@@ -154,7 +154,11 @@ class PolicyWorker:
         self.critic: nn.Module | None = None
         if cfg.needs_critic:
             critic = ValueModel.from_pretrained(
-                cfg.model.path, cfg.model.dtype, "cpu", cfg.model.cpu_linear_kernel
+                cfg.model.path,
+                cfg.model.dtype,
+                self.device,
+                cfg.model.cpu_linear_kernel,
+                stage_on_cpu=True,
             )
             self.critic = fsdp.shard_model(critic, mesh, mixed, offload)
             self.critic_optimizer = build_optimizer(self.critic, cfg.critic.optim)
@@ -165,8 +169,9 @@ class PolicyWorker:
         return worker_info(self.rank, self.device, num_params)
 
     def _policy(self, dtype: str) -> nn.Module:
-        # Loaded on the CPU: fully_shard moves only this rank's shard to the GPU.
-        return load_policy(self.cfg.model.path, dtype, "cpu", self.cfg.model.cpu_linear_kernel)
+        # Staged on the CPU: fully_shard moves only this rank's shard to the GPU.
+        kernel = self.cfg.model.cpu_linear_kernel
+        return load_policy(self.cfg.model.path, dtype, self.device, kernel, stage_on_cpu=True)
 
     def _rollout_engine(self) -> RolloutEngine:
         cfg = self.cfg

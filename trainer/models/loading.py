@@ -82,16 +82,28 @@ def load_policy(
     dtype: str | torch.dtype = "float32",
     device: str | torch.device = "cpu",
     cpu_linear_kernel: CpuLinearKernel = "auto",
+    *,
+    stage_on_cpu: bool = False,
 ) -> PreTrainedModel:
-    """A causal LM from a local folder, in `dtype`, on `device`; its linear layers run
-    `cpu_linear_kernel` on CPU (trainer.cpu_linear)."""
+    """A causal LM from a local folder, in `dtype`, to run on `device`; its linear layers
+    run `cpu_linear_kernel` when that is the CPU (never on an accelerator). With
+    `stage_on_cpu` it is returned on the CPU still, for FSDP to move each rank's shard."""
     model = AutoModelForCausalLM.from_pretrained(
         _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
     )
-    use_cpu_linear_kernel(model, cpu_linear_kernel)
+    _use_kernel_where_it_runs(model, torch.device(device), cpu_linear_kernel)
     # transformers types `to` through a decorator that mypy cannot call; it returns self.
-    moved: PreTrainedModel = cast(Any, model).to(torch.device(device))
+    moved: PreTrainedModel = cast(Any, model).to(torch.device("cpu" if stage_on_cpu else device))
     return moved
+
+
+def _use_kernel_where_it_runs(
+    model: nn.Module, device: torch.device, kernel: CpuLinearKernel
+) -> None:
+    """The CPU kernels are for a model that computes on the CPU: one headed for a GPU keeps
+    plain `nn.Linear` layers even while it is staged on the CPU."""
+    if device.type == "cpu":
+        use_cpu_linear_kernel(model, kernel)
 
 
 class ValueModel(nn.Module):
@@ -132,9 +144,11 @@ class ValueModel(nn.Module):
         dtype: str | torch.dtype = "float32",
         device: str | torch.device = "cpu",
         cpu_linear_kernel: CpuLinearKernel = "auto",
+        *,
+        stage_on_cpu: bool = False,
     ) -> ValueModel:
         """Backbone from a policy (or critic) folder; the value head too when one was saved.
-        Its linear layers run `cpu_linear_kernel` on CPU (trainer.cpu_linear)."""
+        Devices and kernels as `load_policy`."""
         backbone = AutoModel.from_pretrained(
             _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
         )
@@ -142,8 +156,8 @@ class ValueModel(nn.Module):
         head = Path(path) / VALUE_HEAD_FILE
         if head.is_file():
             model.value_head.load_state_dict(load_file(head))
-        use_cpu_linear_kernel(model, cpu_linear_kernel)
-        return model.to(torch.device(device))
+        _use_kernel_where_it_runs(model, torch.device(device), cpu_linear_kernel)
+        return model.to(torch.device("cpu" if stage_on_cpu else device))
 
     def save_pretrained(self, path: str | Path) -> None:
         """Backbone as a HF folder, value head beside it (`from_pretrained` reads both)."""
