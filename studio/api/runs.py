@@ -9,9 +9,7 @@ from functools import cache
 from typing import Any
 
 import django_filters.rest_framework as filters
-from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status
@@ -25,9 +23,8 @@ from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
 from studio.api.scoping import ProjectScopedViewSet
 from studio.references.summary import SUMMARY_RELATED
-from studio.runs import dispatch, lifecycle
-from studio.runs.configs import InvalidConfig, resolve, resources_of
-from studio.runs.creation import compose, input_fields
+from studio.runs import lifecycle, service
+from studio.runs.configs import InvalidConfig, resolve
 from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.serializers import (
     ConfigRequestSerializer,
@@ -40,7 +37,6 @@ from studio.runs.serializers import (
     RunDetailSerializer,
     RunSerializer,
     RunUpdateSerializer,
-    unique_tags,
 )
 from trainer.config import PRESETS, RunConfig, preset_names
 
@@ -84,6 +80,15 @@ class RunFilter(ProjectRunsFilter):
 
 
 @contextmanager
+def refusals_as_409() -> Iterator[None]:
+    """A change the run's status (or kind) does not allow is a 409 naming why."""
+    try:
+        yield
+    except lifecycle.TransitionRefused as exc:
+        raise Conflict(str(exc)) from exc
+
+
+@contextmanager
 def config_errors_as_400() -> Iterator[None]:
     try:
         yield
@@ -124,28 +129,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         <- `overrides` and stored in full; errors are keyed by config path."""
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        project = self.project_for(v["project"])
-        user = signed_in_user(request)
+        project = self.project_for(data.validated_data["project"])
         with config_errors_as_400():
-            inputs, resolved = compose(project, v, user)
-        with transaction.atomic():
-            run = Run.objects.create(
-                project=project,
-                name=v["name"],
-                preset=v.get("preset") or "",
-                config=resolved.tree,
-                **input_fields(inputs),
-                priority=v.get("priority", 0),
-                resources={**resources_of(resolved.config), **v.get("resources", {})},
-                tags=unique_tags(v.get("tags", [])),
-                notes=v.get("notes", ""),
-                created_by=user,
-            )
-            lifecycle.record_creation(run, "created", user)
-            lifecycle.record_ignored_overrides(run, resolved.ignored)
-            self.audit("run.create", run, project, name=run.name, preset=run.preset)
-            dispatch.reconcile_soon()  # the queue decides when it starts
+            run = service.create_run(project, data.validated_data, signed_in_user(request))
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=RunUpdateSerializer, responses=RunDetailSerializer)
@@ -154,13 +140,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = RunUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        changes = dict(data.validated_data)
-        if "tags" in changes:
-            changes["tags"] = unique_tags(changes["tags"])
-        if changes:
-            with transaction.atomic():
-                Run.objects.filter(pk=run.pk).update(**changes, updated_at=timezone.now())
-                self.audit("run.update", run, run.project, fields=sorted(changes))
+        service.update_run(run, dict(data.validated_data), signed_in_user(request))
         return self._detail(run.pk)
 
     @extend_schema(request=RunCloneSerializer, responses={201: RunDetailSerializer, 409: CONFLICT})
@@ -169,34 +149,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         """A new queued run from this one's config, with optional edits (a partial
         `config` tree and `overrides`), name, priority, tags and notes."""
         parent = self.get_object()
-        if parent.kind == RunKind.EVALUATION:
-            raise Conflict("An evaluation can't be cloned; create a new one (/api/evaluations/).")
         data = RunCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        v = data.validated_data
-        user = signed_in_user(request)
-        with config_errors_as_400():
-            inputs, resolved = compose(parent.project, v, user, parent=parent)
-        same_request = resolved.tree["resources"] == parent.config.get("resources")
-        resources = parent.resources if same_request else resources_of(resolved.config)
-        with transaction.atomic():
-            run = Run.objects.create(
-                project=parent.project,
-                name=v.get("name") or f"{parent.name} (clone)"[:200],
-                preset=parent.preset,
-                config=resolved.tree,
-                **input_fields(inputs),
-                priority=v.get("priority", parent.priority),
-                resources={**resources, **v.get("resources", {})},
-                tags=unique_tags(v.get("tags", parent.tags)),
-                notes=v.get("notes", parent.notes),
-                parent=parent,
-                created_by=user,
-            )
-            lifecycle.record_creation(run, f"cloned from run {parent.pk}", user)
-            lifecycle.record_ignored_overrides(run, resolved.ignored)
-            self.audit("run.clone", run, parent.project, parent=parent.pk, name=run.name)
-            dispatch.reconcile_soon()
+        with refusals_as_409(), config_errors_as_400():
+            run = service.clone_run(parent, data.validated_data, signed_in_user(request))
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
@@ -207,17 +163,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            with transaction.atomic():
-                after, changed = lifecycle.cancel(
-                    run.pk, request.user, data.validated_data.get("reason", "")
-                )
-                if changed:
-                    self.audit("run.cancel", run, run.project, previous=run.status, status=after)
-                if changed and after == RunStatus.CANCELLING:
-                    dispatch.cancel_soon(run.pk)  # stop its Ray job now
-        except lifecycle.TransitionRefused as exc:
-            raise Conflict(str(exc)) from exc
+        with refusals_as_409():
+            reason = data.validated_data.get("reason", "")
+            service.cancel_run(run, signed_in_user(request), reason)
         return self._detail(run.pk)
 
     @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
@@ -225,17 +173,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
     def resume(self, request: Request, pk: str | None = None) -> Response:
         """Queue a failed or cancelled run again; it continues from its latest checkpoint."""
         run = self.get_object()
-        if run.kind == RunKind.EVALUATION:
-            raise Conflict("An evaluation can't be resumed; create a new one (/api/evaluations/).")
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            with transaction.atomic():
-                lifecycle.resume(run.pk, request.user, data.validated_data.get("reason", ""))
-                self.audit("run.resume", run, run.project, previous=run.status)
-                dispatch.reconcile_soon()  # a new attempt, from the latest checkpoint
-        except lifecycle.TransitionRefused as exc:
-            raise Conflict(str(exc)) from exc
+        with refusals_as_409():
+            reason = data.validated_data.get("reason", "")
+            service.resume_run(run, signed_in_user(request), reason)
         return self._detail(run.pk)
 
     @extend_schema(request=PrioritySerializer, responses=RunDetailSerializer)
@@ -245,11 +187,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = PrioritySerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        new = data.validated_data["priority"]
-        with transaction.atomic():
-            Run.objects.filter(pk=run.pk).update(priority=new, updated_at=timezone.now())
-            self.audit("run.priority", run, run.project, previous=run.priority, priority=new)
-            dispatch.reconcile_soon()  # it may start now
+        service.set_priority(run, data.validated_data["priority"], signed_in_user(request))
         return self._detail(run.pk)
 
 
