@@ -234,6 +234,21 @@ RLSTUDIO_MODEL_ROOTS = [
 ]
 # The most a hub model download may fetch (studio.model_registry.hub), bytes.
 RLSTUDIO_HUB_MAX_BYTES = int(os.environ.get("RLSTUDIO_HUB_MAX_BYTES", str(20 * 1024**3)))
+# The chat playground (docs/evaluate.md): a model server (a Ray job per project and
+# model) is released after this many seconds without a request; it reserves this share
+# of a CPU on the cluster (fractional, so a warm model never keeps a run from starting)
+# and decodes on this many threads; a server silent for longer than the start timeout
+# while starting is taken for dead and started again.
+RLSTUDIO_PLAYGROUND_IDLE_SECONDS = float(os.environ.get("RLSTUDIO_PLAYGROUND_IDLE_SECONDS", "600"))
+RLSTUDIO_PLAYGROUND_CPUS = float(os.environ.get("RLSTUDIO_PLAYGROUND_CPUS", "0.5"))
+RLSTUDIO_PLAYGROUND_THREADS = int(os.environ.get("RLSTUDIO_PLAYGROUND_THREADS", "1"))
+RLSTUDIO_PLAYGROUND_START_TIMEOUT_S = float(
+    os.environ.get("RLSTUDIO_PLAYGROUND_START_TIMEOUT_S", "180")
+)
+# The longest reply one request may ask for, tokens.
+RLSTUDIO_PLAYGROUND_MAX_NEW_TOKENS = int(
+    os.environ.get("RLSTUDIO_PLAYGROUND_MAX_NEW_TOKENS", "1024")
+)
 # Refuse to run user reward code when a sandbox protection is missing on this host
 # (always by default; set RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION=0 to allow less).
 RLSTUDIO_SANDBOX_REQUIRE_FULL_ISOLATION = (

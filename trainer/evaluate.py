@@ -81,10 +81,29 @@ def _load(source: ModelSource, device: torch.device) -> torch.nn.Module:
     return model
 
 
+def chosen_prompts(items: list[PromptItem], ids: list[str]) -> list[PromptItem]:
+    """The prompts named by `ids` (in the data's order); every id must name exactly one,
+    so an evaluation never answers a prompt other than the one asked for."""
+    if not ids:
+        return items
+    for uid in ids:
+        found = sum(1 for item in items if item.uid == uid)
+        if found != 1:
+            raise EvaluationError(
+                f"evaluation.prompt_ids: {uid!r} names {found} prompts of data.val_files, "
+                "expected 1 (an id is `<file index>:<row index>`; a row index repeats when the "
+                "data's extra_info.index does, and a prompt longer than "
+                "data.max_prompt_length is left out)"
+            )
+    wanted = set(ids)
+    return [item for item in items if item.uid in wanted]
+
+
 def _prompts(cfg: RunConfig, base: Path, cache: dict[Path, list[PromptItem]]) -> list[PromptItem]:
     """The evaluation prompts, templated and tokenized by the tokenizer in `base`."""
     if base not in cache:
         items, _ = load_prompt_items(cfg.data.val_files, load_tokenizer(base), cfg.data)
+        items = chosen_prompts(items, cfg.evaluation.prompt_ids)
         cache[base] = items[: cfg.evaluation.max_prompts] if cfg.evaluation.max_prompts else items
     return cache[base]
 

@@ -32,6 +32,7 @@ app.conf.include = [
     "workers.runs",
     "workers.datasets",
     "workers.models",
+    "workers.playground",
 ]
 _RECONCILE_EVERY_S = float(settings.RLSTUDIO_RECONCILE_INTERVAL_S)
 app.conf.beat_schedule = {

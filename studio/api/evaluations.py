@@ -11,18 +11,23 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status
 from rest_framework.decorators import action
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.errors import Conflict
 from studio.api.permissions import signed_in_user
+from studio.api.reports import REPORT, HtmlRenderer
 from studio.api.runs import ProjectRunsFilter, config_errors_as_400
 from studio.api.scoping import ProjectScopedViewSet
 from studio.evaluations.creation import EvaluationRequest, create_evaluation, run_checkpoints
+from studio.evaluations.questions import QUESTION_RELATED, ask_checkpoints
 from studio.evaluations.serializers import (
+    AskCheckpointsSerializer,
     EvaluationCreateSerializer,
     EvaluationDetailSerializer,
     EvaluationSerializer,
@@ -30,9 +35,11 @@ from studio.evaluations.serializers import (
 )
 from studio.projects.models import Role
 from studio.references.summary import SUMMARY_RELATED
+from studio.reports.data import evaluation_report_filename, evaluation_report_html
 from studio.runs import dispatch, lifecycle
 from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.serializers import ReasonSerializer
+from studio.telemetry.models import RolloutSample
 
 CONFLICT = OpenApiResponse(description="The evaluation's status does not allow this action.")
 
@@ -60,7 +67,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
 
     queryset = (
         Run.objects.filter(kind=RunKind.EVALUATION)
-        .select_related("project", "created_by", *SUMMARY_RELATED)
+        .select_related("project", "created_by", QUESTION_RELATED, *SUMMARY_RELATED)
         .order_by("-created_at", "-id")
     )
     serializer_class = EvaluationSerializer
@@ -127,6 +134,50 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         name = v.get("name") or f"{run.name}: checkpoints"
         fixed = {"models": models, "validation_of_run": run.pk, "name": name[:200]}
         return self._create(run.project.slug, _request(v, **fixed), "evaluation.create")
+
+    @extend_schema(
+        operation_id="evaluations_report",
+        parameters=[OpenApiParameter("format", exclude=True)],
+        responses={
+            (200, "text/html"): REPORT,
+            404: OpenApiResponse(description="No such evaluation in your projects."),
+        },
+    )
+    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, HtmlRenderer])
+    def report(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """The evaluation's report: the models side by side, scores per data source, the
+        chart across checkpoints with its data, and what it used (models and checkpoints,
+        prompts, reward, sampling), as one HTML attachment that opens offline."""
+        run = self.get_object()
+        response = HttpResponse(
+            evaluation_report_html(run), content_type="text/html; charset=utf-8"
+        )
+        name = evaluation_report_filename(run)
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+    @extend_schema(request=AskCheckpointsSerializer, responses={201: EvaluationDetailSerializer})
+    @action(detail=False, methods=["post"])
+    def ask(self, request: Request) -> Response:
+        """Ask the checkpoints: a training run's sample's prompt, answered by every
+        reachable checkpoint of the run and its base model (docs/evaluate.md)."""
+        data = AskCheckpointsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        user = signed_in_user(request)
+        sample = (
+            RolloutSample.objects.filter(pk=v["sample"], run__project__memberships__user=user)
+            .select_related("run__project")
+            .first()
+        )
+        if sample is None:
+            raise exceptions.NotFound("No such sample.")
+        project = sample.run.project
+        self.require_role(project, Role.MEMBER)
+        with config_errors_as_400():
+            run = ask_checkpoints(sample, v, user)
+        self.audit("evaluation.create", run, project, name=run.name, sample=sample.pk)
+        return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(
         request=ReasonSerializer, responses={200: EvaluationDetailSerializer, 409: CONFLICT}

@@ -11,6 +11,8 @@ from studio.api.evaluations import EvaluationViewSet
 from studio.api.invitations import InvitationViewSet
 from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
 from studio.api.models import ModelViewSet
+from studio.api.playground import ExchangeEventsView, PlaygroundViewSet
+from studio.api.playground_servers import ServerBootstrapView, ServerNextView, ServerReportView
 from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
 from studio.api.queue import ProjectQueueView
 from studio.api.reports import HtmlRenderer, RunReportViewSet
@@ -146,5 +148,44 @@ urlpatterns += [
         "ingest/runs/<int:run_id>/bootstrap",
         IngestBootstrapView.as_view(),
         name="ingest-bootstrap",
+    ),
+]
+urlpatterns += [
+    # The chat playground (studio/api/playground.py) and its model servers' endpoints.
+    path(
+        "playground/models/",
+        PlaygroundViewSet.as_view({"get": "models"}),
+        name="playground-models",
+    ),
+    path("playground/warm/", PlaygroundViewSet.as_view({"post": "warm"}), name="playground-warm"),
+    path(
+        "playground/exchanges/",
+        PlaygroundViewSet.as_view({"post": "send"}),
+        name="playground-exchanges",
+    ),
+    path(
+        "playground/exchanges/<slug:exchange_id>/stop/",
+        PlaygroundViewSet.as_view({"post": "stop"}),
+        name="playground-exchange-stop",
+    ),
+    path(
+        "playground/exchanges/<slug:exchange_id>/events",
+        ExchangeEventsView.as_view(),
+        name="playground-exchange-events",
+    ),
+    path(
+        "playground/servers/<slug:server_id>/bootstrap",
+        ServerBootstrapView.as_view(),
+        name="playground-server-bootstrap",
+    ),
+    path(
+        "playground/servers/<slug:server_id>/next",
+        ServerNextView.as_view(),
+        name="playground-server-next",
+    ),
+    path(
+        "playground/servers/<slug:server_id>/report",
+        ServerReportView.as_view(),
+        name="playground-server-report",
     ),
 ]

@@ -2,7 +2,8 @@
 
     rlstudio eval checkpoints RUN                  every checkpoint of a run + its base model
     rlstudio eval create --project P --model 3 --checkpoint 12:40 --validation-of-run 12
-    rlstudio eval list | show ID | cancel ID
+    rlstudio eval ask SAMPLE                       a sample's prompt, to every checkpoint
+    rlstudio eval list | show ID | cancel ID | report ID [-o FILE]
 
 Built on `studio.client` like the other remote commands (no Django); `show --wait` polls
 until the evaluation ends, and exits 1 when it failed or was cancelled.
@@ -14,6 +15,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from studio.cli.input_files import UsageError
@@ -75,6 +77,24 @@ def add_eval_commands(
     _sampling_arguments(p)
     p.set_defaults(handler=eval_create, func=run)
 
+    p = evals.add_parser(
+        "ask",
+        parents=[server],
+        help="ask a training sample's prompt of every checkpoint of its run and its base model",
+    )
+    p.add_argument("sample", type=int, help="rollout sample id (of a training run)")
+    _sampling_arguments(p)
+    p.set_defaults(handler=eval_ask, func=run)
+
+    p = evals.add_parser(
+        "report",
+        parents=[server],
+        help="download the evaluation's self-contained HTML report (opens offline)",
+    )
+    p.add_argument("evaluation", type=int, help="evaluation id")
+    p.add_argument("-o", "--output", type=Path, help="default report-evaluation-ID.html")
+    p.set_defaults(handler=eval_report, func=run)
+
     p = evals.add_parser("list", parents=[server], help="evaluations of your projects")
     p.add_argument("--project", help="only this project (slug)")
     p.add_argument("--limit", type=int, default=50)
@@ -124,6 +144,22 @@ def _created(created: dict[str, Any], args: argparse.Namespace, out: IO[str]) ->
 
 def eval_checkpoints(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
     return _created(client.evaluate_run_checkpoints(args.run, **_sampling(args)), args, out)
+
+
+def eval_ask(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    return _created(client.ask_checkpoints(args.sample, **_sampling(args)), args, out)
+
+
+def eval_report(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    """Write the studio's HTML report of the evaluation (the API builds it)."""
+    html = client.evaluation_report(args.evaluation)
+    output = args.output or Path(f"report-evaluation-{args.evaluation}.html")
+    try:
+        output.write_bytes(html)
+    except OSError as exc:
+        raise UsageError(f"can't write {output}: {exc.strerror}") from None
+    print(f"wrote {output} ({len(html) / 1e6:.1f} MB, evaluation {args.evaluation})", file=out)
+    return EXIT_OK
 
 
 def eval_create(args: argparse.Namespace, client: Client, out: IO[str]) -> int:

@@ -13,7 +13,7 @@ same ingest, and is cancelled like a run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from django.db import transaction
 
@@ -50,6 +50,15 @@ class Evaluated:
 
 
 @dataclass(frozen=True)
+class PromptSelection:
+    """Only some prompts of `validation_of_run`'s rows: its training rows (`train`) or its
+    validation rows (`val`), the prompts named by id (`evaluation.prompt_ids`)."""
+
+    split: Literal["train", "val"]
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class EvaluationRequest:
     """A validated create request (studio.evaluations.serializers)."""
 
@@ -65,6 +74,7 @@ class EvaluationRequest:
     max_prompts: int | None
     max_new_tokens: int | None
     priority: int
+    prompts: PromptSelection | None = None
 
 
 def _checkpoint(project: Project, run_id: int, step: int, field: str) -> Checkpoint:
@@ -145,7 +155,8 @@ def _inputs(
     if request.validation_of_run is not None:
         source = _source_run(project, request.validation_of_run, "validation_of_run")
         parent = inherited_inputs(source)
-        if parent is None or parent.validation == "none":
+        training_rows = request.prompts is not None and request.prompts.split == "train"
+        if parent is None or (parent.validation == "none" and not training_rows):
             raise InputError(
                 {
                     "validation_of_run": [
@@ -235,6 +246,8 @@ def compose_evaluation(
         partial["reward"] = {"function": request.builtin_reward}
     if request.max_new_tokens is not None:
         partial["rollout"] = {"max_new_tokens": request.max_new_tokens}
+    if request.prompts is not None:
+        partial["evaluation"]["prompt_ids"] = list(request.prompts.ids)
     errors: dict[str, list[str]] = {}
 
     def fill(tree: dict[str, Any]) -> dict[str, Any]:
@@ -244,6 +257,10 @@ def compose_evaluation(
             errors.update(exc.errors)
             return {}
         filled["evaluation.models"] = [{"label": m.label, "path": m.reference} for m in models]
+        if request.prompts is not None and request.prompts.split == "train":
+            # The rows the run trained on, as the studio serves them to it.
+            version = inputs.dataset_version.pk
+            filled["data.val_files"] = [f"{REF}dataset-version/{version}/train"]
         return filled
 
     resolved = resolve(

@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from studio.evaluations.questions import question_of
 from studio.evaluations.results import evaluated, results, settings_of
 from studio.references.summary import RunInputsSerializer, run_inputs
 from studio.runs.models import Run
@@ -114,6 +115,24 @@ class RunCheckpointsEvaluationSerializer(SamplingRequestSerializer):
     )
 
 
+class AskCheckpointsSerializer(SamplingRequestSerializer):
+    sample = serializers.IntegerField(
+        min_value=1,
+        help_text="A rollout sample of a training run (split train or val): its prompt is "
+        "answered by every checkpoint of the run and its base model.",
+    )
+
+
+class SampleQuestionSerializer(serializers.Serializer[dict[str, Any]]):
+    sample = serializers.IntegerField(allow_null=True, help_text="null once the sample is gone.")
+    run = serializers.IntegerField(help_text="The sample's run, whose checkpoints answer.")
+    run_name = serializers.CharField()
+    step = serializers.IntegerField(help_text="The sample's training step.")
+    split = serializers.ChoiceField(choices=["train", "val"])
+    group_id = serializers.CharField(help_text="The prompt's id in the run's rows.")
+    prompt = serializers.CharField(help_text="The prompt as the sample's run rendered it.")
+
+
 class EvaluatedModelSerializer(serializers.Serializer[dict[str, Any]]):
     step = serializers.IntegerField(
         help_text="Its position (from 1): the step of its samples in the rollout explorer."
@@ -173,6 +192,9 @@ class EvaluationSerializer(serializers.ModelSerializer[Run]):
     inputs = serializers.SerializerMethodField(
         help_text="The prompts (dataset and validation), the reward, and the base model."
     )
+    question = serializers.SerializerMethodField(
+        help_text='The sample an "Ask the checkpoints" evaluation asks about; null otherwise.'
+    )
 
     @extend_schema_field(EvaluationSettingsSerializer)
     def get_settings(self, run: Run) -> dict[str, Any]:
@@ -186,6 +208,10 @@ class EvaluationSerializer(serializers.ModelSerializer[Run]):
     def get_inputs(self, run: Run) -> dict[str, Any]:
         return run_inputs(run)
 
+    @extend_schema_field(SampleQuestionSerializer(allow_null=True))
+    def get_question(self, run: Run) -> dict[str, Any] | None:
+        return question_of(run)
+
     class Meta:
         model = Run
         fields = [
@@ -198,6 +224,7 @@ class EvaluationSerializer(serializers.ModelSerializer[Run]):
             "settings",
             "models",
             "inputs",
+            "question",
             "created_by",
             "created_at",
             "started_at",

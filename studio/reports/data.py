@@ -9,7 +9,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from studio.evaluations.questions import question_of
+from studio.evaluations.results import results
 from studio.references.summary import run_inputs
+from studio.reports.evaluation_html import EvaluationReport, render_evaluation_report
 from studio.reports.html import ReportRun, ReportSample, pick_keys, render_report
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, RunAlert
@@ -116,3 +119,50 @@ def report_html(runs: Sequence[Run]) -> str:
 
 def report_filename(runs: Sequence[Run]) -> str:
     return "report-runs-" + "-".join(str(run.pk) for run in runs) + ".html"
+
+
+def evaluation_report(run: Run) -> EvaluationReport:
+    """An evaluation's report data: its results as the API serves them, and provenance."""
+    found = results(run)
+    lines = input_lines(run_inputs(run))
+    question = question_of(run)
+    prompts = lines["Validation"]
+    asked: dict[str, str] | None = None
+    if question is not None:
+        rows = "training" if question["split"] == "train" else "validation"
+        prompts = f"one row ({question['group_id']}) of the {rows} rows of {lines['Dataset']}"
+        asked = {
+            "Sample": f"#{question['sample']}" if question["sample"] else "deleted",
+            "Run": f"#{question['run']} {question['run_name']}",
+            "Step": str(question["step"]),
+            "Split": question["split"],
+            "Prompt id": question["group_id"],
+            "Prompt": question["prompt"],
+        }
+    return EvaluationReport(
+        id=run.pk,
+        name=run.name,
+        project=run.project.slug,
+        status=run.status,
+        created_at=_iso(run.created_at) or "",
+        started_at=_iso(run.started_at),
+        finished_at=_iso(run.finished_at),
+        inputs={
+            "Prompts": prompts,
+            "Dataset": lines["Dataset"],
+            "Reward": lines["Reward"],
+            "Reward models": lines["Reward models"],
+        },
+        settings=found["settings"],
+        models=found["models"],
+        question=asked,
+        config=run.config,
+    )
+
+
+def evaluation_report_html(run: Run) -> str:
+    return render_evaluation_report(evaluation_report(run), _iso(timezone.now()) or "")
+
+
+def evaluation_report_filename(run: Run) -> str:
+    return f"report-evaluation-{run.pk}.html"

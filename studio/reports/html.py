@@ -144,7 +144,8 @@ def _figures(runs: Sequence[ReportRun]) -> Iterator[tuple[str, str]]:
         )
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """One escaped table cell: text as is, anything else as JSON."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return f"<td>{escape(text)}</td>"
 
@@ -156,7 +157,7 @@ def _runs_table(runs: Sequence[ReportRun]) -> str:
     rows = "".join(
         "<tr>"
         + "".join(
-            _cell(v if v is not None else "")
+            cell(v if v is not None else "")
             for v in (
                 _label(run),
                 run["project"],
@@ -177,7 +178,7 @@ def _inputs_section(runs: Sequence[ReportRun]) -> str:
     labels = list(runs[0]["inputs"]) if runs else []
     head = "<th></th>" + "".join(f"<th>{escape(_label(run))}</th>" for run in runs)
     rows = "".join(
-        f"<tr><td>{escape(label)}</td>{''.join(_cell(run['inputs'][label]) for run in runs)}</tr>"
+        f"<tr><td>{escape(label)}</td>{''.join(cell(run['inputs'][label]) for run in runs)}</tr>"
         for label in labels
     )
     return f"<h2>Inputs</h2><table><tr>{head}</tr>{rows}</table>"
@@ -189,7 +190,7 @@ def _config_section(runs: Sequence[ReportRun]) -> str:
         differing = config_differences(runs)
         head = "<th>key</th>" + "".join(f"<th>{escape(_label(run))}</th>" for run in runs)
         rows = "".join(
-            f"<tr><td><code>{escape(key)}</code></td>{''.join(_cell(v) for v in values)}</tr>"
+            f"<tr><td><code>{escape(key)}</code></td>{''.join(cell(v) for v in values)}</tr>"
             for key, values in differing.items()
         )
         if differing:
@@ -215,8 +216,8 @@ def _alerts_section(runs: Sequence[ReportRun]) -> str:
             parts.append("<p>No alerts.</p>")
             continue
         rows = "".join(
-            f"<tr class='{escape(a['severity'])}'>{_cell(a['step'])}{_cell(a['severity'])}"
-            f"{_cell(a['kind'])}{_cell(a['message'])}</tr>"
+            f"<tr class='{escape(a['severity'])}'>{cell(a['step'])}{cell(a['severity'])}"
+            f"{cell(a['kind'])}{cell(a['message'])}</tr>"
             for a in run["alerts"]
         )
         parts.append(

@@ -149,6 +149,22 @@ class SampleLabel(models.Model):
         ]
 
 
+class SampleQuestion(models.Model):
+    """What an "Ask the checkpoints" evaluation asks (studio/evaluations/questions.py):
+    the prompt of one rollout sample, for every checkpoint of the sample's run. The
+    sample's facts are copied, so the evaluation stays explained if the sample goes."""
+
+    evaluation = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="question")
+    sample = models.ForeignKey(
+        RolloutSample, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")  # the sample's
+    step = models.IntegerField()
+    split = models.CharField(max_length=8)  # train or val: which rows of the run it is from
+    group_id = models.CharField(max_length=100)  # the prompt's id: evaluation.prompt_ids
+    prompt = models.TextField()  # as the sample's run rendered it
+
+
 class LogLine(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="log_lines")
     attempt = models.PositiveIntegerField()

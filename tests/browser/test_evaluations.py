@@ -2,7 +2,9 @@
 "Evaluate checkpoints" opens the new evaluation, which shows its progress and then the
 models side by side and the chart across checkpoints with the base model as a baseline;
 its responses open in the rollout explorer; the evaluation's own run page offers neither
-clone nor resume (the API refuses both).
+clone nor resume (the API refuses both). "Ask the checkpoints" on a training sample of
+the run answers its prompt with the base model and each checkpoint, a column per step,
+given the very prompt text the sample was generated from; its report downloads.
 
 The shared demo run is the one evaluated (its checkpoints at steps 2 and 4)."""
 
@@ -60,6 +62,11 @@ def test_evaluate_a_runs_checkpoints_and_read_the_results(
     page.wait_for_url(re.compile(rf"/runs/{evaluation}/rollouts\?.*split=eval"))
     page.wait_for_selector("[data-testid=list-status][data-state=ready]")
     expect(page.locator("[data-sample-id]").first).to_be_visible()
+    # One model's responses, by its label (its step in the evaluation).
+    page.get_by_role("combobox", name="Model").select_option(label="demo run @ step 4")
+    page.wait_for_url(re.compile(r"[?&]step=3(&|$)"))
+    expect(page.locator("[data-sample-id]").first).to_have_attribute("data-step", "3")
+    expect(page.locator("[data-sample-id]:not([data-step='3'])")).to_have_count(0)
     page.shot("evaluation-responses")
     page.shot("evaluation-responses", narrow=True)
 
@@ -68,3 +75,53 @@ def test_evaluate_a_runs_checkpoints_and_read_the_results(
     expect(page.get_by_role("link", name="Evaluation results")).to_be_visible()
     expect(page.get_by_role("link", name="Clone with edits")).to_have_count(0)
     expect(page.get_by_role("button", name="Resume")).to_have_count(0)
+
+
+def test_ask_the_checkpoints_from_a_sample_of_the_run(
+    page: Any, studio: LiveStudio, trained_run: TrainedRun
+) -> None:
+    slug, owner = trained_run.project_slug, trained_run.owner
+    sign_in(page, studio, owner)
+    page.goto(f"{studio.url}/p/{slug}/runs/{trained_run.id}/rollouts?split=train")
+    page.wait_for_selector("[data-testid=list-status][data-state=ready]")
+    detail = page.get_by_role("region", name=re.compile(r"^Sample \d+$"))
+    sample = int((detail.get_attribute("aria-label") or "").split()[1])
+    ask = detail.get_by_role("button", name="Ask the checkpoints")
+    ask.focus()
+    page.keyboard.press("Enter")  # a button like any other: the keyboard asks too
+    page.wait_for_url(re.compile(rf"/p/{slug}/evaluations/(\d+)$"))
+    evaluation = int(page.url.rsplit("/", 1)[1])
+
+    # While it runs: the question, and a column per step waiting for its answer.
+    answers = page.get_by_role("region", name="Answers by step")
+    expect(answers).to_be_visible()
+    expect(page.get_by_role("link", name=f"Sample #{sample}")).to_be_visible()
+    page.shot("ask-checkpoints-waiting")
+
+    done = studio.wait_for_run(owner, evaluation, TERMINAL, timeout_s=180)
+    assert done["status"] == "succeeded", done.get("last_error")
+    columns = answers.get_by_test_id("answer-column")
+    expect(columns).to_have_count(3)
+    titles = [columns.nth(i).get_by_role("heading").inner_text() for i in range(3)]
+    assert titles == ["Base model", "Step 2", "Step 4"], titles
+    for i in range(3):
+        expect(columns.nth(i).get_by_test_id("answer")).to_have_count(1, timeout=20_000)
+    expect(page.get_by_text("answered another prompt")).to_have_count(0)
+    expect(page.get_by_test_id("asked-answer")).to_be_visible()
+    page.shot("ask-checkpoints-answers")
+    page.shot("ask-checkpoints-answers", narrow=True)
+    answers.focus()  # one tab stop; its arrow keys scroll the columns
+    expect(answers).to_be_focused()
+
+    # Each model was given the sample's own prompt text, once, under the sample's prompt id.
+    api = studio.api(owner)
+    asked = api.get(f"{studio.url}/api/samples/{sample}/").json()
+    given = api.get(
+        f"{studio.url}/api/samples/", params={"run": evaluation, "split": "eval"}
+    ).json()["results"]
+    assert sorted(a["step"] for a in given) == [1, 2, 3]
+    assert {(a["prompt"], a["group_id"]) for a in given} == {(asked["prompt"], asked["group_id"])}
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download report").click()
+    assert download.value.suggested_filename == f"report-evaluation-{evaluation}.html"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -75,3 +76,33 @@ def studio_var_dir(
         write_model_folder(var / "demo-reward-model", "LlamaForSequenceClassification")
     monkeypatch.setenv("RLSTUDIO_VAR_DIR", str(var))
     return var
+
+
+@pytest.fixture
+def member(world: World) -> APIClient:
+    return world.client("member")
+
+
+@pytest.fixture
+def media(settings, tmp_path: Path) -> Path:
+    """Uploads and checkpoints in folders of the test's own."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.RLSTUDIO_CHECKPOINT_ROOT = str(tmp_path / "checkpoints")
+    return tmp_path
+
+
+@pytest.fixture
+def version(world: World, media: Path) -> Any:
+    """A dataset version of 25 counting rows in the member's project."""
+    from tests.studio.test_run_inputs import upload
+    from tests.verl_data import counting_answers, verl_rows
+
+    return upload(world, world.project, "counting", verl_rows(counting_answers(25)), media)
+
+
+@pytest.fixture
+def trained(member: APIClient, version: Any, media: Path) -> Any:
+    """A training run of the member's with checkpoints at steps 2 and 4."""
+    from tests.studio.test_evaluations_api import run_with_checkpoints
+
+    return run_with_checkpoints(member, version, media)

@@ -17,30 +17,11 @@ from studio.references.run_inputs import REF
 from studio.runs.launch import claim, trainer_config
 from studio.runs.models import Run, RunKind, RunStatus
 from studio.telemetry.models import Checkpoint, MetricPoint, RolloutSample
-from tests.studio.conftest import World
 from tests.studio.test_run_inputs import upload
 from tests.verl_data import counting_answers, verl_rows
 
 
-@pytest.fixture
-def member(world: World) -> APIClient:
-    return world.client("member")
-
-
-@pytest.fixture
-def media(settings, tmp_path: Path) -> Path:
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.RLSTUDIO_CHECKPOINT_ROOT = str(tmp_path / "checkpoints")
-    return tmp_path
-
-
-@pytest.fixture
-def version(world: World, media: Path) -> DatasetVersion:
-    return upload(world, world.project, "counting", verl_rows(counting_answers(25)), media)
-
-
-@pytest.fixture
-def trained(world: World, member: APIClient, version: DatasetVersion, media: Path) -> Run:
+def run_with_checkpoints(member: APIClient, version: DatasetVersion, media: Path) -> Run:
     """A training run with checkpoints at steps 2 and 4 in its folder, and one pruned."""
     body = {"project": "alpha", "name": "demo", "dataset_version": version.pk}
     run = Run.objects.get(pk=member.post("/api/runs/", body, format="json").json()["id"])

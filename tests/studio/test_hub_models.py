@@ -14,12 +14,7 @@ from rest_framework.test import APIClient
 from studio.model_registry import hub
 from studio.model_registry.models import RegisteredModel
 from tests.hub_server import fake_hub
-from tests.studio.conftest import World, write_model_folder
-
-
-@pytest.fixture
-def member(world: World) -> APIClient:
-    return world.client("member")
+from tests.studio.conftest import write_model_folder
 
 
 def model_repo(folder: Path) -> Path:

@@ -36,6 +36,7 @@ from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.playground import store as playground
 from studio.projects.models import (
     ApiToken,
     AuditEvent,
@@ -97,6 +98,7 @@ class ProjectObjects:
     model: int  # the demo model, which the runs train
     evaluation: int  # a queued evaluation of the demo model on the dataset version
     invitation: int  # to "newcomer", who is no principal: everyone here is someone else
+    exchange: str  # a playground exchange (one message to the demo model), already ended
     ids: dict[str, set[Any]] = field(default_factory=dict)  # kind -> ids, for leak checks
 
 
@@ -226,6 +228,9 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         )
         for r in runs
     ]
+    exchange = secrets.token_hex(16)
+    playground.create_exchange(exchange, project.pk, owner.pk, [secrets.token_hex(16)])
+    playground.emit(exchange, "end", {})
     return ProjectObjects(
         slug=project.slug,
         dataset=dataset.pk,
@@ -242,6 +247,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         model=model.pk,
         evaluation=evaluation.pk,
         invitation=invitation.pk,
+        exchange=exchange,
         ids={
             "project": {project.slug},
             "dataset": {dataset.pk, scratch_dataset.pk},
@@ -645,6 +651,12 @@ MATRIX: dict[tuple[str, str], Op] = {
         "/api/evaluations/run-checkpoints/",
         body=lambda o: {"run": o.run},
     ),
+    ("POST", "/api/evaluations/ask/"): Op(
+        expect(400, 400, 403, 404),
+        "/api/evaluations/ask/",
+        body=lambda o: {"sample": o.sample},
+    ),
+    ("GET", "/api/evaluations/{id}/report/"): Op(read(), "/api/evaluations/{o.evaluation}/report/"),
     # a run's alerts, log lines and checkpoints
     ("GET", "/api/runs/{id}/alerts/"): Op(read(), "/api/runs/{o.run}/alerts/", kind="alert"),
     ("GET", "/api/runs/{id}/logs/"): Op(
@@ -700,6 +712,48 @@ MATRIX: dict[tuple[str, str], Op] = {
     # live streams (served whole under the test client: WSGI can't hold a stream open)
     ("GET", "/api/runs/{id}/events"): Op(read(), "/api/runs/{o.run}/events"),
     ("GET", "/api/projects/{slug}/events"): Op(read(), "/api/projects/{o.slug}/events"),
+    # the chat playground: viewers see the models and read an exchange; members send
+    ("GET", "/api/playground/models/"): Op(
+        read(), "/api/playground/models/", query=lambda o: {"project": o.slug}
+    ),
+    ("POST", "/api/playground/warm/"): Op(
+        write(),
+        "/api/playground/warm/",
+        body=lambda o: {"project": o.slug, "target": {"model": o.model}},
+    ),
+    ("POST", "/api/playground/exchanges/"): Op(
+        write(201),
+        "/api/playground/exchanges/",
+        body=lambda o: {
+            "project": o.slug,
+            "chats": [
+                {"target": {"model": o.model}, "messages": [{"role": "user", "content": "hi"}]}
+            ],
+        },
+    ),
+    ("POST", "/api/playground/exchanges/{exchange_id}/stop/"): Op(
+        write(204), "/api/playground/exchanges/{o.exchange}/stop/"
+    ),
+    ("GET", "/api/playground/exchanges/{exchange_id}/events"): Op(
+        read(), "/api/playground/exchanges/{o.exchange}/events"
+    ),
+    # the playground's model servers: only a server's own token (no user's), and a secret
+    # that opens no server here
+    ("POST", "/api/playground/servers/{server_id}/bootstrap"): Op(
+        expect(403, 403, 403, 403, 403),
+        "/api/playground/servers/p0-m0/bootstrap",
+        body=lambda o: {"secret": "rlb_x"},
+        project_bound=False,
+    ),
+    ("GET", "/api/playground/servers/{server_id}/next"): Op(
+        expect(401, 401, 401, 401), "/api/playground/servers/p0-m0/next", project_bound=False
+    ),
+    ("POST", "/api/playground/servers/{server_id}/report"): Op(
+        expect(401, 401, 401, 401),
+        "/api/playground/servers/p0-m0/report",
+        body=lambda o: {"kind": "ready"},
+        project_bound=False,
+    ),
     # the trainer's ingest, with its run's token only
     ("POST", "/api/ingest/runs/{run_id}/records"): Op(
         ingest_token_of_this_run(),

@@ -61,6 +61,7 @@ def seeded_targets(seed: Seed) -> Iterator[None]:
         reward_version=o.reward_version,
         sample=o.sample,
         checkpoint=o.checkpoint,
+        evaluation=o.evaluation,
         token=seed.member_spare_token,
         auth=f"Bearer {seed.tokens['member']}",
     )
@@ -89,6 +90,7 @@ def seeded_path(path: str, generated: dict[str, Any]) -> dict[str, Any]:
             "reward-functions": CURRENT["function"],
             "runs": CURRENT["cancelled_run"] if path.endswith("/resume/") else CURRENT["run"],
             "samples": CURRENT["sample"],
+            "evaluations": CURRENT["evaluation"],
             "tokens": CURRENT["token"],
         }
         # Resources without a seeded object keep the generated id (a 404 is an answer too).

@@ -116,3 +116,55 @@ def test_the_cli_evaluates_when_the_config_names_models(demo_assets, tmp_path):
     kinds = {r["type"] for r in records}
     assert "samples" in kinds and "metrics" in kinds
     assert not (tmp_path / "ckpt").exists()  # nothing was trained or saved
+
+
+def test_prompt_ids_evaluate_only_the_prompts_they_name(demo_assets, tmp_path):
+    models = [{"label": "base", "path": str(demo_assets / "model")}]
+    every = RecordingReporter()
+    evaluate(eval_config(demo_assets, tmp_path, models), every)
+    asked = every.samples_seen[3]
+    one = RecordingReporter()
+    evaluate(eval_config(demo_assets, tmp_path, models, prompt_ids=[asked.group_id]), one)
+    # One prompt, the same text and the same greedy answer as in the whole evaluation.
+    assert [(r.group_id, r.prompt, r.response) for r in one.samples_seen] == [
+        (asked.group_id, asked.prompt, asked.response)
+    ]
+    assert one.steps[0]["eval/total_responses"] == 1
+    with pytest.raises(EvaluationError, match="'0:999999' names 0 prompts"):
+        evaluate(eval_config(demo_assets, tmp_path, models, prompt_ids=["0:999999"]), one)
+
+
+def test_a_demo_runs_last_checkpoint_is_at_least_0_2_ahead_of_its_base_model(demo_assets, tmp_path):
+    """What a user does after training: a greedy, seeded evaluation of the demo model and
+    the last checkpoint of a 10-step demo run on the run's validation split, every row
+    reported with its score."""
+    from trainer.loop import Trainer
+
+    steps = 10
+    train = demo_config(
+        demo_assets,
+        tmp_path,
+        f"trainer.total_steps={steps}",
+        f"checkpoint.save_every={steps}",
+        "trainer.val_before_train=false",
+        "trainer.test_freq=0",
+        "reward.executor=inprocess",  # the arith built-in: trusted code, no sandbox needed
+        preset="grpo-tiny-arith",
+    )
+    Trainer(train, RecordingReporter()).fit()
+    [last] = sorted((tmp_path / "ckpt").glob("step_*"))
+    models = [
+        {"label": "base", "path": str(demo_assets / "model")},
+        {"label": f"step {steps}", "path": str(last)},
+    ]
+    tree = train.model_dump(mode="json")
+    tree["evaluation"] = {"models": models, "greedy": True, "batch_size": 64}
+    reporter = RecordingReporter()
+    base, trained = evaluate(RunConfig.model_validate(tree), reporter)
+
+    gain = trained.metrics["eval/score/mean"] - base.metrics["eval/score/mean"]
+    assert gain >= 0.2, (base.metrics["eval/score/mean"], trained.metrics["eval/score/mean"])
+    prompts = int(reporter.steps[0]["eval/total_responses"]) // 2
+    for step in (1, 2):
+        rows = [r for r in reporter.samples_seen if r.step == step]
+        assert len(rows) == prompts and len({r.group_id for r in rows}) == prompts

@@ -18,6 +18,7 @@ from trainer.config.section import Section
 
 MAX_EVALUATED_MODELS = 64  # a run's checkpoints and a few baselines
 MAX_K = 64
+MAX_PROMPT_IDS = 1000
 
 
 class EvaluatedModel(Section):
@@ -57,6 +58,13 @@ class EvaluationConfig(Section):
     )
     max_prompts: int | None = Field(
         None, ge=1, description="Evaluate only the first N prompts; empty: all of them."
+    )
+    prompt_ids: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_PROMPT_IDS,
+        description="Only the prompts with these ids (`<file index>:<row index>`, the group "
+        "id of the samples generated from them), each of which must name exactly one prompt "
+        "of `data.val_files`; empty: every prompt.",
     )
     batch_size: int = Field(
         32, ge=1, le=4096, description="Prompts generated together (times `k` sequences)."

@@ -22,7 +22,7 @@ from typing import Any
 from trainer.env.chat import ObservationRenderer
 from trainer.env.protocol import Environment, EpisodeState
 from trainer.rollout.collect import PromptItem
-from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
+from trainer.rollout.engine import Completion, FinishReason, RolloutEngine, SamplingParams
 
 SEED_STRIDE = 7919  # turns sample with different seeds (a turn-0 seed would repeat)
 
@@ -45,13 +45,13 @@ class _Episode:
     logprobs: list[float] = field(default_factory=list)
     mask: list[int] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)
-    finish_reason: str = ""
-    last_reason: str = ""  # how the latest message ended (eos / stop)
+    finish_reason: FinishReason | None = None  # set when the episode ends
+    last_reason: FinishReason = "eos"  # how the latest message ended (eos / stop)
     answer: str = ""
 
     @property
     def running(self) -> bool:
-        return not self.finish_reason
+        return self.finish_reason is None
 
     def add(self, token_ids: list[int], logprobs: list[float], policy: bool) -> None:
         self.token_ids += token_ids
@@ -149,7 +149,7 @@ class EpisodeRunner:
             logprobs=episode.logprobs,
             # The whole episode as the model saw it, inserted context included.
             text=self.tokenizer.decode(episode.token_ids, skip_special_tokens=False),
-            finish_reason=episode.finish_reason,
+            finish_reason=episode.finish_reason or "length",
             response_mask=episode.mask,
             turns=episode.turns,
             answer=episode.answer,

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 
 from trainer.config.sampling import SamplingParams
 from trainer.linear_replay import ReplayRow
 
-__all__ = ["Completion", "RolloutEngine", "SamplingParams"]
+__all__ = ["Completion", "FinishReason", "RolloutEngine", "SamplingParams"]
+
+# Why a response ended: its EOS token, a stop string, the token budget, or (a multi-turn
+# episode, trainer.env.episodes) the turn budget.
+FinishReason = Literal["eos", "stop", "length", "max_turns"]
 
 
 @dataclass
@@ -26,7 +30,7 @@ class Completion:
     token_ids: list[int]  # response tokens only, EOS included when generated
     logprobs: list[float]  # log p(token) under the sampling distribution's model logits
     text: str  # decoded response (special tokens skipped)
-    finish_reason: str  # "eos" | "stop" | "length"
+    finish_reason: FinishReason
     extra: dict[str, float] = field(default_factory=dict)
     # Multi-turn episodes (trainer.env.episodes) only; None for a single generation.
     # 1 where the token is the policy's own, 0 for inserted tool results / user turns.

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from trainer.linear_replay import LinearOutputs, ReplayRow
-from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.engine import Completion, FinishReason, SamplingParams
 from trainer.rollout.kv_cache import preallocate
 
 
@@ -32,11 +32,11 @@ class _Row:
     prompt_index: int
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
-    finish_reason: str = ""
+    finish_reason: FinishReason | None = None  # set when the row ends
     replay: ReplayRow | None = None
 
 
-def _eos_ids(model: nn.Module, tokenizer: Any) -> set[int]:
+def eos_ids_of(model: nn.Module, tokenizer: Any) -> set[int]:
     ids: set[int] = set()
     for source in (tokenizer.eos_token_id, getattr(model, "generation_config", None)):
         value = getattr(source, "eos_token_id", source)
@@ -69,6 +69,21 @@ def _filter_logits(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tens
     return scaled
 
 
+def sample_next(
+    logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Next tokens and their log-probabilities (see the module docstring). logits: (A, V)."""
+    if sampling.temperature == 0:
+        tokens = logits.argmax(-1)
+        logp = logits.log_softmax(-1)
+    else:
+        scaled = logits / sampling.temperature
+        logp = scaled.log_softmax(-1)
+        probs = _filter_logits(scaled, sampling.top_k, sampling.top_p).softmax(-1)
+        tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+
+
 class HFEngine:
     """Batched generation with a transformers causal LM; see the module docstring.
 
@@ -99,7 +114,7 @@ class HFEngine:
         # (trainer.linear_replay, `start_recording`); generate() then records into it.
         self.recording: LinearOutputs | None = None
         self._recorder: LinearOutputs | None = None  # kept across rollouts: its memory
-        self.eos_ids = _eos_ids(model, tokenizer)
+        self.eos_ids = eos_ids_of(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.eos_ids, default=0)
 
@@ -231,7 +246,7 @@ class HFEngine:
         stop_window = 4 * max((len(s) for s in sampling.stop), default=0) + 8
 
         for step in range(sampling.max_new_tokens):
-            tokens, logprobs = self._sample(logits, sampling, generator)  # (A,), (A,)
+            tokens, logprobs = sample_next(logits, sampling, generator)  # (A,), (A,)
             keep: list[int] = []
             for a, (token, logprob) in enumerate(
                 zip(tokens.tolist(), logprobs.tolist(), strict=True)
@@ -271,21 +286,6 @@ class HFEngine:
             next_pos = next_pos + 1
         return rows
 
-    @staticmethod
-    def _sample(
-        logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Next tokens and their log-probabilities (see the module docstring). logits: (A, V)."""
-        if sampling.temperature == 0:
-            tokens = logits.argmax(-1)
-            logp = logits.log_softmax(-1)
-        else:
-            scaled = logits / sampling.temperature
-            logp = scaled.log_softmax(-1)
-            probs = _filter_logits(scaled, sampling.top_k, sampling.top_p).softmax(-1)
-            tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-        return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
-
     def _hit_stop(self, token_ids: list[int], stop: tuple[str, ...], window: int) -> bool:
         # Only the tail can hold a new match: earlier text was checked at earlier steps.
         tail = self.tokenizer.decode(token_ids[-window:], skip_special_tokens=True)
@@ -302,6 +302,6 @@ class HFEngine:
             token_ids=row.token_ids,
             logprobs=row.logprobs,
             text=text,
-            finish_reason=row.finish_reason,
+            finish_reason=row.finish_reason or "length",  # none: a budget of 0 tokens
             replay=row.replay,
         )

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from trainer.rollout.chunked import chunk_seed
-from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.engine import Completion, FinishReason, SamplingParams
 
 # Where vLLM versions keep the in-process model (newest first).
 MODEL_PATHS = (
@@ -39,7 +39,7 @@ MODEL_PATHS = (
 )
 
 
-def _finish_reason(reason: str | None, stop_reason: Any) -> str:
+def _finish_reason(reason: str | None, stop_reason: Any) -> FinishReason:
     if reason == "length":
         return "length"
     return "stop" if isinstance(stop_reason, str) else "eos"

@@ -342,6 +342,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/evaluations/{id}/report/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The evaluation's report: the models side by side, scores per data source, the
+         *     chart across checkpoints with its data, and what it used (models and checkpoints,
+         *     prompts, reward, sampling), as one HTML attachment that opens offline.
+         */
+        get: operations["evaluations_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/ask/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Ask the checkpoints: a training run's sample's prompt, answered by every
+         *     reachable checkpoint of the run and its base model (docs/evaluate.md).
+         */
+        post: operations["evaluations_ask_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/evaluations/run-checkpoints/": {
         parameters: {
             query?: never;
@@ -573,6 +614,164 @@ export interface paths {
         get: operations["models_available_list"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/exchanges/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Send a message to one or two models (each with its own conversation so far);
+         *     read their replies from the exchange's events. Members and owners.
+         */
+        post: operations["playground_exchanges_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/exchanges/{exchange_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description An exchange's replies as they are written: `reply-status` (loading, queued,
+         *     generating), `chunk` (text from `offset`), `done` or `error` per reply, then
+         *     `end`. Counts under the per-user limit of live streams. Viewers and up.
+         */
+        get: operations["playground_exchanges_events_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/exchanges/{exchange_id}/stop/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stop the exchange's replies where they are. Members and owners. */
+        post: operations["playground_exchanges_stop_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/models/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The project's models and its runs' reachable checkpoints, each with the state
+         *     of its model server (null: not loaded). Viewers and up.
+         */
+        get: operations["playground_models_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/servers/{server_id}/bootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Redeem the job's one-time secret for the server's token, the model folder the
+         *     studio resolved and the server's settings. A second use is refused.
+         */
+        post: operations["playground_servers_bootstrap_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/servers/{server_id}/next": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The server's next chat request: a long poll, answered as soon as a message is
+         *     sent to its model, or empty after `wait` seconds.
+         */
+        get: operations["playground_servers_next_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/servers/{server_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description The server's state (loading, ready, failed, released) or a step of a reply
+         *     (start, chunk, done, error), published to the reply's exchange.
+         */
+        post: operations["playground_servers_report_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/playground/warm/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Load a model now (its server starts if none is up), so the first message is
+         *     answered without the wait. Members and owners.
+         */
+        post: operations["playground_warm_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1541,6 +1740,38 @@ export interface components {
             /** @description Shown once, at creation. */
             readonly token: string;
         };
+        /** @description How every model answers (shared by both ways of creating an evaluation). */
+        AskCheckpointsRequest: {
+            /** @description Shown in lists. */
+            name?: string;
+            /**
+             * @description Responses per prompt and model.
+             * @default 1
+             */
+            k: number;
+            /**
+             * @description Greedy decoding (needs k=1).
+             * @default true
+             */
+            greedy: boolean;
+            /**
+             * Format: double
+             * @description Sampling temperature (not greedy).
+             * @default 1
+             */
+            temperature: number;
+            /** @description Only the first N prompts. */
+            max_prompts?: number | null;
+            /** @description Longest response; default: the run's (or the demo preset's) setting. */
+            max_new_tokens?: number | null;
+            /**
+             * @description Higher starts first.
+             * @default 0
+             */
+            priority: number;
+            /** @description A rollout sample of a training run (split train or val): its prompt is answered by every checkpoint of the run and its base model. */
+            sample: number;
+        };
         Attempt: {
             number: number;
             submission_id: string;
@@ -1602,6 +1833,10 @@ export interface components {
          * @enum {string}
          */
         BuiltinRewardEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default";
+        ChatRequest: {
+            target: components["schemas"]["TargetRequest"];
+            messages: components["schemas"]["MessageRequest"][];
+        };
         Checkpoint: {
             readonly id: number;
             readonly attempt: number;
@@ -1939,6 +2174,8 @@ export interface components {
             readonly models: components["schemas"]["EvaluatedModel"][];
             /** @description The prompts (dataset and validation), the reward, and the base model. */
             readonly inputs: components["schemas"]["RunInputs"];
+            /** @description The sample an "Ask the checkpoints" evaluation asks about; null otherwise. */
+            readonly question: components["schemas"]["SampleQuestion"] | null;
             readonly created_by: string;
             /** Format: date-time */
             readonly created_at: string;
@@ -2012,6 +2249,8 @@ export interface components {
             readonly models: components["schemas"]["EvaluatedModel"][];
             /** @description The prompts (dataset and validation), the reward, and the base model. */
             readonly inputs: components["schemas"]["RunInputs"];
+            /** @description The sample an "Ask the checkpoints" evaluation asks about; null otherwise. */
+            readonly question: components["schemas"]["SampleQuestion"] | null;
             readonly created_by: string;
             /** Format: date-time */
             readonly created_at: string;
@@ -2100,6 +2339,17 @@ export interface components {
             /** @description The reward component, for reward_component_dominance. */
             component: string | null;
         };
+        Exchange: {
+            id: string;
+            replies: components["schemas"]["Reply"][];
+        };
+        ExchangeCreateRequest: {
+            project: string;
+            /** @default  */
+            system: string;
+            sampling?: components["schemas"]["SamplingRequest"];
+            chats: components["schemas"]["ChatRequest"][];
+        };
         ExportPreview: {
             /** @description Rows the version would hold (one per prompt). */
             rows: number;
@@ -2129,6 +2379,14 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /**
+         * @description * `eos` - eos
+         *     * `length` - length
+         *     * `stop` - stop
+         *     * `stopped` - stopped
+         * @enum {string}
+         */
+        FinishReasonEnum: "eos" | "length" | "stop" | "stopped";
         /**
          * @description * `auto` - auto
          *     * `verl` - verl
@@ -2354,7 +2612,7 @@ export interface components {
              * Split
              * @default train
              */
-            split: components["schemas"]["SplitEnum"];
+            split: components["schemas"]["IngestSampleDataSplitEnum"];
             /**
              * Token Data
              * @default null
@@ -2368,6 +2626,8 @@ export interface components {
              */
             turns: components["schemas"]["IngestTurn"][] | null;
         };
+        /** @enum {string} */
+        IngestSampleDataSplitEnum: "train" | "val" | "eval";
         /** SamplesData */
         IngestSamplesData: {
             /** Step */
@@ -2549,6 +2809,16 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        MessageRequest: {
+            role: components["schemas"]["MessageRoleEnum"];
+            content: string;
+        };
+        /**
+         * @description * `user` - user
+         *     * `assistant` - assistant
+         * @enum {string}
+         */
+        MessageRoleEnum: "user" | "assistant";
         MetricKeys: {
             run: number;
             keys: string[];
@@ -2910,6 +3180,31 @@ export interface components {
          * @enum {string}
          */
         PhaseEnum: "queued" | "reading" | "sampling" | "scoring" | "done";
+        /** @description A model or checkpoint the project can chat with, and its server's state. */
+        PlaygroundModel: {
+            /** @description `model:<id>` or `checkpoint:<id>` */
+            key: string;
+            kind: components["schemas"]["PlaygroundModelKindEnum"];
+            id: number;
+            label: string;
+            detail: string;
+            /**
+             * @description null: not loaded
+             *
+             *     * `starting` - starting
+             *     * `loading` - loading
+             *     * `ready` - ready
+             *     * `failed` - failed
+             */
+            server: (components["schemas"]["ServerEnum"] | components["schemas"]["NullEnum"]) | null;
+            server_message: string;
+        };
+        /**
+         * @description * `model` - model
+         *     * `checkpoint` - checkpoint
+         * @enum {string}
+         */
+        PlaygroundModelKindEnum: "model" | "checkpoint";
         Preset: {
             name: string;
             /** @description The preset applied over the defaults, in full. */
@@ -3022,6 +3317,13 @@ export interface components {
         ReasonRequest: {
             /** @description Shown in the run's history. */
             reason?: string;
+        };
+        Reply: {
+            id: string;
+            /** @description `model:<id>` or `checkpoint:<id>` */
+            target: string;
+            label: string;
+            state: components["schemas"]["StateEnum"];
         };
         /** @description The run's whole request; defaults come from the config's `resources` section. */
         Resources: {
@@ -3848,6 +4150,26 @@ export interface components {
             /** @default  */
             note: string;
         };
+        SampleQuestion: {
+            /** @description null once the sample is gone. */
+            sample: number | null;
+            /** @description The sample's run, whose checkpoints answer. */
+            run: number;
+            run_name: string;
+            /** @description The sample's training step. */
+            step: number;
+            split: components["schemas"]["SampleQuestionSplitEnum"];
+            /** @description The prompt's id in the run's rows. */
+            group_id: string;
+            /** @description The prompt as the sample's run rendered it. */
+            prompt: string;
+        };
+        /**
+         * @description * `train` - train
+         *     * `val` - val
+         * @enum {string}
+         */
+        SampleQuestionSplitEnum: "train" | "val";
         SamplingParams: {
             /** @description Completions per prompt. */
             n: number;
@@ -3859,10 +4181,87 @@ export interface components {
             max_new_tokens: number;
             seed: number;
         };
+        SamplingRequest: {
+            /**
+             * Format: double
+             * @default 0.7
+             */
+            temperature: number;
+            /**
+             * Format: double
+             * @default 0.95
+             */
+            top_p: number;
+            /** @default 256 */
+            max_new_tokens: number;
+            /**
+             * @description The reply may not end before this many tokens.
+             * @default 0
+             */
+            min_new_tokens: number;
+            seed?: number | null;
+        };
         ScoreHistogram: {
             run: number;
             /** @description Equal width; the last one is closed. */
             bins: components["schemas"]["HistogramBin"][];
+        };
+        ServerBootstrapRequest: {
+            secret: string;
+        };
+        /**
+         * @description * `starting` - starting
+         *     * `loading` - loading
+         *     * `ready` - ready
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        ServerEnum: "starting" | "loading" | "ready" | "failed";
+        ServerReportAnswer: {
+            /** @description chunk: stop this reply */
+            stop?: boolean;
+            /** @description released: exit now */
+            released?: boolean;
+        };
+        /**
+         * @description * `loading` - loading
+         *     * `ready` - ready
+         *     * `failed` - failed
+         *     * `released` - released
+         *     * `start` - start
+         *     * `chunk` - chunk
+         *     * `done` - done
+         *     * `error` - error
+         * @enum {string}
+         */
+        ServerReportKindEnum: "loading" | "ready" | "failed" | "released" | "start" | "chunk" | "done" | "error";
+        /** @description What a model server reports: its own state, or a step of one reply. */
+        ServerReportRequest: {
+            kind: components["schemas"]["ServerReportKindEnum"];
+            exchange?: string;
+            reply?: string;
+            prompt_tokens?: number;
+            offset?: number;
+            text?: string;
+            finish_reason?: components["schemas"]["FinishReasonEnum"];
+            tokens?: number;
+            /** Format: double */
+            seconds?: number;
+            /** Format: double */
+            first_token_s?: number;
+            message?: string;
+        };
+        ServerSettings: {
+            token: string;
+            model_path: string;
+            label: string;
+            /** Format: double */
+            idle_seconds: number;
+            /** Format: double */
+            poll_seconds: number;
+            /** Format: double */
+            chunk_interval_s: number;
+            threads: number;
         };
         /**
          * @description * `references` - dataset rows answered by their reference answers
@@ -3887,8 +4286,13 @@ export interface components {
          * @enum {string}
          */
         SourceFormatEnum: "parquet" | "jsonl" | "csv";
-        /** @enum {string} */
-        SplitEnum: "train" | "val" | "eval";
+        /**
+         * @description * `loading` - loading
+         *     * `queued` - queued
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        StateEnum: "loading" | "queued" | "failed";
         StatusChange: {
             from_status?: components["schemas"]["RunStatusEnum"] | components["schemas"]["BlankEnum"];
             to_status: components["schemas"]["RunStatusEnum"];
@@ -3905,6 +4309,11 @@ export interface components {
             run: number;
             step: number;
             groups: components["schemas"]["GroupSummary"][];
+        };
+        /** @description A model of the project (`model`) or a checkpoint of one of its runs (`checkpoint`). */
+        TargetRequest: {
+            model?: number;
+            checkpoint?: number;
         };
         TestRunParams: {
             rows: number;
@@ -3967,6 +4376,10 @@ export interface components {
          * @enum {string}
          */
         ValidationEnum: "held_out" | "dataset_version" | "none";
+        WarmRequest: {
+            project: string;
+            target: components["schemas"]["TargetRequest"];
+        };
     };
     responses: never;
     parameters: never;
@@ -4596,6 +5009,61 @@ export interface operations {
             };
         };
     };
+    evaluations_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such evaluation in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    evaluations_ask_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AskCheckpointsRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["AskCheckpointsRequest"];
+                "multipart/form-data": components["schemas"]["AskCheckpointsRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationDetail"];
+                };
+            };
+        };
+    };
     evaluations_run_checkpoints_create: {
         parameters: {
             query?: never;
@@ -4983,6 +5451,229 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OfferedFolder"][];
+                };
+            };
+        };
+    };
+    playground_exchanges_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExchangeCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ExchangeCreateRequest"];
+                "multipart/form-data": components["schemas"]["ExchangeCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Exchange"];
+                };
+            };
+        };
+    };
+    playground_exchanges_events_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Resume after this event id (for clients that can't send the Last-Event-ID header; the header wins). */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (EventSource sends it on reconnect). */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description The exchange's id. */
+                exchange_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A `text/event-stream`; docs/telemetry.md lists its events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "reply-status" | "chunk" | "done" | "error" | "end" | "ready";
+                        /** @description JSON (docs/telemetry.md) */
+                        data: string;
+                        /** @description Send it back as Last-Event-ID. */
+                        id?: string;
+                        retry?: string;
+                    };
+                };
+            };
+        };
+    };
+    playground_exchanges_stop_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The exchange's id. */
+                exchange_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playground_models_list: {
+        parameters: {
+            query: {
+                project: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaygroundModel"][];
+                };
+            };
+        };
+    };
+    playground_servers_bootstrap_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The model server's id. */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerBootstrapRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ServerBootstrapRequest"];
+                "multipart/form-data": components["schemas"]["ServerBootstrapRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerSettings"];
+                };
+            };
+            /** @description Refused */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playground_servers_next_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Seconds to wait (at most 20.0). */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The model server's id. */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next chat request (JSON). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description None came within `wait`. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playground_servers_report_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The model server's id. */
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerReportRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["ServerReportRequest"];
+                "multipart/form-data": components["schemas"]["ServerReportRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerReportAnswer"];
+                };
+            };
+        };
+    };
+    playground_warm_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WarmRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["WarmRequest"];
+                "multipart/form-data": components["schemas"]["WarmRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlaygroundModel"];
                 };
             };
         };

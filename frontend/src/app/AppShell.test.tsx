@@ -16,6 +16,7 @@ describe("App shell", () => {
     expect(nav.getAllByRole("link").map((a) => a.textContent)).toEqual([
       "Runs",
       "Evaluations",
+      "Playground",
       "Models",
       "Datasets",
       "Reward functions",

@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { Link, NavLink, Outlet, useNavigate, useParams } from "react-router";
 
 import { Button } from "../components/Button";
-import { CheckCircleIcon, DatasetsIcon, ExternalIcon, Logo, ModelIcon, RewardIcon, RunsIcon, StatusIcon, UsersIcon } from "../components/icons";
+import { ChatIcon, CheckCircleIcon, DatasetsIcon, ExternalIcon, Logo, ModelIcon, RewardIcon, RunsIcon, StatusIcon, UsersIcon } from "../components/icons";
 import { useToast } from "../components/Toast";
 import { useMe, useSignOut } from "../features/auth/hooks";
 import { HealthIndicator } from "../features/health/components/HealthIndicator";
@@ -17,6 +17,7 @@ function projectNav(slug: string): NavItem[] {
   return [
     { to: `/p/${slug}/runs`, label: "Runs", icon: <RunsIcon /> },
     { to: `/p/${slug}/evaluations`, label: "Evaluations", icon: <CheckCircleIcon /> },
+    { to: `/p/${slug}/playground`, label: "Playground", icon: <ChatIcon /> },
     { to: `/p/${slug}/models`, label: "Models", icon: <ModelIcon /> },
     { to: `/p/${slug}/datasets`, label: "Datasets", icon: <DatasetsIcon /> },
     { to: `/p/${slug}/reward-functions`, label: "Reward functions", icon: <RewardIcon /> },

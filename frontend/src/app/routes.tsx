@@ -81,6 +81,7 @@ export const routes: RouteObject[] = [
           { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
           { path: "evaluations", ...lazyPage(() => import("../features/evaluations/pages/EvaluationsPage"), "EvaluationsPage") },
           { path: "evaluations/:evaluationId", ...lazyPage(() => import("../features/evaluations/pages/EvaluationPage"), "EvaluationPage") },
+          { path: "playground", ...lazyPage(() => import("../features/playground/pages/PlaygroundPage"), "PlaygroundPage") },
           { path: "models", ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
           { path: "models/:modelId", ...lazyPage(() => import("../features/models/pages/ModelDetailPage"), "ModelDetailPage") },
           { path: "datasets", ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },

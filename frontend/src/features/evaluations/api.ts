@@ -5,6 +5,8 @@ export type Evaluation = Schemas["Evaluation"];
 export type EvaluationDetail = Schemas["EvaluationDetail"];
 export type EvaluationCreate = Schemas["EvaluationCreateRequest"];
 export type RunCheckpointsCreate = Schemas["RunCheckpointsEvaluationRequest"];
+export type AskCheckpointsCreate = Schemas["AskCheckpointsRequest"];
+export type SampleQuestion = Schemas["SampleQuestion"];
 export type ModelResult = Schemas["EvaluationModelResult"];
 export type Scores = Schemas["EvaluationScores"];
 
@@ -37,4 +39,14 @@ export function evaluateRunCheckpoints(body: RunCheckpointsCreate): Promise<Eval
 
 export function cancelEvaluation(id: number): Promise<EvaluationDetail> {
   return unwrap(api.POST("/api/evaluations/{id}/cancel/", { params: { path: { id } }, body: {} }));
+}
+
+/** "Ask the checkpoints": a training sample's prompt, answered by every checkpoint of its run and its base model. */
+export function askCheckpoints(body: AskCheckpointsCreate): Promise<EvaluationDetail> {
+  return unwrap(api.POST("/api/evaluations/ask/", { body }));
+}
+
+/** The evaluation's self-contained HTML report (a download, not a query). */
+export function evaluationReportUrl(id: number): string {
+  return `/api/evaluations/${id}/report/`;
 }

@@ -3,12 +3,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { useToast } from "../../components/Toast";
 import {
+  askCheckpoints,
   cancelEvaluation,
   createEvaluation,
   evaluateRunCheckpoints,
   evaluationKeys,
   getEvaluation,
   listEvaluations,
+  type AskCheckpointsCreate,
   type EvaluationCreate,
   type EvaluationDetail,
   type RunCheckpointsCreate,
@@ -27,11 +29,13 @@ export function useEvaluations(project: string) {
   });
 }
 
-/** One evaluation with its results; polled while it is queued, starting or running. */
-export function useEvaluation(id: number) {
+/** One evaluation with its results; polled while it is queued, starting or running.
+ * `enabled` false: not asked for (the explorer asks only when its run is an evaluation). */
+export function useEvaluation(id: number, enabled = true) {
   return useQuery({
     queryKey: evaluationKeys.detail(id),
     queryFn: ({ signal }) => getEvaluation(id, signal),
+    enabled,
     refetchInterval: (query) => (!query.state.data || isLive(query.state.data.status) ? POLL_MS : false),
   });
 }
@@ -53,6 +57,12 @@ export function useCreateEvaluation() {
 export function useEvaluateRunCheckpoints() {
   const onSuccess = useCreated();
   return useMutation({ mutationFn: (body: RunCheckpointsCreate) => evaluateRunCheckpoints(body), onSuccess });
+}
+
+/** "Ask the checkpoints" of a sample: a small evaluation of its one prompt. */
+export function useAskCheckpoints() {
+  const onSuccess = useCreated();
+  return useMutation({ mutationFn: (body: AskCheckpointsCreate) => askCheckpoints(body), onSuccess });
 }
 
 export function useCancelEvaluation(id: number) {

@@ -27,6 +27,7 @@ const evaluation = {
   priority: 0,
   settings,
   models,
+  question: null,
   inputs: {
     model: null,
     dataset: null,
@@ -56,6 +57,31 @@ describe("EvaluationPage", () => {
     expect(chart.querySelectorAll("circle")).toHaveLength(2);
     expect(within(chart).getByTestId("baseline")).toHaveTextContent("demo-model 0.250");
     expect(screen.getByRole("table", { name: "Results by data source" })).toBeInTheDocument();
+  });
+
+  it("shows an asked sample's answers in a column per step, the base model first, and offers the report", async () => {
+    const prompt = "<|im_start|>user\nCount to 3.<|im_end|>\n<|im_start|>assistant\n";
+    const question = { sample: 55, run: 7, run_name: "demo", step: 3, split: "train", group_id: "0:7", prompt };
+    const answer = (id: number, step: number, response: string) => ({
+      id, run: 12, attempt: 1, step, split: "eval", group_id: "0:7", data_source: "arith", prompt, response,
+      ground_truth: "1 2 3", score: step === 3 ? 1 : 0, components: {}, reward_extra: {}, advantage: 0, prompt_length: 9,
+      response_length: 4, finish_reason: "stop", error: "", reward_version: null, superseded: false,
+      created_at: "2026-01-01T00:00:00Z", labels: [], has_token_data: false, num_turns: 0,
+    });  // prettier-ignore
+    const running = { ...evaluation, status: "running", question, results: { ...evaluation.results, progress: { responses: 2, total: 3, fraction: 2 / 3 } } };
+    const samples = { next: null, previous: null, results: [answer(31, 2, "1 2"), answer(30, 1, "one")] };
+    const own = { ...answer(55, 3, "1, 2, 3"), run: 7, split: "train" };
+    mockApi({ "GET /api/health": okHealth, "GET /api/evaluations/12/": running, "GET /api/samples/": samples, "GET /api/samples/55/": own });
+    renderApp("/p/demo/evaluations/12");
+    const answers = await screen.findByRole("region", { name: "Answers by step" });
+    const columns = within(answers).getAllByTestId("answer-column");
+    expect(columns.map((c) => within(c).getByRole("heading").textContent)).toEqual(["Base model", "Step 20", "Step 40"]);
+    expect(await within(columns[0]!).findByText("one")).toBeInTheDocument();
+    expect(within(columns[1]!).getByText("1 2")).toBeInTheDocument();
+    expect(within(columns[2]!).getByText("Waiting for its answer…")).toBeInTheDocument();
+    expect(await screen.findByTestId("asked-answer")).toHaveTextContent("1, 2, 3");
+    expect(screen.getByRole("link", { name: "Sample #55" })).toHaveAttribute("href", "/p/demo/runs/7/rollouts?sample=55");
+    expect(screen.getByRole("link", { name: "Download report" })).toHaveAttribute("href", "/api/evaluations/12/report/");
   });
 
   it("says so when the evaluation cannot be loaded", async () => {

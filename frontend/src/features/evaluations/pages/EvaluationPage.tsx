@@ -1,7 +1,7 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useParams } from "react-router";
 
-import { Button, ButtonLink } from "../../../components/Button";
+import { Button, ButtonAnchor, ButtonLink } from "../../../components/Button";
 import { ErrorState } from "../../../components/ErrorState";
 import { inputClass } from "../../../components/Field";
 import { PageHeader } from "../../../components/PageHeader";
@@ -9,10 +9,14 @@ import { ProgressBar } from "../../../components/ProgressBar";
 import { Loading } from "../../../components/Spinner";
 import ui from "../../../components/ui.module.css";
 import { useProjectSlug } from "../../projects/hooks";
+import { useSample, useSampleList } from "../../samples/hooks";
+import { evaluationReportUrl, type EvaluationDetail, type SampleQuestion } from "../api";
+import { AnswersPanel } from "../components/AnswersPanel";
 import { CheckpointChart } from "../components/CheckpointChart";
 import { ResultsTable, SourcesTable } from "../components/ResultsTable";
 import styles from "../evaluations.module.css";
-import { useCancelEvaluation, useEvaluation } from "../hooks";
+import { POLL_MS, useCancelEvaluation, useEvaluation } from "../hooks";
+import { answerColumns } from "../lib/answers";
 import { chartRun, checkpointSeries, explorerLink, isLive, METRICS, type MetricKey } from "../lib/results";
 
 /** One evaluation: progress, the models side by side, the chart across checkpoints. */
@@ -48,6 +52,9 @@ export function EvaluationPage() {
           <div className={ui.row}>
             <ButtonLink to={explorerLink(slug, e.id)}>Responses in the explorer</ButtonLink>
             <ButtonLink to={`/p/${slug}/runs/${e.id}?tab=logs`}>Logs</ButtonLink>
+            <ButtonAnchor href={evaluationReportUrl(e.id)} download>
+              Download report
+            </ButtonAnchor>
             {live && e.status !== "cancelling" ? (
               <Button onClick={() => cancel.mutate()} disabled={cancel.isPending}>
                 Cancel evaluation
@@ -74,6 +81,7 @@ export function EvaluationPage() {
           </span>
         </div>
       ) : null}
+      {e.question ? <Answers evaluation={e} question={e.question} slug={slug} /> : null}
       <section className={styles.section} aria-label="Results">
         <h2>Models side by side</h2>
         <ResultsTable slug={slug} evaluation={e.id} k={settings.k} models={models} />
@@ -97,4 +105,21 @@ export function EvaluationPage() {
       ) : null}
     </>
   );
+}
+
+/** An "Ask the checkpoints" evaluation's answers, read from its responses as they arrive. */
+function Answers({ evaluation, question, slug }: { evaluation: EvaluationDetail; question: SampleQuestion; slug: string }) {
+  const live = isLive(evaluation.status);
+  const list = useSampleList({ run: evaluation.id, split: "eval" }, live, POLL_MS);
+  const asked = useSample(question.sample);
+  const stored = evaluation.results.progress.responses;
+  const { refreshNewer } = list;
+  const shown = list.pager.items.length;
+  // The evaluation's poll counts the stored responses: fetch the ones not shown yet (the
+  // last ones can land after the evaluation stopped being live).
+  useEffect(() => {
+    if (stored > shown) refreshNewer();
+  }, [stored, shown, refreshNewer]);
+  const columns = answerColumns(evaluation.results.models, list.pager.items, question.prompt);
+  return <AnswersPanel slug={slug} question={question} asked={asked.data ?? null} columns={columns} live={live} error={list.error} onRetry={list.refreshNewer} />;
 }

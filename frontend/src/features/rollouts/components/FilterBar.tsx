@@ -8,11 +8,16 @@ import { type ExplorerFilters, NO_FILTERS, type Signal } from "../lib/explorerQu
 import styles from "./FilterBar.module.css";
 import review from "./review.module.css";
 
+/** An evaluation's model: its responses are the samples at its step. */
+export type ModelChoice = { step: number; label: string };
+
 type Props = {
   filters: ExplorerFilters;
   steps: number[];
   live: boolean;
   onChange: (filters: ExplorerFilters) => void;
+  /** An evaluation's models: a "Model" filter by label (the step of its responses). */
+  models?: ModelChoice[];
 };
 
 /** A text box that applies its value on Enter or when it loses focus (not per keystroke). */
@@ -114,6 +119,29 @@ function StepSlider({ filters, steps, live, onChange }: Props) {
   );
 }
 
+/** An evaluation's responses by model: one model is its step, as a one-step range. */
+function ModelFilter({ models, filters, onChange }: { models: ModelChoice[]; filters: ExplorerFilters; onChange: (f: ExplorerFilters) => void }) {
+  const single = filters.stepMin !== null && filters.stepMin === filters.stepMax ? filters.stepMin : null;
+  const value = models.some((m) => m.step === single) ? String(single) : "";
+  return (
+    <SelectField
+      label="Model"
+      value={value}
+      onChange={(v) => {
+        const step = v === "" ? null : Number(v);
+        onChange({ ...filters, stepMin: step, stepMax: step, follow: false });
+      }}
+    >
+      <option value="">every model</option>
+      {models.map((m) => (
+        <option key={m.step} value={m.step}>
+          {m.label}
+        </option>
+      ))}
+    </SelectField>
+  );
+}
+
 /**
  * Every filter of the explorer; each change is written to the URL by the page, and shows
  * here at once (a local copy), before the URL and the list have caught up.
@@ -123,6 +151,7 @@ export function FilterBar(props: Props) {
   return (
     <section className={`${ui.card} ${review.filters}`} aria-label="Filters">
       <StepSlider {...props} filters={filters} onChange={onChange} />
+      {props.models?.length ? <ModelFilter models={props.models} filters={filters} onChange={onChange} /> : null}
       <SelectField label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
         <option value="">any</option>
         <option value="train">train</option>

@@ -4,6 +4,7 @@ import { ExtraInfo } from "../../../components/ExtraInfo";
 import { Notice } from "../../../components/Notice";
 import ui from "../../../components/ui.module.css";
 import { countOf } from "../../../lib/plural";
+import { AskCheckpointsButton } from "../../evaluations/components/AskCheckpointsButton";
 import type { Sample, SampleDetail as SampleDetailData } from "../../samples/api";
 import { Conversation } from "./Conversation";
 import { LabelButtons } from "./LabelButtons";
@@ -62,6 +63,7 @@ export function SampleDetail({ sample, base, me }: Props) {
         </Link>
         {sample.has_token_data ? <Link to={`${base}/samples/${sample.id}/tokens`}>Tokens</Link> : null}
         <Link to={`${base}/samples/${sample.id}/timeline`}>Across steps and runs</Link>
+        <AskCheckpointsButton sample={sample} />
       </nav>
       {sample.error ? <Notice tone="error">Reward error: {sample.error}</Notice> : null}
       {Object.keys(sample.reward_extra ?? {}).length > 0 ? (

@@ -5,6 +5,7 @@ import { layoutClass } from "../../../components/Layout";
 import { Notice } from "../../../components/Notice";
 import ui from "../../../components/ui.module.css";
 import { useMe } from "../../auth/hooks";
+import { useEvaluation } from "../../evaluations/hooks";
 import { useRun } from "../../runs/hooks";
 import type { Sample } from "../../samples/api";
 import { useLabelToggle, useSample, useSampleList, useSteps } from "../../samples/hooks";
@@ -43,6 +44,9 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
   const filters = useMemo(() => parseFilters(params), [params]);
   const run = useRun(runId);
   const live = LIVE.has(run.data?.status ?? "");
+  // An evaluation's responses are filtered by model (each model answers at its step).
+  const evaluation = useEvaluation(runId, run.data?.kind === "evaluation");
+  const models = evaluation.data?.models;
   const steps = useSteps(runId, live);
   const stepList = useMemo(() => (steps.data?.steps ?? []).map((s) => s.step), [steps.data]);
   const latest = stepList[stepList.length - 1];
@@ -127,7 +131,7 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
   return (
     <div className={layoutClass.page} style={embedded ? { padding: 0 } : undefined}>
       {embedded ? null : <RunHeader title="Rollouts" />}
-      <FilterBar filters={filters} steps={stepList} live={live} onChange={setFilters} />
+      <FilterBar filters={filters} steps={stepList} live={live} onChange={setFilters} models={models} />
       <p className={ui.muted}>
         Keys: <span className={review.kbd}>↑</span>/<span className={review.kbd}>↓</span> sample ·{" "}
         <span className={review.kbd}>[</span>/<span className={review.kbd}>]</span> group ·{" "}

@@ -90,7 +90,7 @@ export function LogsPanel({ run, live, active, failure = null, rewardCode }: Log
   );
 }
 
-export function CheckpointsPanel({ run }: { run: number }) {
+export function CheckpointsPanel({ run, slug }: { run: number; slug: string }) {
   const checkpoints = useCheckpoints(run);
   return (
     <QueryList
@@ -118,9 +118,12 @@ export function CheckpointsPanel({ run }: { run: number }) {
               header: "",
               cell: (c) =>
                 c.reachable && c.download_url ? (
-                  <a href={c.download_url} download>
-                    Download .tar
-                  </a>
+                  <span className={ui.row}>
+                    <Link to={`/p/${slug}/playground?model=checkpoint:${c.id}`}>Chat with this checkpoint</Link>
+                    <a href={c.download_url} download>
+                      Download .tar
+                    </a>
+                  </span>
                 ) : (
                   <span className={ui.muted} title={c.unreachable_reason}>
                     Not reachable: {c.unreachable_reason}

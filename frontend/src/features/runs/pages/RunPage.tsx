@@ -11,6 +11,7 @@ import { Tabs } from "../../../components/Tabs";
 import ui from "../../../components/ui.module.css";
 import { loadPlotly } from "../../../lib/plotly";
 import { useNow } from "../../../lib/useNow";
+import { evaluationReportUrl } from "../../evaluations/api";
 import { EvaluateCheckpointsButton } from "../../evaluations/components/EvaluateCheckpointsButton";
 import { useMetricKeys } from "../../metrics/hooks";
 import { useProjectSlug } from "../../projects/hooks";
@@ -134,7 +135,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
         ) : null}
         {tab === "samples" ? <ExplorerPage embedded /> : null}
         {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} failure={failure} rewardCode={rewardCode} /> : null}
-        {tab === "checkpoints" ? <CheckpointsPanel run={run.id} /> : null}
+        {tab === "checkpoints" ? <CheckpointsPanel run={run.id} slug={slug} /> : null}
         {tab === "alerts" ? <AlertsPanel run={run.id} slug={slug} /> : null}
         {tab === "config" ? <ConfigPanel run={run} slug={slug} /> : null}
         {tab === "timeline" ? <TimelinePanel run={run} /> : null}
@@ -161,13 +162,13 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
       <EvaluateCheckpointsButton run={run} slug={slug} />
       {active && run.status !== "cancelling" ? (
         <Button onClick={() => setConfirming(true)} disabled={actions.cancel.isPending}>
-          Cancel run
+          {evaluation ? "Cancel evaluation" : "Cancel run"}
         </Button>
       ) : null}
       <ConfirmDialog
         open={confirming}
-        title={`Cancel run #${run.id}?`}
-        confirmLabel="Cancel run"
+        title={`Cancel ${evaluation ? "evaluation" : "run"} #${run.id}?`}
+        confirmLabel={evaluation ? "Cancel evaluation" : "Cancel run"}
         cancelLabel="Keep running"
         danger
         busy={actions.cancel.isPending}
@@ -179,7 +180,9 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
       >
         {run.status === "queued"
           ? `“${run.name}” leaves the queue and never starts.`
-          : `The trainer of “${run.name}” stops; its checkpoints stay, and Resume continues from the latest one.`}
+          : evaluation
+            ? `“${run.name}” stops; the responses scored so far stay in its results. An evaluation is not resumed: start a new one to answer the rest.`
+            : `The trainer of “${run.name}” stops; its checkpoints stay, and Resume continues from the latest one.`}
       </ConfirmDialog>
       {/* An evaluation is neither resumed nor cloned (the API answers 409): a new one is made. */}
       {!evaluation && (run.status === "failed" || run.status === "cancelled") ? (
@@ -188,7 +191,7 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
         </Button>
       ) : null}
       {evaluation ? null : <ButtonLink to={`/p/${slug}/runs/new?clone=${run.id}`}>Clone with edits</ButtonLink>}
-      <ButtonAnchor href={reportUrl([run.id])} download>
+      <ButtonAnchor href={evaluation ? evaluationReportUrl(run.id) : reportUrl([run.id])} download>
         Download report
       </ButtonAnchor>
       {run.status === "queued" ? (
