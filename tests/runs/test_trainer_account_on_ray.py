@@ -64,12 +64,16 @@ def stack(
     shutil.copytree(tiny_assets / "model", models / "model")
     _readable_by_all(shared)
     checkpoints, workdir = shared / "checkpoints", shared / "trainer"
-    own_folders(account, [checkpoints, workdir])
+    data_cache = shared / "data-cache"  # the trainers' downloads (trainer.data.remote)
+    own_folders(account, [checkpoints, workdir, data_cache])
     log_dir = tmp_path_factory.mktemp("account-stack-logs")
     env = {"RLSTUDIO_CHECKPOINT_ROOT": str(checkpoints), "RLSTUDIO_TRAINER_WORKDIR": str(workdir)}
     assert "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL" not in os.environ
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAY_AUTH_MODE", "disabled")
+        # The Ray head passes its environment to every job: a test worker's own data cache
+        # (tests/suite_workers.py) is root's, so the account's trainers get one of theirs.
+        patch.setenv("RLSTUDIO_DATA_CACHE", str(data_cache))
         failpoints = tmp_path_factory.mktemp("failpoints")
         yield from _stack(
             log_dir, failpoints, tmp_path_factory, models, "", extra_env=env, ray_user=account
