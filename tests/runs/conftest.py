@@ -119,14 +119,7 @@ def stack(
     tiny_assets: Path,
     hub: FakeHub,
 ) -> Iterator[Stack]:
-    log_dir = tmp_path_factory.mktemp("stack-logs")
-    failpoints = tmp_path_factory.mktemp("failpoints")
-    redis.Redis.from_url(REDIS_URL).flushdb()  # no stale task messages from earlier runs
-    with pytest.MonkeyPatch.context() as patch:
-        # Ray turns token auth on when ~/.ray/auth_token exists (any local ray.init()
-        # creates it); the head and every client here must agree, so say it.
-        patch.setenv("RAY_AUTH_MODE", "disabled")
-        yield from _stack(log_dir, failpoints, tmp_path_factory, tiny_assets, hub.url)
+    yield from live_stack(tmp_path_factory, tiny_assets, hub.url)
 
 
 @pytest.fixture(scope="module")
@@ -135,12 +128,31 @@ def two_node_stack(
 ) -> Iterator[Stack]:
     """The stack with a Ray cluster of two nodes started separately (a head and a worker
     node, 2 CPUs each, their own explicit ports); the studio knows only RAY_ADDRESS."""
-    log_dir = tmp_path_factory.mktemp("two-node-logs")
+    yield from live_stack(tmp_path_factory, tiny_assets, "", name="two-node", worker_nodes=1)
+
+
+def live_stack(
+    tmp_path_factory: pytest.TempPathFactory,
+    model_root: Path,
+    hub_url: str,
+    *,
+    name: str = "stack",
+    environ: dict[str, str] | None = None,
+    **options: Any,
+) -> Iterator[Stack]:
+    """A module's stack (`_stack`'s `options`), with no stale task messages from earlier
+    runs in Redis, and `environ` set in this process while it lives: the Ray head hands
+    this process's environment to every job."""
+    log_dir = tmp_path_factory.mktemp(f"{name}-logs")
     failpoints = tmp_path_factory.mktemp("failpoints")
     redis.Redis.from_url(REDIS_URL).flushdb()
     with pytest.MonkeyPatch.context() as patch:
+        # Ray turns token auth on when ~/.ray/auth_token exists (any local ray.init()
+        # creates it); the head and every client here must agree, so say it.
         patch.setenv("RAY_AUTH_MODE", "disabled")
-        yield from _stack(log_dir, failpoints, tmp_path_factory, tiny_assets, "", worker_nodes=1)
+        for key, value in (environ or {}).items():
+            patch.setenv(key, value)
+        yield from _stack(log_dir, failpoints, tmp_path_factory, model_root, hub_url, **options)
 
 
 def _stack(

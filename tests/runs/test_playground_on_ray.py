@@ -8,11 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from tests.hub_server import FakeHub
 from tests.playground_client import chat
-from tests.runs.conftest import REDIS_URL, Api, Stack, _stack, eventually
+from tests.runs.conftest import Api, Stack, eventually, live_stack
 from workers.ray_jobs import RayJobsClient
 
 IDLE_S = 6
@@ -26,19 +25,8 @@ def stack(
     hub: FakeHub,
 ) -> Iterator[Stack]:
     """The runs' stack, with model servers released after a few idle seconds."""
-    log_dir = tmp_path_factory.mktemp("playground-logs")
-    failpoints = tmp_path_factory.mktemp("failpoints")
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")
-        yield from _stack(
-            log_dir,
-            failpoints,
-            tmp_path_factory,
-            tiny_assets,
-            hub.url,
-            extra_env={"RLSTUDIO_PLAYGROUND_IDLE_SECONDS": str(IDLE_S)},
-        )
+    env = {"RLSTUDIO_PLAYGROUND_IDLE_SECONDS": str(IDLE_S)}
+    yield from live_stack(tmp_path_factory, tiny_assets, hub.url, name="playground", extra_env=env)
 
 
 def test_a_model_answers_in_streamed_chunks_stays_warm_and_is_released_when_idle(

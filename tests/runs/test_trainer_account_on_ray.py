@@ -23,7 +23,7 @@ import pytest
 
 from studio.paths import REPO_ROOT
 from studio.platform.trainer_account import own_folders, trainer_os_user
-from tests.runs.conftest import TERMINAL, Api, Stack, _stack, eventually, tiny_config
+from tests.runs.conftest import TERMINAL, Api, Stack, eventually, live_stack, tiny_config
 
 pytestmark = [
     pytest.mark.slow,
@@ -66,18 +66,19 @@ def stack(
     checkpoints, workdir = shared / "checkpoints", shared / "trainer"
     data_cache = shared / "data-cache"  # the trainers' downloads (trainer.data.remote)
     own_folders(account, [checkpoints, workdir, data_cache])
-    log_dir = tmp_path_factory.mktemp("account-stack-logs")
     env = {"RLSTUDIO_CHECKPOINT_ROOT": str(checkpoints), "RLSTUDIO_TRAINER_WORKDIR": str(workdir)}
     assert "RLSTUDIO_REWARD_SANDBOX_ALLOW_PARTIAL" not in os.environ
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")
-        # The Ray head passes its environment to every job: a test worker's own data cache
-        # (tests/suite_workers.py) is root's, so the account's trainers get one of theirs.
-        patch.setenv("RLSTUDIO_DATA_CACHE", str(data_cache))
-        failpoints = tmp_path_factory.mktemp("failpoints")
-        yield from _stack(
-            log_dir, failpoints, tmp_path_factory, models, "", extra_env=env, ray_user=account
-        )
+    # A test worker's own data cache (tests/suite_workers.py) is root's: the account's
+    # trainers, who inherit the Ray head's environment, get one of theirs.
+    yield from live_stack(
+        tmp_path_factory,
+        models,
+        "",
+        name="account",
+        environ={"RLSTUDIO_DATA_CACHE": str(data_cache)},
+        extra_env=env,
+        ray_user=account,
+    )
     shutil.rmtree(shared, ignore_errors=True)
 
 
