@@ -16,7 +16,9 @@ import argparse
 import time
 
 import torch
-import trainer_vs_trl as bench
+from trl_compare.settings import WORKLOADS, paths
+from trl_compare.trl import train_dataset
+from trl_compare.workers import worker_build
 
 from trainer.models.loading import load_policy, load_tokenizer
 from trainer.rollout.engine import SamplingParams
@@ -25,18 +27,18 @@ from trainer.rollout.hf import HFEngine
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="long128", choices=sorted(bench.WORKLOADS))
+    parser.add_argument("--workload", default="long128", choices=sorted(WORKLOADS))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
 
     torch.set_num_threads(args.threads)
-    bench.worker_build(args.workload)
-    matched = bench.WORKLOADS[args.workload].matched
-    model_dir = bench.paths(args.workload)["model"]
+    worker_build(args.workload)
+    matched = WORKLOADS[args.workload].matched
+    model_dir = paths(args.workload)["model"]
     model = load_policy(model_dir, matched.dtype)  # as our trainer loads it (SDPA attention)
-    _, prompt_ids = bench._train_dataset(args.workload)
+    _, prompt_ids = train_dataset(args.workload)
     prompts = prompt_ids[: matched.prompts_per_step]
     engine = HFEngine(model, load_tokenizer(model_dir), max_batch_size=matched.generation_batch)
     sampling = SamplingParams(

@@ -1,6 +1,6 @@
 """Our trainer with the update's replay of rollout outputs on and off, alternating.
 
-Each run is `trainer_vs_trl.worker_ours` on a workload in a fresh subprocess, with
+Each run is `trl_compare.ours.worker_ours` on a workload in a fresh subprocess, with
 `actor.replay_rollout_outputs` set as asked (trainer/linear_replay.py); prints per-run
 seconds per step, generation and update seconds per step, and the step rewards:
 
@@ -22,20 +22,22 @@ HERE = Path(__file__).resolve().parent
 
 def run(workload: str, replay: bool, steps: int, threads: int) -> dict[str, Any]:
     import torch
-    import trainer_vs_trl as bench
+    from trl_compare import ours
+    from trl_compare.settings import WORK
+    from trl_compare.workers import worker_build
 
     torch.set_num_threads(threads)
-    ours_config = bench.ours_config
+    ours_config = ours.ours_config
 
     def flipped(*args: Any, **kwargs: Any) -> Any:
         cfg = ours_config(*args, **kwargs)
         cfg.actor.replay_rollout_outputs = replay
         return cfg
 
-    bench.ours_config = flipped
-    bench.worker_build(workload)
-    run_dir = bench.WORK / "replay_on_off" / ("on" if replay else "off")
-    return bench.worker_ours(workload, run_dir, steps, seed=0)
+    ours.ours_config = flipped  # worker_ours looks it up in its module
+    worker_build(workload)
+    run_dir = WORK / "replay_on_off" / ("on" if replay else "off")
+    return ours.worker_ours(workload, run_dir, steps, seed=0)
 
 
 def main() -> None:

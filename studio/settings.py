@@ -266,20 +266,21 @@ RLSTUDIO_SSE_MAX_STREAM_S = float(os.environ.get("RLSTUDIO_SSE_MAX_STREAM_S", "3
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "studio.api.authentication.ApiTokenAuthentication",
+        "studio.api.common.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",  # enforces CSRF
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "studio.api.pagination.StandardPagination",
+    "DEFAULT_PAGINATION_CLASS": "studio.api.common.pagination.StandardPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    # Deep nesting is a 400, not a server error (studio/api/parsers.py).
+    # Deep nesting is a 400, not a server error (studio/api/common/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
-        "studio.api.parsers.JSONParser",
+        "studio.api.common.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "EXCEPTION_HANDLER": "studio.api.errors.api_exception_handler",
-    # Sign-in attempts per client address (the per-account limit is studio/api/login_limits.py).
+    "EXCEPTION_HANDLER": "studio.api.common.errors.api_exception_handler",
+    # Sign-in attempts per client address (the per-account limit is
+    # studio/api/common/login_limits.py).
     "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("RLSTUDIO_LOGIN_RATE", "10/min")},
     # The client's address is REMOTE_ADDR, or with RLSTUDIO_TRUSTED_PROXIES=N the address
     # N proxies in front of the studio put in X-Forwarded-For: never a header a client
@@ -302,7 +303,7 @@ SPECTACULAR_SETTINGS = {
         "RoleEnum": "studio.projects.models.Role",  # a project role; turns have TurnRole
         "TokenScopeEnum": "studio.projects.models.TokenScope",
         "InvitationStatusEnum": "studio.projects.models.InvitationStatus",
-        "TurnRoleEnum": "studio.telemetry.records.TURN_ROLES",
+        "TurnRoleEnum": "studio.telemetry.ingest.records.TURN_ROLES",
         "RunValidationEnum": "studio.runs.models.RUN_VALIDATION",  # as stored
         "ValidationEnum": "studio.references.run_inputs.VALIDATION_CHOICES",  # as requested
         "RunKindEnum": "studio.runs.models.RunKind",

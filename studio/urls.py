@@ -6,7 +6,7 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
-from studio.api.auth import LoginView, LogoutView, MeView
+from studio.api.common.auth import LoginView, LogoutView, MeView
 from studio.core.views import HealthView, api_not_found
 from studio.frontend import SPA_PATH_PATTERN, index
 

@@ -4,34 +4,38 @@ from django.urls import path
 from rest_framework.renderers import JSONRenderer
 from rest_framework.routers import DefaultRouter
 
-from studio.api.dataset_columns import DatasetColumnsView
-from studio.api.dataset_diff import DatasetDiffView
-from studio.api.datasets import DatasetVersionViewSet, DatasetViewSet
-from studio.api.evaluations import EvaluationViewSet
-from studio.api.invitations import InvitationViewSet
-from studio.api.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
-from studio.api.models import ModelViewSet
-from studio.api.playground import ExchangeEventsView, PlaygroundViewSet
-from studio.api.playground_servers import ServerBootstrapView, ServerNextView, ServerReportView
-from studio.api.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
-from studio.api.queue import ProjectQueueView
-from studio.api.reports import HtmlRenderer, RunReportViewSet
-from studio.api.reward_checks import RewardCheckView
-from studio.api.reward_comparisons import RewardComparisonViewSet
-from studio.api.reward_test_runs import RewardTestRunViewSet
-from studio.api.rewards import RewardFunctionViewSet, RewardTemplateViewSet, RewardVersionViewSet
-from studio.api.rollouts import ROUTES as ROLLOUT_ROUTES
-from studio.api.rollouts import RunRolloutsViewSet
-from studio.api.run_details import (
+from studio.api.datasets.columns import DatasetColumnsView
+from studio.api.datasets.datasets import DatasetVersionViewSet, DatasetViewSet
+from studio.api.datasets.diff import DatasetDiffView
+from studio.api.evaluations.evaluations import EvaluationViewSet
+from studio.api.model_registry.models import ModelViewSet
+from studio.api.playground.playground import ExchangeEventsView, PlaygroundViewSet
+from studio.api.playground.servers import ServerBootstrapView, ServerNextView, ServerReportView
+from studio.api.projects.invitations import InvitationViewSet
+from studio.api.projects.projects import ApiTokenViewSet, AuditEventViewSet, ProjectViewSet
+from studio.api.rewards.checks import RewardCheckView
+from studio.api.rewards.comparisons import RewardComparisonViewSet
+from studio.api.rewards.functions import (
+    RewardFunctionViewSet,
+    RewardTemplateViewSet,
+    RewardVersionViewSet,
+)
+from studio.api.rewards.test_runs import RewardTestRunViewSet
+from studio.api.rollouts.rollouts import ROUTES as ROLLOUT_ROUTES
+from studio.api.rollouts.rollouts import RunRolloutsViewSet
+from studio.api.rollouts.samples import RunSamplesViewSet, SampleViewSet
+from studio.api.runs.details import (
     RunAlertsViewSet,
     RunCheckpointsViewSet,
     RunLogsViewSet,
     TarRenderer,
 )
-from studio.api.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
-from studio.api.samples import RunSamplesViewSet, SampleViewSet
-from studio.api.streams import ProjectEventsView, RunEventsView
-from studio.api.trainer_endpoints import (
+from studio.api.runs.metrics import CsvRenderer, MetricsQueryView, RunMetricsViewSet
+from studio.api.runs.queue import ProjectQueueView
+from studio.api.runs.reports import HtmlRenderer, RunReportViewSet
+from studio.api.runs.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
+from studio.api.streams.streams import ProjectEventsView, RunEventsView
+from studio.api.trainer_ingest.endpoints import (
     IngestBootstrapView,
     IngestDatasetView,
     IngestRecordsView,
@@ -96,7 +100,7 @@ urlpatterns += [
     path("queue/", ProjectQueueView.as_view({"get": "summary"}), name="queue"),
 ]
 urlpatterns += [
-    # A run's alerts, log lines and checkpoints (studio/api/run_details.py).
+    # A run's alerts, log lines and checkpoints (studio/api/runs/details.py).
     path("runs/<int:pk>/alerts/", RunAlertsViewSet.as_view({"get": "list"}), name="run-alerts"),
     path("runs/<int:pk>/logs/", RunLogsViewSet.as_view({"get": "list"}), name="run-logs"),
     path(
@@ -113,7 +117,7 @@ urlpatterns += [
     ),
 ]
 urlpatterns += [
-    # Shareable HTML reports (studio/api/reports.py).
+    # Shareable HTML reports (studio/api/runs/reports.py).
     path(
         "runs/<int:pk>/report",
         RunReportViewSet.as_view(
@@ -130,7 +134,7 @@ urlpatterns += [
     ),
 ]
 urlpatterns += [
-    # Rollout review reads of one run (studio/api/rollouts.py).
+    # Rollout review reads of one run (studio/api/rollouts/rollouts.py).
     path(
         f"runs/<int:pk>/rollouts/{name}",
         RunRolloutsViewSet.as_view({"get": name}),
@@ -151,7 +155,7 @@ urlpatterns += [
     ),
 ]
 urlpatterns += [
-    # The chat playground (studio/api/playground.py) and its model servers' endpoints.
+    # The chat playground (studio/api/playground/playground.py) and its model servers' endpoints.
     path(
         "playground/models/",
         PlaygroundViewSet.as_view({"get": "models"}),

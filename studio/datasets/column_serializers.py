@@ -1,4 +1,4 @@
-"""Serializers of the column detection of a file before its upload (studio.api.dataset_columns)."""
+"""Serializers of the column detection of a file before its upload (studio.api.datasets.columns)."""
 
 from __future__ import annotations
 

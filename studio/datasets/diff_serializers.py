@@ -1,4 +1,4 @@
-"""Serializers of a dataset version diff (studio.api.dataset_diff)."""
+"""Serializers of a dataset version diff (studio.api.datasets.diff)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Nothing here touches storage or the database: `ingest` writes the normalised parquet
 into a staging folder the caller owns, and the caller moves it into storage inside the
-transaction that creates the version (see `studio.api.datasets`).
+transaction that creates the version (see `studio.api.datasets.datasets`).
 
 Reading and validation are the trainer's own (`trainer.data.formats`), so a file the
 studio accepts is a file a run can read, with the same row/column error messages.

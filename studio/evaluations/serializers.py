@@ -1,4 +1,5 @@
-"""Request and response shapes of the evaluations API (views: studio/api/evaluations.py)."""
+"""Request and response shapes of the evaluations API (the views are in
+studio/api/evaluations/evaluations.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ says "loading model…"), `queued` when it is warm. `record_report` turns what a
 posts into the exchange's events: `reply-status` `generating` when it starts a reply,
 `chunk` (text from `offset`) as it writes, then `done` or `error`, and `end` after the
 last reply of the exchange. The browser reads them over SSE
-(studio/api/playground.py, `ExchangeEventsView`).
+(studio/api/playground/playground.py, `ExchangeEventsView`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from django.conf import settings
 
 from studio.playground import servers, store
 from studio.playground.targets import Target
-from studio.telemetry.pubsub import namespace
+from studio.telemetry.live.pubsub import namespace
 
 REQUEST_GRACE_S = 60.0  # a request waits this much longer than a server's start for one
 

@@ -1,4 +1,4 @@
-"""The playground's request and response shapes (studio/api/playground*.py)."""
+"""The playground's request and response shapes (studio/api/playground/)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ RLSTUDIO_PLAYGROUND_CPUS, a fraction of a CPU, so a warm model leaves the cluste
 CPUs to runs. Like a trainer, the job carries only a one-time secret (an HMAC of its
 submission id), redeemed by `bootstrap` for its token and the folder the resolver finds
 for its target (studio.playground.targets); everything after goes over HTTP with that
-token (studio/api/playground_servers.py).
+token (studio/api/playground/servers.py).
 
 A server is alive while starting (until RLSTUDIO_PLAYGROUND_START_TIMEOUT_S) and while
 it keeps polling; one that went silent is replaced by the next message, and the old job

@@ -10,7 +10,7 @@
 An exchange's event is numbered, stored and published by one Lua script, so numbers are
 published in order: a stream that subscribes, then reads the stored events, drops live
 events up to the last one it read and misses none (as the run streams do,
-studio/api/streams.py). Every key expires: nothing is left behind by a lost server.
+studio/api/streams/streams.py). Every key expires: nothing is left behind by a lost server.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from studio.telemetry.pubsub import namespace
+from studio.telemetry.live.pubsub import namespace
 
 EXCHANGE_TTL_S = 3600  # an exchange's events outlive any reply (and a page reload)
 STOP_TTL_S = 600

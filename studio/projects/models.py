@@ -62,7 +62,7 @@ TOKEN_PREFIX_LENGTH = 8
 
 class TokenScope(models.TextChoices):
     """What a personal token may do, on top of what its user may do (a password session has
-    every scope). Enforced by `studio.api.permissions.require_token_scope`."""
+    every scope). Enforced by `studio.api.common.permissions.require_token_scope`."""
 
     READ = "read", "Read"  # every GET its user may make; always granted
     WRITE = "write", "Write"  # any POST, PUT, PATCH or DELETE

@@ -1,4 +1,4 @@
-"""Serializers of the static check of reward code (studio.api.reward_checks)."""
+"""Serializers of the static check of reward code (studio.api.rewards.checks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Serializers of the A/B comparison of two reward versions (studio.api.reward_comparisons)."""
+"""Serializers of the A/B comparison of two reward versions (studio.api.rewards.comparisons)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from studio.runs.models import TERMINAL_STATUSES, Run, RunStatus, RunStatusChange
 from studio.runs.tokens import revoke_ingest_tokens
-from studio.telemetry.live_status import announce_status_change
+from studio.telemetry.live.run_status import announce_status_change
 from studio.telemetry.models import LogLine
 from trainer.config import IgnoredKey
 

@@ -1,4 +1,4 @@
-"""Request and response shapes of the runs API (the views are in studio/api/runs.py)."""
+"""Request and response shapes of the runs API (the views are in studio/api/runs/runs.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from studio.references.run_inputs import VALIDATION_CHOICES
 from studio.references.summary import RunInputsSerializer, run_inputs
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
 from studio.runs.queue import QueueEntry, queue_view
-from studio.telemetry.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
+from studio.telemetry.series.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
 from trainer.config import preset_names
 
 MAX_TAGS = 32

@@ -38,7 +38,7 @@ def issue_ingest_token(attempt: RunAttempt) -> str:
     IngestToken.objects.create(run_id=attempt.run_id, attempt=attempt, token_hash=hash_token(raw))
     if attempt.number > 1 and attempt.resume_from_step is not None:
         # Imported here: telemetry's models import this app's models.
-        from studio.telemetry.superseding import supersede_earlier_attempts
+        from studio.telemetry.ingest.superseding import supersede_earlier_attempts
 
         supersede_earlier_attempts(attempt.run_id, attempt.number, attempt.resume_from_step)
     return raw

@@ -124,7 +124,7 @@ class RolloutSample(models.Model):
         ]
 
 
-# Labels of which a user gives a sample at most one: a verdict (studio/telemetry/labels.py
+# Labels of which a user gives a sample at most one: a verdict (studio/telemetry/samples/labels.py
 # swaps one for the other).
 EXCLUSIVE_LABELS = ("good", "bad")
 
@@ -243,7 +243,7 @@ class AlertKind(models.TextChoices):
 
 class RunAlert(models.Model):
     """A sign of reward hacking or collapse seen in a run's metric stream
-    (studio.telemetry.alerts). Derived data: recomputed, never edited."""
+    (studio.telemetry.alerts.rules). Derived data: recomputed, never edited."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="alerts")
     attempt = models.PositiveIntegerField()

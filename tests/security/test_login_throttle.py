@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from studio.api import login_limits
+from studio.api.common import login_limits
 from tests.studio.conftest import PASSWORD
 
 

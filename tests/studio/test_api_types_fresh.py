@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
-from studio.api.form_fixtures import fixture_texts
+from studio.api.runs.form_fixtures import fixture_texts
 from studio.paths import REPO_ROOT
 
 FRONTEND = REPO_ROOT / "frontend"

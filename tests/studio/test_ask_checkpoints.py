@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_framework.test import APIClient
 
-from studio.api.trainer_endpoints import run_split
+from studio.api.trainer_ingest.endpoints import run_split
 from studio.references.run_inputs import REF
 from studio.runs.launch import claim, trainer_config
 from studio.runs.models import Run, RunKind

@@ -13,8 +13,8 @@ from django.test import AsyncClient, override_settings
 
 from studio.projects.models import ApiToken, Project
 from studio.runs.models import Run
-from studio.telemetry.alert_store import raise_alerts
-from studio.telemetry.alerts import REWARD_ERROR_RATE, ZERO_SPREAD
+from studio.telemetry.alerts.rules import REWARD_ERROR_RATE, ZERO_SPREAD
+from studio.telemetry.alerts.store import raise_alerts
 from studio.telemetry.models import Checkpoint, LogLine, MetricPoint
 
 

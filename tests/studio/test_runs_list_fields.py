@@ -11,7 +11,7 @@ from django.utils import timezone
 from studio.projects.models import Project
 from studio.runs.models import Run, RunStatus
 from studio.telemetry.models import MetricPoint
-from studio.telemetry.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, shrink
+from studio.telemetry.series.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, shrink
 
 
 def make_run(project: Project, name: str, rewards: dict[int, float]) -> Run:

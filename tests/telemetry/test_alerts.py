@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from studio.telemetry import alerts
-from studio.telemetry.alerts import (
+from studio.telemetry.alerts import rules as alerts
+from studio.telemetry.alerts.rules import (
     ENTROPY,
     KL_LOSS,
     PPO_KL,

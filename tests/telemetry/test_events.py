@@ -8,8 +8,8 @@ from rest_framework.test import APIClient
 
 from studio.runs import lifecycle
 from studio.runs.models import RunStatus
-from studio.telemetry.alerts import REWARD_ERROR_RATE
-from studio.telemetry.sse_frames import BadEventId, parse_event_id
+from studio.telemetry.alerts.rules import REWARD_ERROR_RATE
+from studio.telemetry.live.sse_frames import BadEventId, parse_event_id
 from tests.telemetry.conftest import Lab, Trainer, checkpoint, log, metrics, samples, status
 from tests.telemetry.sse import Event, parse
 

@@ -15,6 +15,7 @@ from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.runs import lifecycle
 from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
+from studio.telemetry.ingest.records import MAX_BODY_BYTES, MAX_RECORDS
 from studio.telemetry.models import (
     Checkpoint,
     IngestedRecord,
@@ -22,7 +23,6 @@ from studio.telemetry.models import (
     MetricPoint,
     RolloutSample,
 )
-from studio.telemetry.records import MAX_BODY_BYTES, MAX_RECORDS
 from tests.telemetry.conftest import (
     Lab,
     Trainer,

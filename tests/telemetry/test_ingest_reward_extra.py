@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from studio.telemetry.export import verl_rows
 from studio.telemetry.models import RolloutSample
+from studio.telemetry.samples.export import verl_rows
 from tests.telemetry.conftest import Lab, Trainer, sample, samples
 
 EXTRA = {"pred": "42", "acc_note": None, "tried": ["41", "42"], "meta": {"len": 2}}

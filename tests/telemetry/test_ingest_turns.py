@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from studio.telemetry.ingest.records import MAX_ARGUMENTS_BYTES, MAX_RESPONSE
 from studio.telemetry.models import IngestedRecord, RolloutSample
-from studio.telemetry.records import MAX_ARGUMENTS_BYTES, MAX_RESPONSE
 from tests.telemetry.conftest import Lab, Trainer, log, sample, samples
 from tests.telemetry.sse import parse
 from trainer.reporting.base import SampleRecord

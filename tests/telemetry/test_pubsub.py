@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from studio.telemetry import pubsub
+from studio.telemetry.live import pubsub
 from tests.live import free_port
 
 
@@ -47,7 +47,7 @@ def test_publishing_to_a_dead_redis_logs_and_returns(
     settings, fresh_publisher: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
-    with caplog.at_level(logging.WARNING, logger="studio.telemetry.pubsub"):
+    with caplog.at_level(logging.WARNING, logger="studio.telemetry.live.pubsub"):
         pubsub.publish([("rls:x:run:1", b"-\nframe")])
     assert "not published (1 messages)" in caplog.text
 

@@ -3,7 +3,7 @@ times of metric points, the log tail and the checkpoints list."""
 
 from __future__ import annotations
 
-from studio.telemetry.step_times import interpolate
+from studio.telemetry.series.step_times import interpolate
 from tests.telemetry.conftest import T0, Lab, Trainer, checkpoint, log, metrics
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from studio.telemetry.alerts import REWARD_ERROR_RATE
+from studio.telemetry.alerts.rules import REWARD_ERROR_RATE
+from studio.telemetry.live.sse_frames import parse_event_id
 from studio.telemetry.models import IngestedRecord, RunAlert
-from studio.telemetry.sse_frames import parse_event_id
 from tests.live import LiveProcess, start_web_server
 from tests.telemetry.conftest import Lab, Trainer, log, make_lab, metrics, samples, status
 from tests.telemetry.sse import Event, Stream

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from studio.runs import lifecycle
 from studio.runs.models import Run, RunStatus
-from studio.telemetry.alerts import REWARD_ERROR_RATE
+from studio.telemetry.alerts.rules import REWARD_ERROR_RATE
 from studio.telemetry.models import (
     IngestedRecord,
     LogLine,

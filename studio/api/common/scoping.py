@@ -1,0 +1,56 @@
+"""Every queryset is scoped to the projects the user belongs to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Model, QuerySet
+from rest_framework import exceptions, permissions, viewsets
+
+from studio.api.common.authentication import require_token_scope
+from studio.api.common.permissions import ProjectRolePermission, has_role
+from studio.projects.models import AuditEvent, Project, Role, TokenScope
+
+
+class ProjectScopedViewSet(viewsets.GenericViewSet):
+    """Base of every project-owned resource.
+
+    `project_path` is the ORM path from the model to its Project ("project",
+    "dataset__project", ...). Lists and details only ever see objects of the
+    requesting user's projects; creating needs `write_role` in the target project.
+    """
+
+    permission_classes = [ProjectRolePermission]
+    project_path = "project"
+    write_role = Role.MEMBER
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = super().get_queryset()
+        user = self.request.user
+        if not user.is_authenticated:
+            return queryset.none()
+        return queryset.filter(**{f"{self.project_path}__memberships__user": user}).distinct()
+
+    def project_for(self, slug: str, role: Role | None = None) -> Project:
+        """The project named by a request, if the user has `role` there (write_role by
+        default); 404 for an unknown slug and for outsiders alike."""
+        project = Project.objects.filter(slug=slug).first()
+        if project is None:
+            raise exceptions.NotFound("No such project.")
+        self.require_role(project, role)
+        return project
+
+    def require_role(self, project: Project, role: Role | None = None) -> None:
+        needed = role or self.write_role
+        if not has_role(project, self.request.user, needed):
+            # 404 for outsiders so project ids don't leak; 403 for members lacking a role.
+            if not has_role(project, self.request.user, Role.VIEWER):
+                raise exceptions.NotFound("No such project.")
+            raise exceptions.PermissionDenied(
+                f"This needs the {needed.value} role in project {project.slug!r}."
+            )
+        if needed == Role.OWNER and self.request.method not in permissions.SAFE_METHODS:
+            require_token_scope(self.request.auth, TokenScope.MEMBERS)
+
+    def audit(self, action: str, obj: Model, project: Project, **detail: Any) -> None:
+        AuditEvent.record(action, obj, project, self.request.user, **detail)
