@@ -1,4 +1,4 @@
-"""PyTorch's float32 CPU products against oneDNN's (trainer.cpu_linear), side by side.
+"""PyTorch's float32 CPU products against oneDNN's (trainer.cpu_speed.onednn_linear), side by side.
 
 For the long bench model's linear shapes (hidden 512, MLP 1,376, vocabulary 376), at 64
 rows (a decoding step of 64 sequences) and 4,096 rows (an update's micro-batch): the
@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-from trainer.cpu_linear import ONEDNN_AVAILABLE, linear_backward, onednn_linear
+from trainer.cpu_speed.onednn_linear import ONEDNN_AVAILABLE, linear_backward, onednn_linear
 
 SHAPES = [(512, 512), (512, 1376), (1376, 512), (512, 376)]  # (in, out)
 Product = Callable[[], object]

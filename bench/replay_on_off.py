@@ -1,7 +1,7 @@
 """Our trainer with the update's replay of rollout outputs on and off, alternating.
 
 Each run is `trl_compare.ours.worker_ours` on a workload in a fresh subprocess, with
-`actor.replay_rollout_outputs` set as asked (trainer/linear_replay.py); prints per-run
+`actor.replay_rollout_outputs` set as asked (trainer/cpu_speed/linear_replay.py); prints per-run
 seconds per step, generation and update seconds per step, and the step rewards:
 
     .venv/bin/pip install -e '.[bench]'

@@ -7,13 +7,32 @@ later phases (logprobs, values, advantages) start as None.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-from trainer.linear_replay import LinearOutputs
+
+class RolloutHint(Protocol):
+    """What the engine computed while generating a batch that a forward over the same rows
+    may take instead of computing it again: the CPU speed package's recorded linear-layer
+    outputs (trainer.cpu_speed). Opaque to the trainer's core, which only narrows it to
+    the rows of a mini-batch, wraps a forward in it and releases it."""
+
+    def select(self, rows: Tensor | slice) -> RolloutHint:
+        """The hint of these rows of the batch."""
+        ...
+
+    def reusing(self, model: nn.Module, rows: Tensor, width: int) -> AbstractContextManager[None]:
+        """Around `model`'s forward over the batch's rows `rows` (their first `width`
+        response tokens): reuse what still applies, nothing once the weights moved."""
+        ...
+
+    def release(self) -> None:
+        """The weights move now: forget it."""
+        ...
 
 
 @dataclass
@@ -31,9 +50,7 @@ class RolloutBatch:
     values: Tensor | None = None  # (B, R)
     advantages: Tensor | None = None  # (B, R)
     returns: Tensor | None = None  # (B, R)
-    # The rollout's linear-layer outputs (trainer.linear_replay) and each row's row there.
-    replay: LinearOutputs | None = None
-    replay_rows: Tensor | None = None  # (B,) long
+    rollout_hint: RolloutHint | None = None
 
     @property
     def size(self) -> int:
@@ -50,6 +67,8 @@ class RolloutBatch:
             for f in fields(self)
             if isinstance(value := getattr(self, f.name), Tensor)
         }
+        if self.rollout_hint is not None:
+            picked["rollout_hint"] = self.rollout_hint.select(rows)
         return replace(self, **picked)
 
     def to(self, device: torch.device) -> RolloutBatch:

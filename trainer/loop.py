@@ -114,9 +114,6 @@ class Trainer:
         self.total_steps = cfg.trainer.total_steps or (
             self.sampler.steps_per_epoch * cfg.trainer.total_epochs
         )
-        # StepContext declares the hook read-only (mypy cannot match a settable Callable
-        # attribute to a dataclass field); every state class has it as a plain field.
-        cast(Any, self.state).next_prompts = self.next_prompts
         self.step = 0
         self.sample_policy = SamplePolicy.from_config(cfg)
         self.decoder = cast(TokenDecoder, self.state.tokenizer)
@@ -153,7 +150,12 @@ class Trainer:
         val_every = self.cfg.trainer.val_every
         while self.step < self.total_steps:
             result = train_step(
-                self.state, self.roles, self.next_prompts(), self.step + 1, self.episodes
+                self.state,
+                self.roles,
+                self.next_prompts(),
+                self.step + 1,
+                self.episodes,
+                self.next_prompts,
             )
             self.step += 1
             last = result.metrics

@@ -9,7 +9,6 @@ same per-rank functions (`update_actor`, `update_critic`, `rank_logprobs`,
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,9 +29,8 @@ from trainer.models.lora import (
 )
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
-from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import RolloutEngine
-from trainer.state import TrainingState, build_state
+from trainer.state import RolloutHints, TrainingState, build_state
 from trainer.update import critic_values, update_actor, update_critic
 
 
@@ -101,12 +99,7 @@ class StepContext(Protocol):
     kl_ctrl: FixedKLController | AdaptiveKLController
     pad_token_id: int
     update_generator: torch.Generator
-
-    @property
-    def next_prompts(self) -> Callable[[], list[PromptItem]]:
-        """More prompts from the data loop (DAPO dynamic sampling draws them); the
-        loop installs it."""
-        ...
+    rollout_hints: RolloutHints | None
 
     def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
         """perf/* rates of a step (trainer.metrics.throughput_metrics)."""

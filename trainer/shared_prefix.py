@@ -188,7 +188,7 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         return first
     prompt_states = [(layer.keys, layer.values) for layer in prompt.past_key_values.layers]
     lengths = layout.lengths.tolist()
-    replay = batch.replay if batch.replay is not None and batch.replay.fresh_for(model) else None
+    hint = batch.rollout_hint
     parts: list[Tensor] = []
     rows: list[int] = []
     for bucket in length_buckets(lengths, layout.prompt_ids.shape[1]):
@@ -202,13 +202,8 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         # Each row attends to its own prompt's keys and values: gathered, differentiable.
         cache = DynamicCache(ddp_cache_data=[(k[prompts], v[prompts]) for k, v in prompt_states])
         response_mask = layout.response_mask[bucket, : width - 1].to(device)
-        # The rollout computed these rows' linear outputs with these weights: replay them.
-        replaying = (
-            replay.replaying(model, batch.replay_rows[picked], width - 1)
-            if replay is not None and batch.replay_rows is not None and width - 1 <= replay.columns
-            else nullcontext()
-        )
-        with replaying:
+        # What the rollout computed for these rows with these weights, reused (trainer.batch).
+        with hint.reusing(model, picked, width - 1) if hint is not None else nullcontext():
             out = model(
                 input_ids=layout.response_ids[bucket, : width - 1].to(device),
                 attention_mask=torch.cat([prompt_mask[prompts], response_mask], dim=1),

@@ -2,28 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 from torch import nn
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
+from trainer.batch import RolloutHint
 from trainer.config.schema import RunConfig
-from trainer.cpu_memory import keep_freed_memory
+from trainer.cpu_speed.memory import keep_freed_memory
+from trainer.cpu_speed.replay_recorder import replay_recorder
 from trainer.metrics import throughput_metrics
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.models.lora import add_adapters
 from trainer.optim import build_optimizer, build_scheduler
 from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
-from trainer.rollout.collect import PromptItem
-from trainer.rollout.engine import RolloutEngine
+from trainer.rollout.engine import Completion, RolloutEngine
 from trainer.rollout.hf import HFEngine
 
 # Dense bf16 peak FLOP/s of accelerators we know, for perf/mfu. CPUs have no
 # honest single figure, so MFU is reported only on these devices.
 PEAK_FLOPS: dict[str, float] = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
+
+
+class RolloutHints(Protocol):
+    """What the engine can pass from a step's rollout to its update (opaque here; the CPU
+    speed package's replay recorder is one, trainer.cpu_speed.replay_recorder)."""
+
+    def collecting(self) -> AbstractContextManager[None]:
+        """Around a step's rollout."""
+        ...
+
+    def for_batch(self, completions: list[Completion]) -> RolloutHint | None:
+        """The hint of a batch of these completions, in batch order, if any."""
+        ...
 
 
 @dataclass
@@ -43,7 +59,7 @@ class TrainingState:
     critic: nn.Module | None = None
     critic_optimizer: torch.optim.Optimizer | None = None
     critic_scheduler: torch.optim.lr_scheduler.LRScheduler | None = None
-    next_prompts: Callable[[], list[PromptItem]] = field(default=lambda: [])
+    rollout_hints: RolloutHints | None = None
     num_params: int = 0
     peak_flops: float | None = None
 
@@ -72,7 +88,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)
     if device.type == "cpu":
-        keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_memory)
+        keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_speed.memory)
     tokenizer = load_tokenizer(cfg.model.path)
     kernel = cfg.model.cpu_linear_kernel
     actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
@@ -102,6 +118,8 @@ def build_state(cfg: RunConfig) -> TrainingState:
             "use rollout.engine='hf' here."
         )
     engine = HFEngine(actor, tokenizer, device, max_batch_size=cfg.rollout.micro_batch_size)
+    # The rollout's linear outputs replayed by the update, where that applies (CPU only).
+    hints = replay_recorder(cfg, engine, device)
     generator = torch.Generator().manual_seed(cfg.trainer.seed)
     return TrainingState(
         cfg=cfg,
@@ -119,6 +137,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
         critic=critic,
         critic_optimizer=critic_optimizer,
         critic_scheduler=critic_scheduler,
+        rollout_hints=hints,
         num_params=num_params,
         peak_flops=_peak_flops(device),
     )

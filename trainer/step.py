@@ -8,8 +8,8 @@ FSDP2 worker groups of the distributed trainer; this step is the same for both.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -24,14 +24,11 @@ from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.batch import RolloutBatch, build_batch
 from trainer.config.schema import RunConfig
 from trainer.env.episodes import EpisodeRunner, episode_metrics
-from trainer.linear_replay import recording_budget, replayable_linears
 from trainer.metrics import rollout_metrics, tensor_stats
 from trainer.rewards.contract import error_rate
 from trainer.roles import ModelRoles, StepContext
-from trainer.rollout.chunked import ChunkedRollout
 from trainer.rollout.collect import PromptItem, Sample, generate, score
-from trainer.rollout.engine import RolloutEngine, SamplingParams
-from trainer.rollout.hf import HFEngine
+from trainer.rollout.engine import SamplingParams
 
 
 class RewardErrorRateExceeded(RuntimeError):
@@ -61,10 +58,12 @@ def rollout_with_dynamic_sampling(
     step: int,
     metrics: dict[str, float],
     episodes: EpisodeRunner | None = None,
+    next_prompts: Callable[[], list[PromptItem]] | None = None,
 ) -> list[Sample]:
     """Generate and score. With DAPO dynamic sampling, groups whose rewards are all
-    equal carry no signal: drop them and draw more prompts until the batch holds as
-    many groups as asked for, or `max_gen_batches` rounds have run."""
+    equal carry no signal: drop them and draw more prompts (`next_prompts`, from the data
+    loop) until the batch holds as many groups as asked for, or `max_gen_batches` rounds
+    have run."""
     cfg = state.cfg
     dyn = cfg.algorithm.dynamic_sampling
     kept: list[Sample] = []
@@ -97,7 +96,9 @@ def rollout_with_dynamic_sampling(
         metrics["dapo/num_gen_batches"] = float(round_index)
         if kept_groups >= len(prompts):
             break
-        pending = state.next_prompts()
+        if next_prompts is None:
+            raise ValueError("DAPO dynamic sampling draws more prompts: pass next_prompts")
+        pending = next_prompts()
     metrics["dapo/kept_groups"] = float(kept_groups)
     # Every group had zero spread: keep the last round (its advantages are zero).
     return kept or samples
@@ -155,35 +156,9 @@ def to_batch(state: StepContext, samples: list[Sample]) -> RolloutBatch:
         pad_token_id=state.pad_token_id,
         response_masks=[s.completion.response_mask for s in samples],
     )
-    replays = [s.completion.replay for s in samples]
-    first = replays[0] if replays else None
-    if first is not None and all(r is not None and r.outputs is first.outputs for r in replays):
-        batch.replay = first.outputs
-        batch.replay_rows = torch.tensor([r.row for r in replays if r is not None])
+    if state.rollout_hints is not None:
+        batch.rollout_hint = state.rollout_hints.for_batch([s.completion for s in samples])
     return batch
-
-
-def _hf_engine(engine: RolloutEngine) -> HFEngine | None:
-    inner = engine.engine if isinstance(engine, ChunkedRollout) else engine
-    return inner if isinstance(inner, HFEngine) else None
-
-
-@contextmanager
-def recording_for_replay(state: StepContext, episodes: EpisodeRunner | None) -> Iterator[None]:
-    """Around the rollout: the HF engine records the linear layers' outputs, for the
-    update to replay instead of recomputing them (trainer.linear_replay), when it can."""
-    engine = _hf_engine(state.engine)
-    budget = recording_budget(state.cfg)
-    # CPU only: on a GPU the recording would take accelerator memory (not measured there).
-    on_cpu = state.device.type == "cpu"
-    if not (engine and on_cpu and budget and episodes is None and replayable_linears(engine.model)):
-        yield
-        return
-    engine.start_recording(max(1, state.cfg.rollout.max_new_tokens - 1), budget)
-    try:
-        yield
-    finally:
-        engine.stop_recording()
 
 
 def train_step(
@@ -192,13 +167,18 @@ def train_step(
     prompts: list[PromptItem],
     step: int,
     episodes: EpisodeRunner | None = None,
+    next_prompts: Callable[[], list[PromptItem]] | None = None,
 ) -> StepResult:
-    """One step; `episodes` rolls out multi-turn episodes instead of single responses."""
+    """One step; `episodes` rolls out multi-turn episodes instead of single responses;
+    `next_prompts` draws more prompts for DAPO dynamic sampling."""
     cfg = state.cfg
     metrics: dict[str, float] = {}
     started = time.perf_counter()
-    with recording_for_replay(state, episodes):
-        samples = rollout_with_dynamic_sampling(state, prompts, step, metrics, episodes)
+    hints = state.rollout_hints
+    with hints.collecting() if hints is not None else nullcontext():
+        samples = rollout_with_dynamic_sampling(
+            state, prompts, step, metrics, episodes, next_prompts
+        )
     batch = to_batch(state, samples).to(state.device)
     temperature = cfg.rollout.temperature or 1.0
     mini_rows = cfg.actor.ppo_mini_batch_size * cfg.rollout.n
@@ -252,8 +232,8 @@ def train_step(
         metrics |= roles.update_actor(
             batch, temperature, mini_rows, norm_constant, state.update_generator
         )
-    if batch.replay is not None:
-        batch.replay.release()  # the weights move now: nothing to replay
+    if batch.rollout_hint is not None:
+        batch.rollout_hint.release()  # the weights move now: nothing to reuse
     roles.step_schedulers()
     with timed(metrics, "update_weights"):
         roles.sync_rollout_weights()

@@ -74,7 +74,7 @@ class Workload:
     reward: str  # "arith" (our built-in) or "digit_share" (bench/digit_share_reward.py)
     evaluate: bool  # greedy arith accuracy after training (meaningless without warm start)
     note: str
-    # Ours only: what multiplies float32 linear layers on CPU (trainer.cpu_linear). TRL
+    # Ours only: what multiplies float32 linear layers on CPU (trainer.cpu_speed.onednn_linear). TRL
     # runs PyTorch's own kernels; "torch" gives ours the same ones.
     our_cpu_linear_kernel: str = "auto"
 

@@ -111,7 +111,7 @@ def worker_show_config(name: str, steps: int) -> dict[str, Any]:
     import transformers
     import trl
 
-    from trainer.cpu_linear import resolve_kernel
+    from trainer.cpu_speed.onednn_linear import resolve_kernel
 
     workload = WORKLOADS[name]
     p = paths(name)

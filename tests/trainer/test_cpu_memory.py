@@ -1,4 +1,4 @@
-"""trainer.cpu_memory: memory a step frees serves the next steps instead of being faulted
+"""trainer.cpu_speed.memory: memory a step frees serves the next steps instead of being faulted
 in again."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 # worker's heap is shaped by whatever tests ran in it before.
 BURSTS = """
 import json, resource, sys, torch
-from trainer.cpu_memory import keep_freed_memory
+from trainer.cpu_speed.memory import keep_freed_memory
 
 def minor_faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt

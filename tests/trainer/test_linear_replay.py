@@ -14,9 +14,11 @@ from tests.trainer.batches import tiny_model
 from tests.trainer.conftest import demo_config
 from tests.trainer.test_training import RecordingReporter
 from trainer.batch import RolloutBatch, build_batch
-from trainer.config.schema import LoraConfig
-from trainer.cpu_linear import use_cpu_linear_kernel
-from trainer.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
+from trainer.config import load_config
+from trainer.config.schema import LoraConfig, RunConfig
+from trainer.cpu_speed.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
+from trainer.cpu_speed.onednn_linear import use_cpu_linear_kernel
+from trainer.cpu_speed.replay_recorder import ReplayHint, ReplayRecorder, replay_recorder
 from trainer.loop import Trainer
 from trainer.models.demo import build_model, build_tokenizer
 from trainer.models.lora import add_adapters
@@ -33,10 +35,11 @@ def rollout(model: torch.nn.Module, pad: int) -> tuple[RolloutBatch, list[Comple
     """A sampled rollout recorded for replay, in two engine chunks (two recording parts)."""
     engine = HFEngine(model, build_tokenizer(), max_batch_size=8)
     engine.eos_ids |= set(range(20, 28))  # so that some rows stop early (a random model)
-    recording = engine.start_recording(MAX_NEW - 1, max_bytes=2**30)
+    recorder = ReplayRecorder(model, MAX_NEW - 1)
+    engine.watcher = recorder
     sampling = SamplingParams(n=N, temperature=1.0, max_new_tokens=MAX_NEW, seed=3)
-    completions = engine.generate(PROMPTS, sampling)
-    engine.stop_recording()
+    with recorder.collecting():
+        completions = engine.generate(PROMPTS, sampling)
     batch = build_batch(
         prompts=[PROMPTS[c.prompt_index] for c in completions],
         responses=[c.token_ids for c in completions],
@@ -44,10 +47,14 @@ def rollout(model: torch.nn.Module, pad: int) -> tuple[RolloutBatch, list[Comple
         scores=[0.0] * len(completions),
         pad_token_id=pad,
     )
-    assert all(c.replay is not None for c in completions)
-    batch.replay = recording
-    batch.replay_rows = torch.tensor([c.replay.row for c in completions if c.replay])
+    batch.rollout_hint = recorder.for_batch(completions)
+    assert isinstance(batch.rollout_hint, ReplayHint)
     return batch, completions
+
+
+def hint_of(batch: RolloutBatch) -> ReplayHint:
+    assert isinstance(batch.rollout_hint, ReplayHint)
+    return batch.rollout_hint
 
 
 def logits_and_grads(
@@ -64,8 +71,9 @@ def logits_and_grads(
 
 @pytest.fixture(params=["torch", "onednn"])
 def tiny(request: pytest.FixtureRequest) -> tuple[torch.nn.Module, int]:
-    """The tiny model with PyTorch's linear layers, and with oneDNN's (trainer.cpu_linear):
-    the recording and the replayed backward run the layer's own kernel."""
+    """The tiny model with PyTorch's linear layers, and with oneDNN's
+    (trainer.cpu_speed.onednn_linear): the recording and the replayed backward run the
+    layer's own kernel."""
     model, _, pad = tiny_model()
     assert use_cpu_linear_kernel(model, request.param) == (15 if request.param == "onednn" else 0)
     return model, pad
@@ -78,7 +86,7 @@ def test_replay_gives_the_ordinary_forwards_logits_and_gradients(
     batch, completions = rollout(model, pad)
     lengths = sorted({len(c.token_ids) for c in completions})
     assert len(lengths) > 1 and lengths[-1] == MAX_NEW  # rows that stopped early, and not
-    plain_logits, plain_grads = logits_and_grads(model, replace(batch, replay=None))
+    plain_logits, plain_grads = logits_and_grads(model, replace(batch, rollout_hint=None))
     replay_logits, replay_grads = logits_and_grads(model, batch)
     real = batch.response_mask[:, : plain_logits.shape[1]].bool()
     torch.testing.assert_close(replay_logits[real], plain_logits[real], rtol=1e-5, atol=1e-5)
@@ -104,10 +112,9 @@ def test_padding_columns_replay_as_zeros_not_leftover_memory(
 ) -> None:
     model, pad = tiny
     batch, _ = rollout(model, pad)
-    recording = batch.replay
-    assert recording is not None and batch.replay_rows is not None
+    hint = hint_of(batch)
     valid = batch.attention_mask[:, batch.prompt_width : batch.prompt_width + MAX_NEW - 1]
-    out = recording.gather("lm_head", batch.replay_rows, MAX_NEW - 1)
+    out = hint.outputs.gather("lm_head", hint.rows, MAX_NEW - 1)
     assert torch.isfinite(out).all()
     assert (out[valid == 0] == 0).all() and (out[valid == 1] != 0).any()
 
@@ -117,16 +124,70 @@ def test_moved_weights_are_not_replayed(tiny: tuple[torch.nn.Module, int]) -> No
     batch, _ = rollout(model, pad)
     with torch.no_grad():
         next(model.parameters()).add_(0.01)  # as an optimizer step would
-    assert batch.replay is not None and not batch.replay.fresh_for(model)
-    rows = batch.replay_rows
-    assert rows is not None
+    hint = hint_of(batch)
+    assert not hint.outputs.fresh_for(model)
     with pytest.raises(RuntimeError, match="weights changed"):
-        batch.replay.replaying(model, rows, 3).__enter__()
-    with torch.no_grad():  # the ordinary forward runs instead
+        hint.outputs.replaying(model, hint.rows, 3).__enter__()
+    with torch.no_grad():  # the hint reuses nothing: the ordinary forward runs instead
         torch.testing.assert_close(
             shared_prefix_response_logits(model, batch),
-            shared_prefix_response_logits(model, replace(batch, replay=None)),
+            shared_prefix_response_logits(model, replace(batch, rollout_hint=None)),
         )
+
+
+def test_a_mini_batch_replays_its_own_rows(tiny: tuple[torch.nn.Module, int]) -> None:
+    model, pad = tiny
+    batch, _ = rollout(model, pad)
+    rows = torch.tensor([5, 0, 9])
+    picked = batch.select(rows)
+    assert torch.equal(hint_of(picked).rows, hint_of(batch).rows[rows])
+    with torch.no_grad():
+        replayed = shared_prefix_response_logits(model, picked)
+        plain = shared_prefix_response_logits(model, replace(picked, rollout_hint=None))
+    real = picked.response_mask[:, : plain.shape[1]].bool()
+    torch.testing.assert_close(replayed[real], plain[real], rtol=1e-5, atol=1e-5)
+
+
+def test_generation_outside_a_steps_rollout_is_not_recorded(
+    tiny: tuple[torch.nn.Module, int],
+) -> None:
+    """Validation and evaluation share the engine: their completions carry no hint."""
+    model, _ = tiny
+    engine = HFEngine(model, build_tokenizer(), max_batch_size=8)
+    recorder = ReplayRecorder(model, MAX_NEW - 1)
+    engine.watcher = recorder
+    sampling = SamplingParams(n=2, temperature=1.0, max_new_tokens=8, seed=3)
+    assert recorder.for_batch(engine.generate(PROMPTS, sampling)) is None
+    with recorder.collecting():
+        recorded = engine.generate(PROMPTS, sampling)
+    assert recorder.for_batch(recorded) is not None
+    # A call longer than the recording was sized for is generated, not recorded.
+    with recorder.collecting():
+        longer = engine.generate(PROMPTS, replace(sampling, max_new_tokens=MAX_NEW + 1))
+    assert recorder.for_batch(longer) is None
+
+
+def config(*overrides: str) -> RunConfig:
+    return load_config(overrides=list(overrides))
+
+
+def test_replay_on_is_refused_where_it_cannot_apply(tiny: tuple[torch.nn.Module, int]) -> None:
+    """`on` names why a run cannot replay; `auto` quietly skips those runs; `off` never
+    replays. The config's reasons are refused when it is read, the device's at the start."""
+    model, _ = tiny
+    with pytest.raises(ValueError, match=r"replay_rollout_outputs=on .*actor.ppo_epochs > 1"):
+        config("actor.replay_rollout_outputs=on", "actor.ppo_epochs=2")
+    with pytest.raises(ValueError, match="multi-turn"):
+        config("actor.replay_rollout_outputs=on", "rollout.multi_turn.enabled=true")
+    assert config("actor.replay_rollout_outputs=true").actor.replay_rollout_outputs == "on"
+    engine = HFEngine(model, build_tokenizer())
+    gpu = torch.device("cuda")  # only its type is read: no GPU needed
+    with pytest.raises(ValueError, match="trains on cuda, and replay is for CPU training"):
+        replay_recorder(config("actor.replay_rollout_outputs=on"), engine, gpu)
+    assert replay_recorder(config(), engine, gpu) is None and engine.watcher is None
+    assert replay_recorder(config("actor.replay_rollout_outputs=off"), engine, model.device) is None
+    assert replay_recorder(config("actor.ppo_epochs=2"), engine, model.device) is None
+    assert replay_recorder(config(), engine, model.device) is engine.watcher is not None
 
 
 def test_wrapped_linear_layers_are_not_replayable(tiny: tuple[torch.nn.Module, int]) -> None:

@@ -20,7 +20,7 @@ from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
 from trainer.config.reward_section import RewardConfig as RewardConfig
 from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
 from trainer.config.sampling import DEFAULT_SAMPLING
-from trainer.config.section import Dtype, Section
+from trainer.config.section import Dtype, OnOffAuto, Section
 
 AdvantageEstimator = Literal[
     "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
@@ -230,15 +230,17 @@ class ActorConfig(Section):
         "process only: distributed runs always block-pack. Off: a single process computes "
         "bit for bit what N workers compute.",
     )
-    replay_rollout_outputs: bool = Field(
-        True,
-        description="With one optimizer step per batch (`ppo_epochs` 1, one mini-batch) in a "
-        "single process: the update takes every linear layer's output at the response tokens "
-        "from the rollout, which computed them with the same weights, instead of multiplying "
-        "again (trainer/linear_replay.py; same values to float rounding). Costs memory: every "
-        "linear output of every response token, held from the rollout to the update, up to "
-        "a quarter of the machine's memory (8 GiB at most); past that the update multiplies. "
-        "CPU training only for now (on a GPU it would hold accelerator memory).",
+    replay_rollout_outputs: OnOffAuto = Field(
+        "auto",
+        description="CPU training with one optimizer step per batch (`ppo_epochs` 1, one "
+        "mini-batch) in a single process: the update takes every linear layer's output at the "
+        "response tokens from the rollout, which computed them with the same weights, instead "
+        "of multiplying again (trainer/cpu_speed/linear_replay.py; same values to float "
+        "rounding). Costs memory: every linear output of every response token, held from the "
+        "rollout to the update, up to a quarter of the machine's memory (8 GiB at most); past "
+        "that the update multiplies. `auto` replays where it applies; `on` refuses a run "
+        "where it cannot (a GPU, several workers or optimizer steps, multi-turn, a model "
+        "that drops out); `off` never replays.",
     )
     skip_zero_advantage_backward: bool = Field(
         True,
@@ -343,6 +345,16 @@ class RunConfig(Section):
             )
         if self.reward.function == "custom" and not self.reward.custom_path:
             raise ValueError("reward.function='custom' needs reward.custom_path.")
+        if self.actor.replay_rollout_outputs == "on" and (blockers := self.replay_blockers):
+            raise ValueError(
+                "actor.replay_rollout_outputs=on cannot apply to this run: "
+                f"{'; '.join(blockers)}. Set it to auto (replay where it applies) or off."
+            )
+        if self.model.cpu_linear_kernel == "onednn" and self.model.dtype != "float32":
+            raise ValueError(
+                "model.cpu_linear_kernel=onednn multiplies float32 layers; model.dtype is "
+                f"{self.model.dtype}. Set model.cpu_linear_kernel to auto or torch."
+            )
         if self.algorithm.overlong.enabled and (
             self.algorithm.overlong.buffer_len >= self.rollout.max_new_tokens
         ):
@@ -351,6 +363,25 @@ class RunConfig(Section):
                 f"({self.algorithm.overlong.buffer_len} >= {self.rollout.max_new_tokens})."
             )
         return self
+
+    @property
+    def replay_blockers(self) -> list[str]:
+        """Why the update cannot replay the rollout's linear outputs, as far as the config
+        says (the device and the model are checked when the run starts); [] when it can."""
+        actor = self.actor
+        reasons = {
+            "actor.ppo_epochs > 1 (the weights move between passes)": actor.ppo_epochs != 1,
+            "several mini-batches per batch (the weights move between them)": (
+                actor.ppo_mini_batch_size < self.data.train_batch_size
+            ),
+            "block-packed scoring (actor.pack_shared_prompts and actor.shared_prefix_scoring "
+            "must both be on)": not (actor.pack_shared_prompts and actor.shared_prefix_scoring),
+            "multi-turn episodes (tool tokens are prefilled, not decoded)": (
+                self.rollout.multi_turn.enabled
+            ),
+            "resources.num_workers > 1": self.resources.num_workers != 1,
+        }
+        return [reason for reason, applies in reasons.items() if applies]
 
     @property
     def needs_reference_model(self) -> bool:

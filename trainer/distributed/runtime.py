@@ -4,8 +4,8 @@ reward scorer, KL controller, shuffle generator) and the worker groups' roles.""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -24,9 +24,8 @@ from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
 from trainer.roles import Runtime
 from trainer.rollout.chunked import chunk_prompts
-from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import RolloutEngine
-from trainer.state import PEAK_FLOPS
+from trainer.state import PEAK_FLOPS, RolloutHints
 
 
 @dataclass
@@ -43,7 +42,7 @@ class ControllerState:
     update_generator: torch.Generator
     num_params: int
     peak_flops: float | None  # all workers together; None on CPUs
-    next_prompts: Callable[[], list[PromptItem]] = field(default=lambda: [])
+    rollout_hints: RolloutHints | None = None  # none: the distributed update never replays
 
     def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
         return throughput_metrics(self.num_params, self.peak_flops, tokens, step_s, update_s)

@@ -29,7 +29,7 @@ from torch.distributed.device_mesh import init_device_mesh
 
 from trainer.batch import RolloutBatch
 from trainer.config.schema import RunConfig
-from trainer.cpu_memory import keep_freed_memory
+from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.distributed import fsdp
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer
 from trainer.models.lora import adapters_disabled, add_adapters
@@ -101,7 +101,7 @@ class PolicyWorker:
         use_gpu = self.cfg.resources.gpus_per_worker > 0
         self.device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
         if not use_gpu:
-            keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_memory)
+            keep_freed_memory()  # steps reuse their memory (trainer.cpu_speed.memory)
 
     def rendezvous(self) -> tuple[str, int]:
         """Rank 0's address and a free port on its node for `init_process_group`."""

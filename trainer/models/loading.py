@@ -20,7 +20,7 @@ from transformers import (
 )
 
 from trainer.config.schema import CpuLinearKernel
-from trainer.cpu_linear import use_cpu_linear_kernel
+from trainer.cpu_speed.onednn_linear import use_cpu_linear_kernel
 
 DevicePref = Literal["auto", "cpu", "cuda"]
 VALUE_HEAD_FILE = "value_head.safetensors"
@@ -101,9 +101,15 @@ def _use_kernel_where_it_runs(
     model: nn.Module, device: torch.device, kernel: CpuLinearKernel
 ) -> None:
     """The CPU kernels are for a model that computes on the CPU: one headed for a GPU keeps
-    plain `nn.Linear` layers even while it is staged on the CPU."""
+    plain `nn.Linear` layers even while it is staged on the CPU, and asking for oneDNN
+    there is refused rather than ignored."""
     if device.type == "cpu":
         use_cpu_linear_kernel(model, kernel)
+    elif kernel == "onednn":
+        raise ValueError(
+            f"model.cpu_linear_kernel=onednn is for CPU training; this model computes on "
+            f"{device.type}. Set model.cpu_linear_kernel to auto or torch."
+        )
 
 
 class ValueModel(nn.Module):

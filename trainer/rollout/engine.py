@@ -15,7 +15,6 @@ from typing import Any, Literal, Protocol
 import torch
 
 from trainer.config.sampling import SamplingParams
-from trainer.linear_replay import ReplayRow
 
 __all__ = ["Completion", "FinishReason", "RolloutEngine", "SamplingParams"]
 
@@ -37,8 +36,6 @@ class Completion:
     response_mask: list[int] | None = None
     turns: list[dict[str, Any]] | None = None  # SampleRecord.turns' shape
     answer: str | None = None  # the last assistant message: what the reward function scores
-    # The linear layers' outputs recorded while decoding it (trainer.linear_replay), if any.
-    replay: ReplayRow | None = None
 
     @property
     def turn_reward(self) -> float:

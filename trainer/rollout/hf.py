@@ -15,14 +15,13 @@ teacher-forced forward pass at the same temperature; greedy decoding
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
-from trainer.linear_replay import LinearOutputs, ReplayRow
 from trainer.rollout.engine import Completion, FinishReason, SamplingParams
 from trainer.rollout.kv_cache import preallocate
 
@@ -33,7 +32,29 @@ class _Row:
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: FinishReason | None = None  # set when the row ends
-    replay: ReplayRow | None = None
+
+
+class DecodeWatcher(Protocol):
+    """Sees the engine's forwards, for work that reuses what decoding computed: the CPU
+    speed package records the linear layers' outputs through one
+    (trainer.cpu_speed.replay_recorder). Called only from inside generate()."""
+
+    def generation(self, max_new_tokens: int) -> AbstractContextManager[None]:
+        """Around one generate() call, inside inference mode."""
+        ...
+
+    def prefill(self, rows: int) -> None:
+        """The next forward prefills a chunk of `rows` new rows."""
+        ...
+
+    def decode(self, active: Tensor, step: int) -> None:
+        """The next forward feeds response token `step` of the chunk's rows `active`
+        (their indices in the chunk, in the order of the forward's batch)."""
+        ...
+
+    def generated(self, completions: list[Completion]) -> None:
+        """The call's completions, in the order of its rows."""
+        ...
 
 
 def eos_ids_of(model: nn.Module, tokenizer: Any) -> set[int]:
@@ -110,10 +131,7 @@ class HFEngine:
         # Move the weights to CPU in sleep() (only for an engine owning a separate copy).
         self.offload_when_asleep = offload_when_asleep
         self.asleep = False
-        # Set around a rollout whose update replays the linear layers' outputs
-        # (trainer.linear_replay, `start_recording`); generate() then records into it.
-        self.recording: LinearOutputs | None = None
-        self._recorder: LinearOutputs | None = None  # kept across rollouts: its memory
+        self.watcher: DecodeWatcher | None = None  # see DecodeWatcher
         self.eos_ids = eos_ids_of(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.eos_ids, default=0)
@@ -135,25 +153,23 @@ class HFEngine:
         was_training = self.model.training
         self.model.eval()
         rows: list[_Row] = []
-        recording = self.recording
-        if recording is not None and sampling.max_new_tokens - 1 > recording.columns:
-            recording = None  # longer than the recording was sized for
+        watcher = self.watcher
+        watching = watcher.generation(sampling.max_new_tokens) if watcher else nullcontext()
         try:
-            recording_context = recording.recording() if recording else nullcontext()
-            with torch.inference_mode(), recording_context:
+            with torch.inference_mode(), watching:
                 for start in range(0, len(expanded), self.max_batch_size):
                     chunk = expanded[start : start + self.max_batch_size]
-                    record = None
-                    if recording is not None and (part := recording.add_rows(len(chunk))):
-                        record = (recording, *part)
                     rows.extend(
                         self._generate_chunk(
-                            [prompts[i] for i in chunk], chunk, sampling, generator, record
+                            [prompts[i] for i in chunk], chunk, sampling, generator
                         )
                     )
         finally:
             self.model.train(was_training)
-        return [self._completion(row, sampling.stop) for row in rows]
+        completions = [self._completion(row, sampling.stop) for row in rows]
+        if watcher is not None:
+            watcher.generated(completions)
+        return completions
 
     def update_weights(self, state: Mapping[str, torch.Tensor]) -> None:
         """Load a full state dict; a no-op when `state` holds this model's own tensors."""
@@ -164,21 +180,6 @@ class HFEngine:
         ):
             return
         self.model.load_state_dict(state, strict=True)
-
-    def start_recording(self, columns: int, max_bytes: int) -> LinearOutputs:
-        """Record the linear layers' outputs of the next generate() calls (up to `columns`
-        fed tokens a row, `max_bytes` in all) until `stop_recording`; the memory of the
-        previous recording is reused."""
-        recorder = self._recorder
-        if recorder is None or recorder.model is not self.model or recorder.columns != columns:
-            recorder = self._recorder = LinearOutputs(self.model, columns, max_bytes)
-        else:
-            recorder.restart(max_bytes)
-        self.recording = recorder
-        return recorder
-
-    def stop_recording(self) -> None:
-        self.recording = None
 
     def sleep(self) -> None:
         """Drop cached memory; the KV cache lives only inside generate(), so little is held."""
@@ -201,7 +202,6 @@ class HFEngine:
         prompt_indices: list[int],
         sampling: SamplingParams,
         generator: torch.Generator | None,
-        record: tuple[LinearOutputs, int, int] | None = None,  # recording, part, first row
     ) -> list[_Row]:
         batch = len(prompts)
         # The n samples of a prompt share its prefill: run it once per distinct prompt,
@@ -218,10 +218,8 @@ class HFEngine:
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (U, P)
 
         rows = [_Row(prompt_index=i) for i in prompt_indices]
-        if record is not None:
-            record[0].stop()  # the prefill is not recorded (the update runs its own)
-            for offset, row in enumerate(rows):
-                row.replay = ReplayRow(record[0], record[2] + offset)
+        if self.watcher is not None:
+            self.watcher.prefill(batch)
         active = torch.arange(batch, device=self.device)  # rows of `rows` still generating
         out = self.model(
             input_ids=input_ids,
@@ -272,8 +270,8 @@ class HFEngine:
             attention_mask = torch.cat(
                 [attention_mask, attention_mask.new_ones((len(active), 1))], dim=-1
             )
-            if record is not None:  # this forward feeds response token `step` of each row
-                record[0].target(record[1], active, column=step)
+            if self.watcher is not None:  # this forward feeds response token `step` of each row
+                self.watcher.decode(active, step)
             out = self.model(
                 input_ids=tokens[:, None],
                 attention_mask=attention_mask,
@@ -303,5 +301,4 @@ class HFEngine:
             logprobs=row.logprobs,
             text=text,
             finish_reason=row.finish_reason or "length",  # none: a budget of 0 tokens
-            replay=row.replay,
         )

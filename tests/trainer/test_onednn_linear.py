@@ -1,6 +1,6 @@
-"""oneDNN's linear layers (trainer.cpu_linear) compute what PyTorch's do, forward and
-backward, and the trainer's models use them on CPU where `model.cpu_linear_kernel` says:
-`onednn`, or `auto` on an AMD CPU with AVX-512."""
+"""oneDNN's linear layers (trainer.cpu_speed.onednn_linear) compute what PyTorch's do,
+forward and backward, and the trainer's models use them on CPU where
+`model.cpu_linear_kernel` says: `onednn`, or `auto` on an AMD CPU with AVX-512."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from tests.trainer.batches import tiny_model
-from trainer.cpu_linear import (
+from trainer.config import load_config
+from trainer.cpu_speed.onednn_linear import (
     ONEDNN_AVAILABLE,
     OneDnnLinear,
     auto_kernel,
@@ -149,13 +150,22 @@ def test_a_model_headed_for_a_gpu_keeps_plain_linears_while_staged_on_the_cpu(
     demo_assets: Path,
 ) -> None:
     """FSDP workers load on the CPU and shard onto the GPU: the CPU kernels must not come
-    along (they would sit in a GPU model), whatever the config asks for."""
+    along (they would sit in a GPU model). `auto` keeps PyTorch's there; `onednn`, asked
+    for by name, is refused rather than ignored."""
     model_dir = demo_assets / "model"
-    staged = load_policy(model_dir, "float32", "cuda", "onednn", stage_on_cpu=True)
+    staged = load_policy(model_dir, "float32", "cuda", "auto", stage_on_cpu=True)
     assert {type(m) for m in staged.modules() if isinstance(m, nn.Linear)} == {nn.Linear}
     assert {p.device.type for p in staged.parameters()} == {"cpu"}
-    critic = ValueModel.from_pretrained(model_dir, "float32", "cuda", "onednn", stage_on_cpu=True)
+    critic = ValueModel.from_pretrained(model_dir, "float32", "cuda", "auto", stage_on_cpu=True)
     assert type(critic.value_head) is nn.Linear
+    with pytest.raises(ValueError, match="cpu_linear_kernel=onednn is for CPU training"):
+        load_policy(model_dir, "float32", "cuda", "onednn", stage_on_cpu=True)
+
+
+def test_onednn_for_other_dtypes_is_refused_by_the_config() -> None:
+    with pytest.raises(ValueError, match="onednn multiplies float32 layers; model.dtype is bf"):
+        load_config(overrides=["model.cpu_linear_kernel=onednn", "model.dtype=bfloat16"])
+    assert load_config(overrides=["model.dtype=bfloat16"]).model.cpu_linear_kernel == "auto"
 
 
 def test_auto_runs_onednn_only_where_it_was_measured_faster() -> None:

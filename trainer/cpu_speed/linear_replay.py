@@ -22,7 +22,6 @@ or a checkpoint load) is unchanged.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,38 +30,13 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from trainer.config.schema import RunConfig
-from trainer.cpu_linear import (
+from trainer.cpu_speed.onednn_linear import (
     PLAIN_LINEARS,
     OneDnnLinear,
     linear_backward,
     linear_into,
     onednn_applies,
 )
-
-# Ceiling of one rollout's recording: every linear output of every response token (the
-# long128 bench, 64 x 127 tokens of a 25M model, takes 1.4 GB; a 0.5B model would take
-# ~1.2 MB a token). Past it the rollout records nothing and the update multiplies.
-MAX_RECORDING_BYTES = 8 * 2**30
-
-
-def recording_budget(cfg: RunConfig) -> int:
-    """Bytes a rollout may record for the update to replay; 0 when the run's update cannot
-    replay: more than one optimizer step per batch (the weights move), multi-turn episodes
-    (tool tokens are prefilled, not decoded), block-packed scoring, or several workers."""
-    actor = cfg.actor
-    if not (
-        actor.replay_rollout_outputs
-        and actor.ppo_epochs == 1
-        and actor.ppo_mini_batch_size >= cfg.data.train_batch_size
-        and actor.pack_shared_prompts
-        and actor.shared_prefix_scoring
-        and not cfg.rollout.multi_turn.enabled
-        and cfg.resources.num_workers == 1
-    ):
-        return 0
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return min(MAX_RECORDING_BYTES, memory // 4)
 
 
 def replayable_linears(model: nn.Module) -> dict[str, nn.Linear] | None:
@@ -92,7 +66,7 @@ def bytes_per_token(model: nn.Module) -> int:
 class _ReplayedLinear(torch.autograd.Function):
     """`x @ weight.T + bias` whose value was recorded: the forward returns it, the backward
     is the linear layer's own (input and weight gradients from the saved input, by the
-    layer's kernel: `onednn` for a `OneDnnLinear`, trainer.cpu_linear)."""
+    layer's kernel: `onednn` for a `OneDnnLinear`, trainer.cpu_speed.onednn_linear)."""
 
     @staticmethod
     def forward(
@@ -312,11 +286,3 @@ class LinearOutputs:
         finally:
             for module in patched:
                 del module.forward
-
-
-@dataclass(frozen=True)
-class ReplayRow:
-    """Where a completion's linear outputs are: its recording and its row there."""
-
-    outputs: LinearOutputs
-    row: int

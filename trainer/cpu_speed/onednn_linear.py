@@ -177,7 +177,14 @@ def resolve_kernel(kernel: CpuLinearKernel) -> Literal["onednn", "torch"]:
 def use_cpu_linear_kernel(model: nn.Module, kernel: CpuLinearKernel) -> int:
     """Make `model`'s plain `nn.Linear` layers run `kernel` on CPU; returns how many
     changed. Wrappers (LoRA layers) are left as they are; their base layers change."""
-    if resolve_kernel(kernel) == "torch" or not ONEDNN_AVAILABLE:
+    if resolve_kernel(kernel) == "torch":
+        return 0
+    if not ONEDNN_AVAILABLE:
+        if kernel == "onednn":  # asked for by name: refused, not ignored
+            raise ValueError(
+                "model.cpu_linear_kernel=onednn, but this PyTorch build has no oneDNN linear "
+                "op; set model.cpu_linear_kernel to auto or torch."
+            )
         return 0
     changed = 0
     for module in model.modules():
