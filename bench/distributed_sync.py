@@ -30,9 +30,9 @@ def main() -> None:
     import ray
 
     from trainer.config import load_config
+    from trainer.demo.model import build_demo_assets
     from trainer.distributed.cluster import local_ray_head
     from trainer.distributed.group import WorkerGroup
-    from trainer.models.demo import build_demo_assets
 
     root = Path(tempfile.mkdtemp(prefix="sync-bench-"))
     build_demo_assets(

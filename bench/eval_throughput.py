@@ -1,10 +1,10 @@
 """Evaluation throughput against the trainer's own generation, side by side.
 
-An evaluation (trainer.evaluate) answers its prompts with the rollout engine training uses
-(`HFEngine`), scores every response in the reward sandbox and reports each batch. This
+An evaluation (trainer.evaluation.evaluate) answers its prompts with the rollout engine
+training uses (`HFEngine`), scores every response in the reward sandbox and reports each batch. This
 bench times, on the same model, prompts and sampling, in alternating rounds:
 
-- `evaluation`: `trainer.evaluate.evaluate_model` (generate, score in the sandbox, report
+- `evaluation`: `trainer.evaluation.evaluate.evaluate_model` (generate, score in the sandbox, report
   to a reporter that keeps nothing), the path a studio evaluation runs per model;
 - `generation`: the trainer's rollout generation alone (`trainer.rollout.collect.generate`
   over the same batches), what a training step spends on the same responses.
@@ -46,7 +46,7 @@ class NullReporter:
 
 
 def build_assets(root: Path) -> tuple[Path, Path]:
-    from trainer.models.demo import build_demo_assets
+    from trainer.demo.model import build_demo_assets
 
     build_demo_assets(root / "model", root / "data", seed=0, warmup_steps=0, evaluate=False)
     return root / "model", root / "data" / "arith" / "test.parquet"
@@ -82,12 +82,12 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    from trainer.evaluate import _prompts, evaluate_model, sampling_of
+    from trainer.evaluation.evaluate import _prompts, evaluate_model, sampling_of
     from trainer.models.loading import load_policy, load_tokenizer, resolve_device
-    from trainer.reward_sources import make_reward_scorer
+    from trainer.models.sources import resolve_model
     from trainer.rollout.collect import generate
     from trainer.rollout.hf import HFEngine
-    from trainer.sample_command import resolve_model
+    from trainer.training.reward_sources import make_reward_scorer
 
     with tempfile.TemporaryDirectory(prefix="eval-bench-") as scratch:
         model_dir, data = args.model_dir, args.data

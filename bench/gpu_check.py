@@ -164,7 +164,7 @@ def phase_env(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _demo_assets(work: Path) -> Path:
-    from trainer.models.demo import build_demo_assets
+    from trainer.demo.model import build_demo_assets
 
     root = work / "demo"
     if not (root / "model" / "config.json").is_file():
@@ -193,7 +193,7 @@ def _val_reward(metrics: dict[str, float]) -> float | None:
 
 
 def phase_demo(args: argparse.Namespace) -> dict[str, Any]:
-    from trainer.loop import Trainer
+    from trainer.training.loop import Trainer
 
     root = _demo_assets(args.work)
     device = _device(args)
@@ -236,7 +236,7 @@ def _shape_model(args: argparse.Namespace) -> Path:
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    from trainer.models.demo import BOS, build_tokenizer
+    from trainer.demo.model import BOS, build_tokenizer
 
     folder = args.work / "shape05b"
     if (folder / "config.json").is_file():
@@ -358,7 +358,7 @@ def _shape_config(
 def phase_shape05b(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from trainer.loop import Trainer
+    from trainer.training.loop import Trainer
 
     model_dir = _shape_model(args)
     data, prompt_ids = _shape_prompts(args, model_dir)
@@ -430,7 +430,7 @@ def phase_profile(args: argparse.Namespace) -> dict[str, Any]:
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
-    from trainer.loop import Trainer
+    from trainer.training.loop import Trainer
 
     activities = [ProfilerActivity.CPU] + ([] if args.smoke else [ProfilerActivity.CUDA])
     profiler = profile(activities=activities)
@@ -511,7 +511,7 @@ def _free_port() -> int:
 def _random_batch(vocab: int, pad: int, sizes: dict[str, int], seed: int) -> Any:
     import torch
 
-    from trainer.batch import build_batch
+    from trainer.training.batch import build_batch
 
     g = torch.Generator().manual_seed(seed)
     prompts, responses, groups = [], [], []
@@ -547,8 +547,8 @@ def phase_fsdp(args: argparse.Namespace) -> dict[str, Any]:
     from trainer.distributed import fsdp
     from trainer.distributed.worker import PolicyWorker
     from trainer.models.loading import load_policy
-    from trainer.optim import build_optimizer
-    from trainer.update import update_actor
+    from trainer.training.optim import build_optimizer
+    from trainer.training.update import update_actor
 
     # Ray is not installed on the GPU machine; setup's WorkerInfo (rank, pid, node address
     # for the controller's logs) is the one part of the worker that asks it anything.
@@ -651,9 +651,9 @@ PHASE_FUNCTIONS = {
 
 
 def _with_mfu(results: dict[str, Any]) -> dict[str, Any]:
-    """MFU of the update against the spec sheet's dense bf16 peak (trainer.state's
+    """MFU of the update against the spec sheet's dense bf16 peak (trainer.training.state's
     PEAK_FLOPS, as perf/mfu) and against the rate this GPU measured in `env`."""
-    from trainer.state import PEAK_FLOPS
+    from trainer.training.state import PEAK_FLOPS
 
     env = results.get("env", {}).get("result", {})
     name = env.get("device", "")

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gpu_check
 
-from trainer.loop import Trainer
+from trainer.training.loop import Trainer
 
 KEYS = (
     "timing_s/step",

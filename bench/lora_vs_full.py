@@ -1,6 +1,6 @@
 """LoRA vs full fine-tuning (CPU): peak RSS and step time of our GRPO trainer, side by side.
 
-The large bench model (trainer.models.demo size `bench`: hidden 512 x 8 layers, random
+The large bench model (trainer.demo.model size `bench`: hidden 512 x 8 layers, random
 init: memory and time do not depend on what it knows) is built once under
 `var/bench/lora_vs_full/`. Runs alternate (full, LoRA, full, LoRA, ...), each in a fresh
 subprocess of this script so its peak RSS (`ru_maxrss`) is its own. Per run: peak RSS,
@@ -29,7 +29,7 @@ WORK = ROOT / "var" / "bench" / "lora_vs_full"
 
 
 def build() -> None:
-    from trainer.models.demo import build_demo_assets
+    from trainer.demo.model import build_demo_assets
 
     if not (WORK / "model" / "config.json").exists():
         build_demo_assets(
@@ -39,8 +39,8 @@ def build() -> None:
 
 def worker_run(mode: str, steps: int, rank: int, prompts: int, n: int, out: Path) -> None:
     from trainer.config import load_config
-    from trainer.loop import Trainer
     from trainer.reporting.base import Reporter
+    from trainer.training.loop import Trainer
 
     class Metrics(Reporter):
         def __init__(self) -> None:

@@ -50,7 +50,7 @@ def demo_model(scratch: Path) -> Path:
     cached = sorted((REPO / "var" / "test-cache").glob("demo-*/complete"))
     if cached:
         return cached[-1].parent / "model"
-    from trainer.models.demo import build_demo_assets
+    from trainer.demo.model import build_demo_assets
 
     build_demo_assets(scratch / "model", scratch / "data", seed=0)
     return scratch / "model"

@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psutil
 
 from trainer.config import load_config
-from trainer.loop import Trainer
 from trainer.reporting.base import MultiReporter, RunStatus, SampleRecord
 from trainer.reporting.jsonl import JsonlReporter
 from trainer.reporting.studio import StudioReporter
 from trainer.reporting.upload import IngestTarget
+from trainer.training.loop import Trainer
 
 ACCEPT_ALL = textwrap.dedent(
     """
@@ -101,7 +101,7 @@ class TimedReporter:
 def demo_folders(root: Path) -> tuple[Path, Path]:
     model, data = root / "demo-model", root / "demo-data"
     if not (model / "config.json").exists():
-        from trainer.models.demo import build_demo_assets
+        from trainer.demo.model import build_demo_assets
 
         print(f"building the demo model in {root} ...", flush=True)
         build_demo_assets(model, data, seed=0)
@@ -208,7 +208,10 @@ def main() -> None:
         if index >= args.warmup:
             times[kind].append(elapsed)
             cpu_times[kind].append(cpu_used)
-        print(f"step {trainer.step} {kind} {elapsed:.3f}s wall {cpu_used:.3f}s cpu", flush=True)
+        print(
+            f"step {trainer.step} {kind} {elapsed:.3f}s wall {cpu_used:.3f}s cpu",
+            flush=True,
+        )
     cpu = background_cpu_s(threads) - cpu_before
     flushed = studio.flush(timeout=30)
     sent = studio.uploader.stats

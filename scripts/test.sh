@@ -10,6 +10,13 @@ started=$(date +%s)
 
 eval "$(python -m studio.platform.suite_services)"
 
+# The demo models the tests train on take minutes of warm-start training on a fresh
+# checkout: build them (tests/assets.py, cached) beside the static checks.
+mkdir -p var
+python -m tests.assets > var/test-assets.log 2>&1 &
+assets=$!
+trap 'kill $assets 2>/dev/null || true' EXIT
+
 echo "== ruff";          ruff check .
 echo "== ruff format";   ruff format --check .
 echo "== mypy";          mypy studio trainer workers

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from django.db import connection
 
+from trainer.distributed.cluster import HEAD_STOP_GRACE_S
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -74,6 +76,7 @@ class LiveProcess:
     proc: subprocess.Popen[bytes]
     log_path: Path
     info: dict[str, str] = field(default_factory=dict)
+    stop_grace_s: float = 10.0  # from SIGTERM to SIGKILL
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -93,7 +96,7 @@ class LiveProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=self.stop_grace_s)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
 
@@ -219,6 +222,7 @@ def start_ray_head(log_dir: Path, num_cpus: int = 2, user: str | None = None) ->
         os.chown(temp_dir, account.pw_uid, account.pw_gid)
         env.update(HOME=str(temp_dir), USER=user, LOGNAME=user)
     head = spawn("ray-head", argv, env, log_dir, user=user)
+    head.stop_grace_s = HEAD_STOP_GRACE_S  # `ray start --block` ignores SIGTERM
     head.info["address"] = f"http://127.0.0.1:{dashboard}"
     head.info["gcs_address"] = f"127.0.0.1:{gcs}"
     head.info["temp_dir"] = str(temp_dir)

@@ -1,5 +1,5 @@
 import sys
 
-from trainer.cli import main
+from trainer.commands.cli import main
 
 sys.exit(main())

@@ -148,7 +148,7 @@ OUR_PHASES = {
 def worker_ours(workload: str, run_dir: Path, steps: int, seed: int) -> dict[str, Any]:
     import torch
 
-    from trainer.loop import Trainer
+    from trainer.training.loop import Trainer
 
     p = paths(workload)
     cfg = ours_config(WORKLOADS[workload], p["model"], p["train"], run_dir, steps, seed)

@@ -52,9 +52,9 @@ MATCHED = Matched()
 
 @dataclasses.dataclass(frozen=True)
 class BenchModel:
-    """A model folder built once by the demo builder (trainer.models.demo)."""
+    """A model folder built once by the demo builder (trainer.demo.model)."""
 
-    demo_size: str  # trainer.models.demo.DEMO_SIZES
+    demo_size: str  # trainer.demo.model.DEMO_SIZES
     warm_start: bool  # the arith warm start: short answers ending in EOS
 
 

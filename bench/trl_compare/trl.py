@@ -113,8 +113,8 @@ def train_dataset(workload: str) -> tuple[Any, list[list[int]]]:
     from datasets import Dataset
 
     from trainer.config.schema import DataConfig
-    from trainer.loop import load_prompt_items
     from trainer.models.loading import load_tokenizer
+    from trainer.training.loop import load_prompt_items
 
     p = paths(workload)
     tokenizer = load_tokenizer(p["model"])

@@ -24,7 +24,7 @@ from .trl import trl_config, trl_kwargs, worker_trl
 
 def worker_build(workload: str) -> dict[str, Any]:
     """Build the workload's model with the demo builder (warm start if asked), once."""
-    from trainer.models.demo import DEFAULT_WARM_START, build_demo_assets
+    from trainer.demo.model import DEFAULT_WARM_START, build_demo_assets
 
     p = paths(workload)
     spec = MODELS[WORKLOADS[workload].model]
@@ -67,9 +67,9 @@ def worker_eval(workload: str, model_dirs: list[str]) -> dict[str, Any]:
     from transformers import AutoModelForCausalLM
 
     from trainer.config.schema import DataConfig
-    from trainer.loop import load_prompt_items
     from trainer.models.loading import load_tokenizer
     from trainer.rewards.builtins import BUILTIN_REWARDS
+    from trainer.training.loop import load_prompt_items
 
     torch.manual_seed(0)
     p = paths(workload)

@@ -6,7 +6,7 @@ reward. They become references in the stored config (`evaluation.models.<i>.path
 `resource:model/<id>` or `resource:checkpoint/<id>`), which only the launcher turns into
 folders (studio.references.launch_paths). From then on an evaluation is a run: it queues
 under the same caps, launches as a Ray job running `python -m trainer run --from-studio`
-(which evaluates when `evaluation.models` is set: trainer.evaluate), reports through the
+(which evaluates when `evaluation.models` is set: trainer.evaluation.evaluate), reports through the
 same ingest, and is cancelled like a run.
 """
 
@@ -239,7 +239,7 @@ def compose_evaluation(
             "temperature": request.temperature,
             "max_prompts": request.max_prompts,
         },
-        # An evaluation runs in the job's own process (trainer.evaluate).
+        # An evaluation runs in the job's own process (trainer.evaluation.evaluate).
         "resources": {"num_workers": 1},
     }
     if request.builtin_reward is not None:

@@ -1,5 +1,5 @@
 """An evaluation's results, computed from its stored samples with the trainer's own
-scoring functions (trainer.eval_scores), so a table always agrees with the rows the
+scoring functions (trainer.evaluation.scores), so a table always agrees with the rows the
 rollout explorer shows, and a running evaluation shows the models it has finished.
 
 A model's samples are the evaluation's `eval` samples at its step (its position in
@@ -17,7 +17,7 @@ from django.db.models import Max
 from studio.references.run_inputs import REF
 from studio.runs.models import Run
 from studio.telemetry.models import Checkpoint, MetricPoint, RolloutSample
-from trainer.eval_scores import Response, Scores, by_data_source, summarise
+from trainer.evaluation.scores import Response, Scores, by_data_source, summarise
 
 EVAL_SPLIT = "eval"
 TOTAL_KEY = "eval/total_responses"

@@ -103,7 +103,7 @@ def check_trainer_runs(user: str, python: str, workdir: Path) -> None:
     account = pwd.getpwnam(user)
     try:
         done = subprocess.run(
-            [python, "-c", "import trainer.cli"],
+            [python, "-c", "import trainer.commands.cli"],
             cwd=workdir,
             user=account.pw_uid,
             group=account.pw_gid,

@@ -33,7 +33,7 @@ RUN_VALIDATION = [
 
 class RunKind(models.TextChoices):
     TRAIN = "train", "Training run"
-    # Models answer a dataset's prompts and are scored (trainer.evaluate, docs/evaluate.md).
+    # Models answer a dataset's prompts and are scored (trainer.evaluation, docs/evaluate.md).
     EVALUATION = "evaluation", "Evaluation"
 
 

@@ -58,7 +58,7 @@ def raw_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo model and data without the supervised warm start (seconds instead of
     minutes on a loaded 2-core machine), plus a reward with spread on it
     (`reward.py`). Equivalence needs gradients, not a good model."""
-    from trainer.models.demo import build_demo_assets
+    from trainer.demo.model import build_demo_assets
 
     root = tmp_path_factory.mktemp("raw-demo")
     build_demo_assets(root / "model", root / "data", seed=0, warmup_steps=0, evaluate=False)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer.checkpoint import latest_checkpoint
 from trainer.distributed.runtime import distributed_runtime
-from trainer.loop import Trainer
+from trainer.training.checkpoint import latest_checkpoint
+from trainer.training.loop import Trainer
 
 from .conftest import RecordingReporter, small_run
 

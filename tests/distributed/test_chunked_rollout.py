@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from trainer.demo.model import build_model, build_tokenizer
 from trainer.distributed.fsdp import optimizer_state_by_index, optimizer_state_by_name
-from trainer.models.demo import build_model, build_tokenizer
 from trainer.rollout.chunked import ChunkedRollout, chunk_bounds, chunk_seed, generate_chunk
 from trainer.rollout.engine import SamplingParams
 from trainer.rollout.hf import HFEngine

@@ -1,4 +1,4 @@
-"""Splitting a batch across ranks and into micro-batches (trainer.data_parallel)."""
+"""Splitting a batch across ranks and into micro-batches (trainer.training.data_parallel)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import torch
 
 from tests.trainer import batches
 from tests.trainer.batches import tiny_model
-from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig
-from trainer.data_parallel import (
+from trainer.training.batch import RolloutBatch
+from trainer.training.data_parallel import (
     SINGLE_PROCESS,
     map_rows,
     micro_batch_cost,
@@ -21,8 +21,8 @@ from trainer.data_parallel import (
     shard_range,
     trim_padding,
 )
-from trainer.logprobs import response_token_stats
-from trainer.update import update_actor
+from trainer.training.logprobs import response_token_stats
+from trainer.training.update import update_actor
 
 
 @dataclass(frozen=True)

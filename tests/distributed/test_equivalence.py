@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from trainer.distributed.runtime import distributed_runtime
-from trainer.loop import Trainer
+from trainer.training.loop import Trainer
 
 from .conftest import RecordingReporter, small_run
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from trainer.checkpoint import latest_checkpoint
 from trainer.distributed.runtime import distributed_runtime
-from trainer.loop import Trainer
+from trainer.training.checkpoint import latest_checkpoint
+from trainer.training.loop import Trainer
 
 from .conftest import RecordingReporter, small_run
 from .test_checkpoints import COMPARED

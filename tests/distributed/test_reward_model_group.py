@@ -13,8 +13,8 @@ from trainer.distributed import uses_distributed
 from trainer.distributed.group import WorkerFailed
 from trainer.distributed.reward_group import RewardModelGroup
 from trainer.distributed.runtime import distributed_runtime
-from trainer.loop import Trainer
 from trainer.models.reward_model import RewardModelScorer
+from trainer.training.loop import Trainer
 
 from ..trainer.test_reward_model import arith_requests
 from .conftest import RecordingReporter, small_run

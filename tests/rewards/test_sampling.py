@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer.cli import main
+from trainer.commands.cli import main
 
 PROMPTS = [
     {"messages": [{"role": "user", "content": "What is 2 + 3?"}]},

@@ -7,10 +7,10 @@ import argparse
 
 from studio.rewards import sampler
 from studio.rewards.testrun_serializers import RewardTestRunCreateSerializer
-from trainer import sample_command
+from trainer.commands import sample as sample_command
+from trainer.commands.sample import add_parser
 from trainer.config.sampling import DEFAULT_SAMPLING
 from trainer.config.schema import RolloutConfig
-from trainer.sample_command import add_parser
 
 KNOBS = ("temperature", "top_p", "top_k", "max_new_tokens")
 

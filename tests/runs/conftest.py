@@ -44,7 +44,7 @@ TERMINAL = {"succeeded", "failed", "cancelled"}
 def tiny_assets(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo model's shape without its warm start (seconds, not minutes): the runs
     here test launching, not learning."""
-    from trainer.models.demo import build_demo_assets
+    from trainer.demo.model import build_demo_assets
 
     root = tmp_path_factory.mktemp("tiny")
     build_demo_assets(root / "model", root / "data", seed=0, warmup_steps=0, evaluate=False)

@@ -22,7 +22,7 @@ Traceback (most recent call last):
   File "x.py", line 1, in <module>
 ValueError: first problem
 Traceback (most recent call last):
-  File "trainer/loop.py", line 80, in __init__
+  File "trainer/training/loop.py", line 80, in __init__
 ValueError: only 3 usable training prompts, fewer than data.train_batch_size=4
 """
 

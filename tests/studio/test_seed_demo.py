@@ -12,8 +12,8 @@ from studio.datasets.models import DatasetVersion
 from studio.paths import demo_asset_dirs
 from studio.projects.models import Membership, Project
 from studio.rewards.models import RewardVersion
-from trainer.cli import _parser
-from trainer.data.toy import write_toy_dataset
+from trainer.commands.cli import _parser
+from trainer.demo.toy_data import write_toy_dataset
 
 
 @pytest.mark.django_db

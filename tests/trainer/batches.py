@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer.batch import RolloutBatch, build_batch
 from trainer.config.schema import ActorConfig
-from trainer.models.demo import build_model, build_tokenizer
-from trainer.update import update_actor
+from trainer.demo.model import build_model, build_tokenizer
+from trainer.training.batch import RolloutBatch, build_batch
+from trainer.training.update import update_actor
 
 
 def tiny_model() -> tuple[torch.nn.Module, int, int]:

@@ -4,7 +4,7 @@ sandbox transparently (the reward sources path), one call per chunk of responses
 from __future__ import annotations
 
 from tests.rewards.conftest import needs_full_sandbox
-from trainer.loop import Trainer
+from trainer.training.loop import Trainer
 
 from .conftest import demo_config
 from .test_training import RecordingReporter

@@ -18,7 +18,7 @@ from trainer.data.formats import (
     read_prompt_files,
     read_prompt_records,
 )
-from trainer.data.toy import toy_rows, write_toy_dataset
+from trainer.demo.toy_data import toy_rows, write_toy_dataset
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

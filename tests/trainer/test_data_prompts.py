@@ -7,7 +7,7 @@ import pytest
 from trainer.config.schema import DataConfig
 from trainer.data.formats import PromptRecord
 from trainer.data.prompts import encode_prompts
-from trainer.models.demo import build_tokenizer
+from trainer.demo.model import build_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from trainer.models.demo import (
+from trainer.demo.model import (
     DemoAssets,
     WarmStart,
     arith_accuracy,

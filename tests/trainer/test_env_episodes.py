@@ -17,17 +17,17 @@ from trainer.algorithms.advantages import (
     scores_to_token_rewards,
 )
 from trainer.algorithms.policy_loss import PolicyLossInputs, ppo_loss
-from trainer.batch import build_batch
 from trainer.config.multi_turn_section import MultiTurnConfig
+from trainer.demo.model import build_model, build_tokenizer
+from trainer.demo.tools_model import TOOLS_CHAT_TEMPLATE
 from trainer.env.builtin import make_environment
 from trainer.env.episodes import EpisodeLimits, EpisodeRunner, episode_metrics
 from trainer.env.protocol import ToolCall
 from trainer.env.toolcalls import format_tool_call
-from trainer.logprobs import response_token_stats
-from trainer.models.demo import build_model, build_tokenizer
-from trainer.models.demo_tools import TOOLS_CHAT_TEMPLATE
 from trainer.rollout.collect import PromptItem
 from trainer.rollout.engine import Completion, SamplingParams
+from trainer.training.batch import build_batch
+from trainer.training.logprobs import response_token_stats
 
 CALL = format_tool_call(ToolCall("calculator", {"expression": "37+48"}))
 

@@ -7,12 +7,12 @@ import pytest
 
 from tests.trainer.test_env_episodes import ScriptedEngine, _prompt
 from trainer.config.multi_turn_section import MultiTurnConfig
+from trainer.demo.model import build_tokenizer
+from trainer.demo.tools_model import TOOLS_CHAT_TEMPLATE
 from trainer.env.builtin import make_environment
 from trainer.env.episodes import EpisodeLimits, EpisodeRunner
 from trainer.env.protocol import ToolCall
 from trainer.env.toolcalls import format_tool_call
-from trainer.models.demo import build_tokenizer
-from trainer.models.demo_tools import TOOLS_CHAT_TEMPLATE
 from trainer.rollout.engine import SamplingParams
 
 HOSTILE = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer.loop import Trainer
+from trainer.training.loop import Trainer
 
 from .conftest import tools_config
 from .test_training import RecordingReporter
@@ -47,7 +47,7 @@ def test_grpo_tools_arith_raises_validation_accuracy_by_calling_the_calculator(
 
 
 def test_a_python_environment_run_trains_a_step_on_the_program_task(demo_tools_assets, tmp_path):
-    from trainer.data.toy_program import write_tools_program
+    from trainer.demo.tools_program import write_tools_program
 
     train, test = write_tools_program(tmp_path / "data", n_train=8, n_test=4)
     cfg = tools_config(

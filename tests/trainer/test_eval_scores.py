@@ -1,10 +1,10 @@
-"""pass@k and mean@k against hand-computed values (trainer.eval_scores)."""
+"""pass@k and mean@k against hand-computed values (trainer.evaluation.scores)."""
 
 from __future__ import annotations
 
 import pytest
 
-from trainer.eval_scores import Response, by_data_source, mean_at_k, pass_at_k, summarise
+from trainer.evaluation.scores import Response, by_data_source, mean_at_k, pass_at_k, summarise
 
 
 def test_pass_at_k_matches_hand_computed_values():

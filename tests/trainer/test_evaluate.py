@@ -1,6 +1,6 @@
 """An evaluation on CPU: the demo model and a checkpoint of it answer a few arith prompts,
 every response is reported with its score, and each model's scores are reported at its
-step (trainer.evaluate)."""
+step (trainer.evaluation.evaluate)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import torch
 
 from tests.trainer.conftest import demo_config
 from tests.trainer.test_training import RecordingReporter
-from trainer.cli import main as trainer_main
+from trainer.commands.cli import main as trainer_main
 from trainer.config import RunConfig
-from trainer.eval_scores import Response, summarise
-from trainer.evaluate import EvaluationError, evaluate
+from trainer.evaluation.evaluate import EvaluationError, evaluate
+from trainer.evaluation.scores import Response, summarise
 
 PROMPTS = 6
 
@@ -138,7 +138,7 @@ def test_a_demo_runs_last_checkpoint_is_at_least_0_2_ahead_of_its_base_model(dem
     """What a user does after training: a greedy, seeded evaluation of the demo model and
     the last checkpoint of a 10-step demo run on the run's validation split, every row
     reported with its score."""
-    from trainer.loop import Trainer
+    from trainer.training.loop import Trainer
 
     steps = 10
     train = demo_config(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer.models.demo import build_model, build_tokenizer
+from trainer.demo.model import build_model, build_tokenizer
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.rollout.hf import HFEngine
 

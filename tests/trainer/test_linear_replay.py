@@ -13,18 +13,18 @@ import torch
 from tests.trainer.batches import tiny_model
 from tests.trainer.conftest import demo_config
 from tests.trainer.test_training import RecordingReporter
-from trainer.batch import RolloutBatch, build_batch
 from trainer.config import load_config
 from trainer.config.schema import LoraConfig, RunConfig
 from trainer.cpu_speed.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
 from trainer.cpu_speed.onednn_linear import use_cpu_linear_kernel
 from trainer.cpu_speed.replay_recorder import ReplayHint, ReplayRecorder, replay_recorder
-from trainer.loop import Trainer
-from trainer.models.demo import build_model, build_tokenizer
+from trainer.demo.model import build_model, build_tokenizer
 from trainer.models.lora import add_adapters
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.rollout.hf import HFEngine
-from trainer.shared_prefix import shared_prefix_response_logits
+from trainer.training.batch import RolloutBatch, build_batch
+from trainer.training.loop import Trainer
+from trainer.training.shared_prefix import shared_prefix_response_logits
 
 PROMPTS = [[5, 9, 11, 7], [6, 8], [12, 13, 14, 15, 16, 17]]
 N = 4

@@ -6,14 +6,14 @@ import peft
 import pytest
 import torch
 
-from trainer.checkpoint import latest_checkpoint
-from trainer.logprobs import compute_logprobs
-from trainer.loop import Trainer
 from trainer.models.loading import load_policy
 from trainer.models.lora import export_adapted
 from trainer.rollout.collect import generate, score
 from trainer.rollout.engine import SamplingParams
-from trainer.step import to_batch
+from trainer.training.checkpoint import latest_checkpoint
+from trainer.training.logprobs import compute_logprobs
+from trainer.training.loop import Trainer
+from trainer.training.step import to_batch
 
 from .conftest import demo_config
 from .test_training import RESUME_KEYS, RecordingReporter

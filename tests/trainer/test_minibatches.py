@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from trainer.update import iterate_minibatches
+from trainer.training.update import iterate_minibatches
 
 
 def draw(group_index: list[int], mini: int, epochs: int, seed: int) -> list[list[int]]:

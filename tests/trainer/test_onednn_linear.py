@@ -22,7 +22,7 @@ from trainer.cpu_speed.onednn_linear import (
     resolve_kernel,
     use_cpu_linear_kernel,
 )
-from trainer.models.demo import build_model, build_tokenizer
+from trainer.demo.model import build_model, build_tokenizer
 from trainer.models.loading import ValueModel, load_policy
 
 

@@ -7,9 +7,9 @@ import torch
 
 from tests.trainer import batches
 from tests.trainer.batches import assert_update_same_either_layout, tiny_model
-from trainer.batch import RolloutBatch, build_batch
-from trainer.logprobs import compute_logprobs, response_token_stats
-from trainer.packing import pack_shared_prompts
+from trainer.training.batch import RolloutBatch, build_batch
+from trainer.training.logprobs import compute_logprobs, response_token_stats
+from trainer.training.packing import pack_shared_prompts
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import itertools
 import pytest
 import torch
 
-from trainer.models.demo import build_model, build_tokenizer
+from trainer.demo.model import build_model, build_tokenizer
 from trainer.playground.prompt import conversation, cut_at_next_speaker, encode, render
 from trainer.rollout.engine import SamplingParams
 from trainer.rollout.hf import HFEngine

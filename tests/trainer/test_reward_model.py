@@ -6,14 +6,14 @@ import pytest
 import torch
 
 from trainer.config.schema import RewardConfig
-from trainer.data.toy import ARITH_DEFAULT, arith_answer, arith_problems, arith_prompt
-from trainer.loop import Trainer
-from trainer.models.demo import _prompt_text
+from trainer.demo.model import _prompt_text
+from trainer.demo.toy_data import ARITH_DEFAULT, arith_answer, arith_problems, arith_prompt
 from trainer.models.loading import load_tokenizer
 from trainer.models.reward_model import RewardModelScorer
-from trainer.reward_sources import CombinedScorer, RewardSource, make_reward_scorer
 from trainer.rewards.contract import RewardRequest
 from trainer.rewards.inprocess import InProcessScorer
+from trainer.training.loop import Trainer
+from trainer.training.reward_sources import CombinedScorer, RewardSource, make_reward_scorer
 
 from .conftest import demo_config
 from .test_training import RecordingReporter
@@ -59,7 +59,7 @@ def test_the_demo_reward_model_ranks_correct_answers_above_wrong_ones(
 
     print(f"correct above restated {ranked(restated):.0%}, above wrong {ranked(wrong):.0%}")
     # The style the rule rejects always loses (measured 100%); a wrong number usually
-    # does (measured 72%: the head reads a frozen backbone, see trainer.models.demo_reward).
+    # does (measured 72%: the head reads a frozen backbone, see trainer.demo.reward_model).
     assert ranked(restated) >= 0.95
     assert ranked(wrong) >= 0.6
 

@@ -8,9 +8,9 @@ import torch
 
 from tests.trainer import batches
 from tests.trainer.batches import assert_update_same_either_layout, tiny_model
-from trainer.batch import RolloutBatch
-from trainer.logprobs import response_logits, response_token_stats
-from trainer.shared_prefix import (
+from trainer.training.batch import RolloutBatch
+from trainer.training.logprobs import response_logits, response_token_stats
+from trainer.training.shared_prefix import (
     layout_costs,
     length_buckets,
     prefers_shared_prefix,

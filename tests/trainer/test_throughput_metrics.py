@@ -1,10 +1,10 @@
-"""trainer.metrics.throughput_metrics: the FLOP rate over the step, MFU over the update."""
+"""trainer.training.metrics.throughput_metrics: the FLOP rate over the step, MFU over the update."""
 
 from __future__ import annotations
 
 import pytest
 
-from trainer.metrics import throughput_metrics
+from trainer.training.metrics import throughput_metrics
 
 
 def test_mfu_is_the_update_s_rate_against_the_peak() -> None:

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from trainer.config import preset_names
-from trainer.loop import INPROCESS_WARNING, Trainer
 from trainer.reporting.base import MultiReporter, SampleRecord
 from trainer.reporting.jsonl import JsonlReporter, read_records
+from trainer.training.loop import INPROCESS_WARNING, Trainer
 
 from .conftest import demo_config, tools_config
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.verl_commands import GRPO_GSM8K, PPO_GSM8K, QUICKSTART, VERL_DATA, verl_overrides
-from trainer.cli import main
+from trainer.commands.cli import main
 from trainer.config import ConfigError, compose, load_config, schema_paths
 from trainer.config.verl import VERL_KEY_MAP, classify
 from trainer.config.verl_keys import VERL_RULES
@@ -197,7 +197,7 @@ def test_verl_spellings_of_values_translate():
 
 
 def test_ignored_keys_are_logged_once_when_a_run_starts(tmp_path, demo_assets, monkeypatch):
-    import trainer.cli as cli
+    import trainer.commands.cli as cli
 
     logged: list[tuple[str, str]] = []
     monkeypatch.setattr(cli, "_fit", lambda cfg, reporter: {})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.rewards.conftest import needs_full_sandbox
-from trainer.loop import Trainer
+from trainer.training.loop import Trainer
 
 from .conftest import demo_config
 from .test_training import RecordingReporter

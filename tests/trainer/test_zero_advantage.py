@@ -1,4 +1,4 @@
-"""Rows whose advantages are all zero are scored without autograd (trainer.update): the
+"""Rows whose advantages are all zero are scored without autograd (trainer.training.update): the
 update's weights and metrics must be those of the ordinary pass over every row."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import torch
 
-import trainer.update
+import trainer.training.update
 from tests.trainer.batches import grpo_batch, tiny_model
-from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig
-from trainer.update import rows_without_gradient, update_actor
+from trainer.training.batch import RolloutBatch
+from trainer.training.update import rows_without_gradient, update_actor
 
 
 def batch_with_idle_groups(idle_groups: tuple[int, ...]) -> RolloutBatch:
@@ -67,14 +67,14 @@ def test_only_rows_with_an_advantage_are_back_propagated(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[tuple[bool, bool, int]] = []  # (learn, grad enabled, rows)
-    score = trainer.update._actor_micro_batch
+    score = trainer.training.update._actor_micro_batch
 
     def spy(*args: Any) -> None:
         part, learn = args[1], args[-1]
         seen.append((learn, torch.is_grad_enabled(), int(part.batch.size)))
         score(*args)
 
-    monkeypatch.setattr(trainer.update, "_actor_micro_batch", spy)
+    monkeypatch.setattr(trainer.training.update, "_actor_micro_batch", spy)
     batch = batch_with_idle_groups((1, 3))
     run_update(batch, True, True)
     assert {(learn, grad) for learn, grad, _ in seen} == {(True, True), (False, False)}

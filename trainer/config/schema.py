@@ -220,14 +220,15 @@ class ActorConfig(Section):
     pack_shared_prompts: bool = Field(
         True,
         description="Score each group's responses in one sequence behind one copy of their "
-        "prompt, without response padding (same log-probs, fewer tokens; see trainer/packing.py).",
+        "prompt, without response padding (same log-probs, fewer tokens; see "
+        "trainer/training/packing.py).",
     )
     shared_prefix_scoring: bool = Field(
         True,
         description="With `pack_shared_prompts`: where long responses make it cheaper, score "
         "each prompt once and its responses as a batch behind its cached keys/values instead "
-        "of block packing (trainer/shared_prefix.py; same values to float rounding). Single "
-        "process only: distributed runs always block-pack. Off: a single process computes "
+        "of block packing (trainer/training/shared_prefix.py; same values to float rounding). "
+        "Single process only: distributed runs always block-pack. Off: a single process computes "
         "bit for bit what N workers compute.",
     )
     replay_rollout_outputs: OnOffAuto = Field(
@@ -247,7 +248,7 @@ class ActorConfig(Section):
         description="Rows whose advantages are all zero (a group whose samples all scored "
         "the same, under GRPO) add nothing to the gradient when there is no entropy bonus "
         "and no KL loss: score them without autograd, for the reported metrics only, "
-        "instead of back-propagating zeros through them (trainer/update.py). The gradient "
+        "instead of back-propagating zeros through them (trainer/training/update.py). The gradient "
         "and the metrics are those of the whole batch.",
     )
     max_tokens_per_micro_batch: int | None = Field(

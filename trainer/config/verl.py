@@ -84,7 +84,7 @@ VERL_KEY_MAP: dict[str, str] = {
     "critic.optim.lr_warmup_steps": "critic.optim.warmup_steps",
     "critic.optim.warmup_style": "critic.optim.schedule",
     "critic.optim.lr_scheduler_type": "critic.optim.schedule",
-    # RL Studio's critic is a value head on the actor's model (trainer.state: ValueModel
+    # RL Studio's critic is a value head on the actor's model (trainer.training.state: ValueModel
     # from model.path), with the actor's mini-batches: these are accepted when they equal
     # the actor's and refused otherwise (`VERL_TIES`).
     "critic.model.path": "model.path",
@@ -213,10 +213,10 @@ def _reward_model_pool(sizes: dict[str, Any]) -> list[tuple[str, Any]]:
 # at "critic.model.path" in VERL_KEY_MAP): checked on the composed config.
 VERL_TIES: dict[str, str] = {
     "critic.model.path": "RL Studio's critic is a value head on the actor's model "
-    "(trainer.state, trainer.distributed.worker: ValueModel from model.path), so it "
+    "(trainer.training.state, trainer.distributed.worker: ValueModel from model.path), so it "
     "starts from the actor's model; drop the key or give it the actor's path",
     "critic.ppo_mini_batch_size": "RL Studio's critic updates on the actor's mini-batches "
-    "(trainer.step); drop the key or give it the actor's ppo_mini_batch_size",
+    "(trainer.training.step); drop the key or give it the actor's ppo_mini_batch_size",
 }
 
 # Keys translated together: offload (any switch on), the token budget (only with

@@ -197,7 +197,7 @@ def _actor_like(prefix: str) -> dict[str, VerlRule]:
         ),
         f"{prefix}shuffle": ignored(
             "mini-batches take whole groups in a seeded, shuffled order every epoch "
-            "(trainer/update.py)"
+            "(trainer/training/update.py)"
         ),
         f"{prefix}data_loader_seed": ignored("mini-batch order is seeded by trainer.seed"),
         f"{prefix}checkpoint.": ignored(CHECKPOINT),

@@ -8,6 +8,6 @@
 
 The trainer's core never imports this package (an import-linter contract): the HF engine
 exposes a `DecodeWatcher`, the step a `RolloutHints` and the batch a `RolloutHint`, and
-the process's assembly (`trainer.state`, the distributed worker, `trainer.models.loading`)
+the process's assembly (`trainer.training.state`, the distributed worker, `trainer.models.loading`)
 plugs these in where they apply.
 """

@@ -11,7 +11,7 @@ then serves them from pages already faulted in (tests/trainer/test_cpu_memory.py
 
 The cost: the process's resident memory stays at its peak (later allocations reuse it).
 That suits a trainer process, which reaches the same peak every step; it is applied in
-the trainer's processes only (`trainer.state.build_state`, the distributed workers).
+the trainer's processes only (`trainer.training.state.build_state`, the distributed workers).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `ReplayRecorder` watches the engine's forwards (`trainer.rollout.hf.DecodeWatcher`)
 while a step's rollout is collected, has every linear layer write its decoding output
 into one `LinearOutputs`, and hands the step a `ReplayHint` for the batch
-(`trainer.batch.RolloutHint`): the recording and each batch row's row there. The update's
+(`trainer.training.batch.RolloutHint`): the recording and each batch row's row there. The update's
 shared-prefix pass wraps its forward in the hint, which replays the recorded outputs
 while the weights are still those of the rollout (trainer.cpu_speed.linear_replay).
 
@@ -100,7 +100,7 @@ class ReplayRecorder:
         # that its id stays its own until the step ends.
         self._rows: dict[int, tuple[Completion, int]] = {}
 
-    # -- the step (trainer.roles.RolloutHints) ------------------------------------------
+    # -- the step (trainer.training.state.RolloutHints) ------------------------------------------
 
     @contextmanager
     def collecting(self) -> Iterator[None]:

@@ -2,9 +2,9 @@
 
 - `runtime.distributed_runtime` connects to Ray, places one worker per rank
   (`group.WorkerGroup`, a placement group from `resources`), and hands the training
-  loop a `trainer.roles.Runtime`: the controller's state and `DistributedRoles`.
-- The controller (this process) runs the unchanged `trainer.loop.Trainer` and
-  `trainer.step.train_step`: data, reward scoring, advantages, metrics, checkpoints.
+  loop a `trainer.training.roles.Runtime`: the controller's state and `DistributedRoles`.
+- The controller (this process) runs the unchanged `trainer.training.loop.Trainer` and
+  `trainer.training.step.train_step`: data, reward scoring, advantages, metrics, checkpoints.
 - Each worker (`worker.PolicyWorker`) is one FSDP2 rank holding the actor with its
   rollout engine, and the reference and critic when the algorithm needs them. It runs
   the per-rank functions the single process runs (`update_actor`, `update_critic`,
@@ -14,7 +14,7 @@
   `reward.extra_models`) has a group of its own (`reward_group.RewardModelGroup`, placed
   from its `resources`): the controller's reward scorer sends each batch there in shares
   and combines the scores with the other sources' as in one process
-  (`trainer.reward_sources`).
+  (`trainer.training.reward_sources`).
 
 Nothing here is imported by the single-process path; this module stays light (no ray).
 """
@@ -27,7 +27,8 @@ from trainer.config.schema import RewardModelConfig, RunConfig
 def uses_distributed(cfg: RunConfig) -> bool:
     """Several workers, GPU workers, or a reward model on a worker group of its own: the
     run goes through Ray worker groups. An evaluation (`evaluation.models`) never does: it
-    runs in the job's own process (trainer.evaluate), which reserves the whole request."""
+    runs in the job's own process (trainer.evaluation.evaluate), which reserves the whole
+    request."""
     if cfg.evaluation.models:
         return False
     return (

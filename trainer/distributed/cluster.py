@@ -31,6 +31,7 @@ import ray
 log = logging.getLogger(__name__)
 
 READY_LINE = "Ray runtime started"
+HEAD_STOP_GRACE_S = 3.0
 PORT_FLAGS = (
     "--node-manager-port",
     "--object-manager-port",
@@ -105,7 +106,9 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGTERM)
         try:
-            head.wait(timeout=20)
+            # `ray start --block` does not exit on SIGTERM (measured: still up after 20 s,
+            # with or without a driver): a short grace, then the whole group is killed.
+            head.wait(timeout=HEAD_STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(head.pid, signal.SIGKILL)

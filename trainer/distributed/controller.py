@@ -1,5 +1,5 @@
 """The controller's side of the worker group: the rollout engine and the model roles the
-unchanged training step (`trainer.step.train_step`) calls.
+unchanged training step (`trainer.training.step.train_step`) calls.
 
 - `ShardedRollout` (a `RolloutEngine`): the prompts are cut into the same seeded chunks
   as in one process (`trainer.rollout.chunked`) and each rank generates a contiguous
@@ -20,16 +20,16 @@ import ray
 import torch
 from torch import Tensor
 
-from trainer.batch import RolloutBatch
 from trainer.config.schema import RunConfig
-from trainer.data_parallel import shard_range
 from trainer.distributed.group import WorkerGroup
 from trainer.distributed.worker import UpdateResult
 from trainer.models.loading import load_policy
 from trainer.models.lora import add_adapters, export_adapted, load_trainable_weights
-from trainer.roles import ModelStates
 from trainer.rollout.chunked import chunk_bounds
 from trainer.rollout.engine import Completion, SamplingParams
+from trainer.training.batch import RolloutBatch
+from trainer.training.data_parallel import shard_range
+from trainer.training.roles import ModelStates
 
 
 class ShardedRollout:

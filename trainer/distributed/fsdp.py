@@ -3,7 +3,7 @@
 - `shard_model`: `fully_shard` on every decoder layer, then on the root (embeddings,
   final norm, LM head), so one layer's parameters are gathered at a time.
 - Gradients are *summed* across ranks, not averaged: every micro-batch's loss is
-  already weighted by its share of the global mini-batch (trainer.update), so the sum
+  already weighted by its share of the global mini-batch (trainer.training.update), so the sum
   is the single-process gradient. (FSDP's default divides by the world size.)
 - Full states in the single-process format: `get_model_state_dict` with
   `full_state_dict=True` for the weights; the optimizer state keyed by parameter
@@ -86,7 +86,7 @@ def shard_model(
 
 
 def parameter_names(model: nn.Module) -> list[str]:
-    """Names of the optimizer's parameters in its order (`trainer.optim.build_optimizer`
+    """Names of the optimizer's parameters in its order (`trainer.training.optim.build_optimizer`
     takes the trainable parameters in module order; tied weights appear once)."""
     return [name for name, param in model.named_parameters() if param.requires_grad]
 

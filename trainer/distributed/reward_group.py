@@ -5,7 +5,7 @@ Each `RewardModelWorker` loads the reward model (`RewardModelScorer`, the same c
 colocated placement runs) on the resources of its bundle, the model's `resources`:
 its own CPUs, or a GPU apart from the actor's. `RewardModelGroup` is a `RewardScorer`
 for the controller: a batch is cut into contiguous shares, one per worker, scored at
-once, and the results come back in request order, so `trainer.reward_sources` combines
+once, and the results come back in request order, so `trainer.training.reward_sources` combines
 them with the reward function's exactly as it does a colocated model's. The group is
 placed with the trainer's `resources.placement_strategy` and answers within
 `resources.worker_timeout_s`, like the trainer's own group.
@@ -19,10 +19,10 @@ import torch
 
 from trainer.config.reward_section import RewardModelConfig
 from trainer.config.schema import ResourcesConfig
-from trainer.data_parallel import shard_range
 from trainer.distributed.group import ActorGroup
 from trainer.distributed.worker import WorkerInfo, worker_info
 from trainer.rewards.contract import RewardRequest, RewardResult
+from trainer.training.data_parallel import shard_range
 
 
 class RewardModelWorker:

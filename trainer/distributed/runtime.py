@@ -17,20 +17,20 @@ from trainer.distributed.cluster import ray_session
 from trainer.distributed.controller import DistributedRoles, ShardedRollout
 from trainer.distributed.group import WorkerGroup
 from trainer.distributed.reward_group import RewardModelGroup
-from trainer.metrics import throughput_metrics
 from trainer.models.loading import load_tokenizer
 from trainer.reporting.base import Reporter
-from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
-from trainer.roles import Runtime
 from trainer.rollout.chunked import chunk_prompts
 from trainer.rollout.engine import RolloutEngine
-from trainer.state import PEAK_FLOPS, RolloutHints
+from trainer.training.metrics import throughput_metrics
+from trainer.training.reward_sources import make_reward_scorer
+from trainer.training.roles import Runtime
+from trainer.training.state import PEAK_FLOPS, RolloutHints
 
 
 @dataclass
 class ControllerState:
-    """`trainer.roles.StepContext` of the controller: everything but the models."""
+    """`trainer.training.roles.StepContext` of the controller: everything but the models."""
 
     cfg: RunConfig
     device: torch.device  # where batches are built: the CPU; workers move them

@@ -27,18 +27,18 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from torch.distributed.device_mesh import init_device_mesh
 
-from trainer.batch import RolloutBatch
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.distributed import fsdp
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer
 from trainer.models.lora import adapters_disabled, add_adapters
-from trainer.optim import build_optimizer, build_scheduler
-from trainer.roles import ModelStates, rank_logprobs, rank_values
 from trainer.rollout.chunked import generate_chunk
 from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
 from trainer.rollout.hf import HFEngine
-from trainer.update import update_actor, update_critic
+from trainer.training.batch import RolloutBatch
+from trainer.training.optim import build_optimizer, build_scheduler
+from trainer.training.roles import ModelStates, rank_logprobs, rank_values
+from trainer.training.update import update_actor, update_critic
 
 VLLM_BUCKET_BYTES = 256 * 2**20  # weights handed to vLLM per load_weights call
 
@@ -75,7 +75,7 @@ class UpdateResult:
 
 @dataclass(frozen=True)
 class TorchDataGroup:
-    """`trainer.data_parallel.DataGroup` over the default torch.distributed group."""
+    """`trainer.training.data_parallel.DataGroup` over the default torch.distributed group."""
 
     rank: int
     world_size: int
@@ -131,7 +131,7 @@ class PolicyWorker:
         self.group = TorchDataGroup(self.rank, self.world_size, self.device)
         mixed = self.device.type == "cuda"
         offload = cfg.actor.cpu_offload
-        # Same seed and load order as trainer.state.build_state: the critic's value head
+        # Same seed and load order as trainer.training.state.build_state: the critic's value head
         # is initialised identically to the single-process run's.
         torch.manual_seed(cfg.trainer.seed)
         actor = self._policy(cfg.model.dtype)

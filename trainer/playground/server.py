@@ -22,6 +22,7 @@ import torch
 
 from trainer.config.sampling import SamplingParams
 from trainer.models.loading import load_policy, load_tokenizer, resolve_device
+from trainer.models.sources import actor_state, resolve_model
 from trainer.playground.link import LinkError, Replaced, ServerSettings, StudioLink
 from trainer.playground.prompt import (
     Message,
@@ -32,7 +33,6 @@ from trainer.playground.prompt import (
 )
 from trainer.rollout.hf import HFEngine
 from trainer.rollout.streaming import stream_completion
-from trainer.sample_command import actor_state, resolve_model
 
 log = logging.getLogger(__name__)
 

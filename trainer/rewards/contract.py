@@ -77,7 +77,7 @@ class RewardResult:
     error: str = ""
     elapsed_ms: float = 0.0
     output: str = ""
-    # Several reward sources combined (trainer.reward_sources): each one's unweighted
+    # Several reward sources combined (trainer.training.reward_sources): each one's unweighted
     # score by name; `score` is their weighted sum.
     sources: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)

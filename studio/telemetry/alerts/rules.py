@@ -27,7 +27,10 @@ KL_LOSS = "actor/kl_loss"
 ENTROPY = "actor/entropy"
 REWARD_ERROR_RATE = "reward/error_rate"
 WATCHED = (ZERO_SPREAD, RESPONSE_LENGTH, PPO_KL, KL_LOSS, ENTROPY, REWARD_ERROR_RATE)
-COMPONENT_PREFIX, COMPONENT_SUFFIX = "reward/", "/mean"  # trainer.metrics: reward/{name}/mean
+COMPONENT_PREFIX, COMPONENT_SUFFIX = (
+    "reward/",
+    "/mean",
+)  # trainer.training.metrics: reward/{name}/mean
 
 # One alert per kind per this many steps (unless it escalates): a run stuck in a bad
 # state for 200 steps should say so ~10 times, not 200.

@@ -1,6 +1,6 @@
 /**
  * The run page's pinned headline charts: what a user watches while a run trains, picked
- * from the keys the trainer logged (trainer/metrics.py, trainer/step.py, trainer/loop.py).
+ * from the keys the trainer logged (trainer/training/metrics.py, trainer/training/step.py, trainer/training/loop.py).
  * Each chart draws one key; `band` names the keys of its spread (lowest, highest).
  */
 

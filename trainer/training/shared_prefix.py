@@ -1,6 +1,6 @@
 """Shared-prefix scoring: each group's prompt once, then its responses as rows behind it.
 
-The block-packed layout (`trainer.packing`) puts a group's prompt and all its responses in
+The block-packed layout (`trainer.training.packing`) puts a group's prompt and all its responses in
 one sequence with a dense block mask. Its attention costs (prompt + n responses)^2 per
 group, of which only a fraction is needed; when responses are long (a group of 8 x 128
 tokens is a 1,052-token sequence) that masked dense attention costs more than the whole
@@ -24,8 +24,8 @@ import torch
 from torch import Tensor, nn
 from transformers.cache_utils import DynamicCache
 
-from trainer.batch import RolloutBatch
-from trainer.packing import segments_by_prompt
+from trainer.training.batch import RolloutBatch
+from trainer.training.packing import segments_by_prompt
 
 # Cost of one query-key pair of masked attention, in token positions through the model
 # (the linear layers). By FLOPs it is ~4d / (2 (4d^2 + 3 d ff)), 1/3000 at d = 512, but
@@ -202,7 +202,7 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         # Each row attends to its own prompt's keys and values: gathered, differentiable.
         cache = DynamicCache(ddp_cache_data=[(k[prompts], v[prompts]) for k, v in prompt_states])
         response_mask = layout.response_mask[bucket, : width - 1].to(device)
-        # What the rollout computed for these rows with these weights, reused (trainer.batch).
+        # What the rollout computed for these rows with these weights, reused (RolloutHint).
         with hint.reusing(model, picked, width - 1) if hint is not None else nullcontext():
             out = model(
                 input_ids=layout.response_ids[bucket, : width - 1].to(device),

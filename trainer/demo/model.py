@@ -39,7 +39,7 @@ from transformers import (
     PreTrainedTokenizerFast,
 )
 
-from trainer.data.toy import (
+from trainer.demo.toy_data import (
     ARITH_DEFAULT,
     ArithSpec,
     arith_answer,

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from trainer.commands.sample import add_parser as add_sample_parser
+from trainer.commands.sample import run as run_sample
 from trainer.config import (
     ConfigError,
     IgnoredKey,
@@ -20,10 +22,8 @@ from trainer.config import (
 )
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
-from trainer.sample_command import add_parser as add_sample_parser
-from trainer.sample_command import run as run_sample
 
-DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "config.md"
+DOCS_PATH = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,23 +144,23 @@ def _run(args: argparse.Namespace) -> int:
 def _fit(cfg: RunConfig, reporter: Any) -> object:
     """Train in this process, or on Ray worker groups when the run asks for several
     workers or a GPU (trainer.distributed); the workers are stopped however it ends.
-    A config with `evaluation.models` evaluates them instead (trainer.evaluate)."""
+    A config with `evaluation.models` evaluates them instead (trainer.evaluation.evaluate)."""
     if cfg.evaluation.models:
-        from trainer.evaluate import evaluate  # torch is imported only when it runs
+        from trainer.evaluation.evaluate import evaluate  # torch is imported only when it runs
 
         return evaluate(cfg, reporter)
-    from trainer.loop import Trainer  # torch is imported only when training
-    from trainer.runtime import open_runtime
+    from trainer.commands.training_runtime import open_runtime
+    from trainer.training.loop import Trainer  # torch is imported only when training
 
     with open_runtime(cfg, reporter) as runtime:
         return Trainer(cfg, reporter, runtime).fit()
 
 
 def _make_demo(args: argparse.Namespace) -> int:
-    from trainer.data.toy_program import write_tools_program
-    from trainer.models.demo import build_demo_assets
-    from trainer.models.demo_reward import build_demo_reward_model
-    from trainer.models.demo_tools import build_demo_tools_model
+    from trainer.demo.model import build_demo_assets
+    from trainer.demo.reward_model import build_demo_reward_model
+    from trainer.demo.tools_model import build_demo_tools_model
+    from trainer.demo.tools_program import write_tools_program
 
     model_dir = Path(args.model_dir)
     reward_dir = Path(args.reward_model_dir)

@@ -109,7 +109,8 @@ def _model_scorer(
         raise ValueError(
             f"{section}.placement={model.placement!r} runs the reward model on a Ray worker "
             "group of its own: start the run with `python -m trainer run` "
-            f"(trainer.runtime.open_runtime), or set {section}.placement=colocated"
+            "(trainer.commands.training_runtime.open_runtime), or set "
+            f"{section}.placement=colocated"
         )
     from trainer.models.reward_model import RewardModelScorer
 

@@ -23,9 +23,9 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor
 
-from trainer.batch import RolloutBatch
+from trainer.training.batch import RolloutBatch
 
-# Sums of (metric * weight) and of weights, per metric name (see trainer.update).
+# Sums of (metric * weight) and of weights, per metric name (see trainer.training.update).
 MetricSums = dict[str, list[float]]
 
 
@@ -89,7 +89,7 @@ def micro_batch_cost(rows: list[int], lengths: RowLengths, packed: bool) -> int:
     """Token positions one forward over `rows` costs once padding is trimmed.
 
     Padded layout: rows x (longest prompt + longest response). Shared-prompt packed
-    layout (`trainer.packing`): groups x the longest `prompt + its responses` sequence.
+    layout (`trainer.training.packing`): groups x the longest `prompt + its responses` sequence.
     """
     if not rows:
         return 0

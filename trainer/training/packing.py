@@ -59,7 +59,7 @@ def pack_shared_prompts(
     prompt_width: int,
     pad_token_id: int = 0,
 ) -> PackedBatch:
-    """Lay out a padded rollout batch (see `trainer.batch`) as one sequence per group."""
+    """Lay out a padded rollout batch (see `trainer.training.batch`) as one sequence per group."""
     width_r = response_mask.shape[1]
     # Real response tokens are contiguous from col P; count them with the attention mask, as
     # tokens a multi-turn response holds from a tool or user have response_mask 0.

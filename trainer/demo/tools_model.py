@@ -1,6 +1,6 @@
 """The demo tools model: the demo model briefly warm-started on calling a calculator.
 
-Built offline from the demo model folder (trainer.models.demo) into its own folder
+Built offline from the demo model folder (trainer.demo.model) into its own folder
 (default ``var/demo-model-tools``), with the `tools-arith` toy dataset beside it:
 two-digit additions and subtractions (``"37+48="``, ground truth ``"85"``), which the
 tiny model cannot do in its head but can with the ``calculator`` tool.
@@ -31,12 +31,12 @@ import torch
 from tokenizers import AddedToken
 from transformers import AutoTokenizer, LlamaForCausalLM, PreTrainedTokenizerBase
 
-from trainer.data.toy import arith_answer, arith_prompt, verl_row, write_rows
+from trainer.demo.model import supervised_step
+from trainer.demo.toy_data import arith_answer, arith_prompt, verl_row, write_rows
 from trainer.env.chat import ObservationRenderer
 from trainer.env.protocol import Observation, ToolCall
 from trainer.env.toolcalls import format_tool_call
 from trainer.env.tools import CALCULATOR
-from trainer.models.demo import supervised_step
 
 TOOLS_CHAT_TEMPLATE = (
     "{% if tools %}{{ '<|im_start|>system\ntools: ' }}"

@@ -9,13 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from trainer.checkpoint import (
-    export_hf,
-    latest_checkpoint,
-    load_checkpoint,
-    prune_checkpoints,
-    save_checkpoint,
-)
 from trainer.config.schema import DataConfig, RunConfig
 from trainer.data.formats import read_prompt_records
 from trainer.data.prompts import encode_prompts
@@ -30,10 +23,17 @@ from trainer.reporting.sample_policy import (
     train_records,
     val_records,
 )
-from trainer.roles import Runtime, StepContext, local_runtime
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
-from trainer.step import train_step
+from trainer.training.checkpoint import (
+    export_hf,
+    latest_checkpoint,
+    load_checkpoint,
+    prune_checkpoints,
+    save_checkpoint,
+)
+from trainer.training.roles import Runtime, StepContext, local_runtime
+from trainer.training.step import train_step
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class Trainer:
     def __init__(self, cfg: RunConfig, reporter: Reporter, runtime: Runtime | None = None) -> None:
         self.cfg = cfg
         self.reporter = reporter
-        # Models in this process unless given (the distributed worker groups: trainer.roles).
+        # Models in this process unless given (distributed worker groups: trainer.training.roles).
         runtime = runtime or local_runtime(cfg)
         self.state: StepContext = runtime.state
         self.roles = runtime.roles

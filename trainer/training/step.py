@@ -1,7 +1,7 @@
 """One training step: rollout, reward, log-probs, advantages, updates, metrics.
 
 Read it top to bottom; each phase is timed under verl's `timing_s/*` names. The
-models are reached through `roles` (trainer.roles): modules of this process, or the
+models are reached through `roles` (trainer.training.roles): modules of this process, or the
 FSDP2 worker groups of the distributed trainer; this step is the same for both.
 """
 
@@ -21,14 +21,14 @@ from trainer.algorithms.advantages import (
 )
 from trainer.algorithms.dapo import groups_with_reward_spread, overlong_penalty
 from trainer.algorithms.kl import apply_kl_in_reward
-from trainer.batch import RolloutBatch, build_batch
 from trainer.config.schema import RunConfig
 from trainer.env.episodes import EpisodeRunner, episode_metrics
-from trainer.metrics import rollout_metrics, tensor_stats
 from trainer.rewards.contract import error_rate
-from trainer.roles import ModelRoles, StepContext
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
+from trainer.training.batch import RolloutBatch, build_batch
+from trainer.training.metrics import rollout_metrics, tensor_stats
+from trainer.training.roles import ModelRoles, StepContext
 
 
 class RewardErrorRateExceeded(RuntimeError):

@@ -1,6 +1,6 @@
 """Where a run trains: this process, or Ray worker groups (`trainer.distributed`).
 
-Kept apart from `trainer.roles` (the interface both runtimes implement), so the roles
+Kept apart from `trainer.training.roles` (the interface both runtimes implement), so the roles
 never import the distributed runtime that builds on them.
 """
 
@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from trainer.config.schema import RunConfig
 from trainer.distributed import uses_distributed
 from trainer.reporting.base import Reporter
-from trainer.roles import Runtime, local_runtime
+from trainer.training.roles import Runtime, local_runtime
 
 
 @contextmanager

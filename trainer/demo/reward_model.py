@@ -7,7 +7,7 @@ style (``"7+5=12"``, which the rule reward rejects since its first integer is 7)
 Bradley-Terry loss on the score difference, so the single logit ranks correct answers
 above wrong ones: the restated style always (measured on every problem: 100%), a
 wrong number most of the time (72% for answer + 2): only the head trains, on a frozen
-backbone, to keep the build to seconds. It lives apart from `trainer.models.demo` so
+backbone, to keep the build to seconds. It lives apart from `trainer.demo.model` so
 building it never changes the demo policy (whose files key the test cache).
 """
 
@@ -23,8 +23,8 @@ from typing import Any, cast
 import torch
 from transformers import AutoModelForSequenceClassification, PreTrainedTokenizerBase
 
-from trainer.data.toy import ARITH_DEFAULT, arith_answer, arith_problems, arith_prompt
-from trainer.models.demo import EOS, _prompt_text
+from trainer.demo.model import EOS, _prompt_text
+from trainer.demo.toy_data import ARITH_DEFAULT, arith_answer, arith_problems, arith_prompt
 from trainer.models.loading import load_tokenizer
 
 log = logging.getLogger(__name__)

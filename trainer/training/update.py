@@ -6,7 +6,7 @@ modes) or sequences (sequence modes), so the accumulated gradient equals the
 gradient of the whole mini-batch's loss exactly, whatever the micro size. The
 same weighting with global counts makes N data-parallel workers match one: every
 rank holds the whole batch, takes its shard of each mini-batch
-(`trainer.data_parallel`), and the metric sums are all-reduced at the end.
+(`trainer.training.data_parallel`), and the metric sums are all-reduced at the end.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from trainer.algorithms.aggregation import aggregate_loss, aggregation
 from trainer.algorithms.kl import kl_penalty
 from trainer.algorithms.policy_loss import POLICY_LOSSES, PolicyLossInputs
 from trainer.algorithms.value import value_loss
-from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig, CriticConfig, LossAggMode
-from trainer.data_parallel import (
+from trainer.training.batch import RolloutBatch
+from trainer.training.data_parallel import (
     SINGLE_PROCESS,
     DataGroup,
     MicroBatch,
@@ -32,7 +32,7 @@ from trainer.data_parallel import (
     micro_batches,
     reduce_metric_sums,
 )
-from trainer.logprobs import response_token_stats
+from trainer.training.logprobs import response_token_stats
 
 # Sums of (metric * weight) and of weights, turned into means at the end.
 MetricSums = dict[str, list[float]]

@@ -36,6 +36,7 @@ from types import FrameType
 from typing import IO, Any
 
 from trainer.config.sampling import DEFAULT_SAMPLING, SamplingParams
+from trainer.models.sources import ModelSource, ModelSourceError, actor_state, resolve_model
 
 EXIT_BAD_INPUT = 2
 EXIT_TIME_LIMIT = 3
@@ -44,20 +45,11 @@ MAX_PROMPT_FILE_BYTES = 64 * 1024**2
 
 
 class SamplingError(Exception):
-    """The prompts or the model folder can't be used; the message says what to fix."""
+    """The prompts or the settings can't be used; the message says what to fix."""
 
 
 class SamplingTimeLimit(SamplingError):
     """The wall-clock limit passed."""
-
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Where weights and tokenizer come from: a HF folder, or a checkpoint on its base."""
-
-    base: Path  # HF folder: architecture, tokenizer (and the weights when no checkpoint)
-    dtype: str = "float32"
-    checkpoint: Path | None = None  # trainer checkpoint folder holding actor.pt
 
 
 @dataclass(frozen=True)
@@ -78,36 +70,6 @@ class SampleSettings:
             raise SamplingError(f"--top-p must be in (0, 1], got {s.top_p}")
         if s.top_k < 0:
             raise SamplingError(f"--top-k must be >= 0 (0 disables it), got {s.top_k}")
-
-
-def resolve_model(path: str | Path) -> ModelSource:
-    """A HF folder, or a trainer checkpoint folder (``actor.pt`` + ``meta.json``)."""
-    folder = Path(path)
-    if not folder.is_dir():
-        raise SamplingError(f"model folder {folder} does not exist (or is not a folder)")
-    if (folder / "config.json").is_file():
-        return ModelSource(base=folder)
-    meta_path, actor = folder / "meta.json", folder / "actor.pt"
-    if not (meta_path.is_file() and actor.is_file()):
-        raise SamplingError(
-            f"{folder} is not a model folder: expected a Hugging Face folder (config.json) "
-            "or a trainer checkpoint (actor.pt and meta.json)"
-        )
-    try:
-        meta = json.loads(meta_path.read_text())
-        model = meta["config"]["model"]
-        base, dtype = Path(str(model["path"])), str(model["dtype"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SamplingError(
-            f"{meta_path} does not name the checkpoint's base model (config.model.path): "
-            f"{type(exc).__name__}: {exc}"
-        ) from None
-    if not (base / "config.json").is_file():
-        raise SamplingError(
-            f"the checkpoint {folder} was trained from {base}, which is no longer a model "
-            "folder (no config.json); its architecture and tokenizer are needed to load it"
-        )
-    return ModelSource(base=base, dtype=dtype, checkpoint=folder)
 
 
 def read_prompts(path: str | Path) -> list[list[dict[str, str]]]:
@@ -168,8 +130,8 @@ def sample(
         model = load_policy(source.base, source.dtype, device)
         if source.checkpoint is not None:
             model.load_state_dict(actor_state(source.checkpoint / "actor.pt", device))
-    except SamplingError:
-        raise
+    except ModelSourceError as exc:
+        raise SamplingError(str(exc)) from None
     except Exception as exc:  # any loader failure is the folder's fault; say which
         where = source.checkpoint or source.base
         raise SamplingError(
@@ -226,21 +188,6 @@ def sample(
                 written += 1
         out.flush()
     return written
-
-
-def actor_state(path: Path, device: Any) -> Any:
-    """A checkpoint's actor weights (a state dict of tensors, nothing else unpickled)."""
-    import pickle
-
-    import torch
-
-    try:
-        # weights_only: a checkpoint path comes from a run's report; never unpickle code
-        return torch.load(path, map_location=device, weights_only=True)
-    except pickle.UnpicklingError:
-        raise SamplingError(
-            f"{path} is not a state dict of tensors (torch.load with weights_only refused it)"
-        ) from None
 
 
 def _first_line(exc: BaseException, limit: int = 300) -> str:
@@ -336,7 +283,7 @@ def run(args: argparse.Namespace) -> int:
     except SamplingTimeLimit as exc:
         print(f"sample error: {exc}", file=sys.stderr)
         return EXIT_TIME_LIMIT
-    except SamplingError as exc:
+    except (SamplingError, ModelSourceError) as exc:
         print(f"sample error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(f"wrote {written} completions to {out_path}", file=sys.stderr)

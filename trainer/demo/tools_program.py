@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from trainer.data.toy import verl_row, write_rows
+from trainer.demo.toy_data import verl_row, write_rows
 
 PROMPT = "Use the python tool to compute {what}, then answer with the number."
 

@@ -1,6 +1,6 @@
 """The models a training step works with (actor, reference, critic), wherever they live.
 
-`trainer.step.train_step` asks `ModelRoles` for log-probs, values and updates; it never
+`trainer.training.step.train_step` asks `ModelRoles` for log-probs, values and updates; it never
 touches a module itself. `LocalRoles` runs them on the modules of this process;
 `trainer.distributed` runs them on Ray worker groups of FSDP2 ranks. Both end in the
 same per-rank functions (`update_actor`, `update_critic`, `rank_logprobs`,
@@ -17,10 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController
-from trainer.batch import RolloutBatch
 from trainer.config.schema import ActorConfig, RunConfig
-from trainer.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
-from trainer.logprobs import compute_logprobs, response_token_stats
 from trainer.models.lora import (
     adapters_disabled,
     export_adapted,
@@ -30,8 +27,11 @@ from trainer.models.lora import (
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
 from trainer.rollout.engine import RolloutEngine
-from trainer.state import RolloutHints, TrainingState, build_state
-from trainer.update import critic_values, update_actor, update_critic
+from trainer.training.batch import RolloutBatch
+from trainer.training.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
+from trainer.training.logprobs import compute_logprobs, response_token_stats
+from trainer.training.state import RolloutHints, TrainingState, build_state
+from trainer.training.update import critic_values, update_actor, update_critic
 
 
 @dataclass
@@ -102,7 +102,7 @@ class StepContext(Protocol):
     rollout_hints: RolloutHints | None
 
     def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
-        """perf/* rates of a step (trainer.metrics.throughput_metrics)."""
+        """perf/* rates of a step (trainer.training.metrics.throughput_metrics)."""
         ...
 
 

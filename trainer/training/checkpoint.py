@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from trainer.roles import ModelRoles, ModelStates, StepContext
+from trainer.training.roles import ModelRoles, ModelStates, StepContext
 
 META = "meta.json"
 PREFIX = "step_"

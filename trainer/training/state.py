@@ -11,18 +11,18 @@ import torch
 from torch import nn
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
-from trainer.batch import RolloutHint
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.cpu_speed.replay_recorder import replay_recorder
-from trainer.metrics import throughput_metrics
 from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
 from trainer.models.lora import add_adapters
-from trainer.optim import build_optimizer, build_scheduler
-from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.engine import Completion, RolloutEngine
 from trainer.rollout.hf import HFEngine
+from trainer.training.batch import RolloutHint
+from trainer.training.metrics import throughput_metrics
+from trainer.training.optim import build_optimizer, build_scheduler
+from trainer.training.reward_sources import make_reward_scorer
 
 # Dense bf16 peak FLOP/s of accelerators we know, for perf/mfu. CPUs have no
 # honest single figure, so MFU is reported only on these devices.

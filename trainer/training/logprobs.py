@@ -8,9 +8,9 @@ import torch
 from torch import Tensor, nn
 
 from trainer.algorithms.entropy import entropy_from_logits
-from trainer.batch import RolloutBatch
-from trainer.packing import PackedBatch, pack_shared_prompts
-from trainer.shared_prefix import prefers_shared_prefix, shared_prefix_response_logits
+from trainer.training.batch import RolloutBatch
+from trainer.training.packing import PackedBatch, pack_shared_prompts
+from trainer.training.shared_prefix import prefers_shared_prefix, shared_prefix_response_logits
 
 
 @dataclass
@@ -43,7 +43,7 @@ def packed_response_logits(
     model: nn.Module, batch: RolloutBatch, temperature: float
 ) -> tuple[Tensor, PackedBatch]:
     """Logits (N, V) of every response token, scored in the shared-prompt packed layout
-    (`trainer.packing`): one sequence per group, no prompt copies, no response padding."""
+    (`trainer.training.packing`): one sequence per group, no prompt copies, no response padding."""
     packed = pack_shared_prompts(
         batch.input_ids,
         batch.attention_mask,
@@ -81,8 +81,8 @@ def response_token_stats(
 ) -> TokenStats:
     """Log-probs (B, R) of the response tokens and, if asked, the policy's entropy there.
 
-    `packed` scores each group's prompt once: block-packed (`trainer.packing`) or, when
-    that is estimated cheaper (long responses), shared-prefix (`trainer.shared_prefix`);
+    `packed` scores each group's prompt once: block-packed (`trainer.training.packing`) or, when
+    that is estimated cheaper (long responses), shared-prefix (`trainer.training.shared_prefix`);
     the same values either way, far fewer token positions when groups share prompts.
     `shared_prefix=False` keeps block packing whatever the estimate (distributed runs
     always do), so a single process computes exactly what N workers compute.

@@ -6,7 +6,7 @@ once, then for each model in turn loads it (a Hugging Face folder, or a trainer 
 on the base model its meta names), generates `evaluation.k` responses per prompt with the
 rollout engine training uses (`HFEngine`), scores them in the reward sandbox, and reports
 each batch's samples (split `eval`, step = the model's position from 1) as it goes, then
-the model's scores (trainer.eval_scores) as metrics at its step. At step 0 it reports how
+the model's scores (trainer.evaluation.scores) as metrics at its step. At step 0 it reports how
 many responses the whole evaluation will give (`eval/total_responses`), so a reader of the
 stored samples knows how far it is.
 
@@ -27,16 +27,16 @@ import torch
 
 from trainer.config.sampling import SamplingParams
 from trainer.config.schema import RunConfig
-from trainer.eval_scores import Response, by_data_source, summarise
-from trainer.loop import load_prompt_items
+from trainer.evaluation.scores import Response, by_data_source, summarise
 from trainer.models.loading import load_policy, load_tokenizer, resolve_device
+from trainer.models.sources import ModelSource, ModelSourceError, actor_state, resolve_model
 from trainer.reporting.base import Reporter, SampleRecord
 from trainer.reporting.sample_policy import to_record
-from trainer.reward_sources import make_reward_scorer
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.hf import HFEngine
-from trainer.sample_command import ModelSource, SamplingError, actor_state, resolve_model
+from trainer.training.loop import load_prompt_items
+from trainer.training.reward_sources import make_reward_scorer
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +163,7 @@ def evaluate(cfg: RunConfig, reporter: Reporter) -> list[ModelResult]:
         raise EvaluationError("data.val_files is empty: an evaluation needs prompts to answer")
     try:
         sources = [resolve_model(m.path) for m in e.models]
-    except SamplingError as exc:
+    except ModelSourceError as exc:
         raise EvaluationError(str(exc)) from None
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)

@@ -1,0 +1,6 @@
+"""The training step and what it works with: the batch, log-probs, the updates, the
+models' roles (this process or Ray worker groups), checkpoints and the loop.
+
+`step.train_step` reads top to bottom; `loop.Trainer` drives it. The CPU speed work plugs
+in behind protocols (trainer.cpu_speed); the entry points live in trainer.commands.
+"""
