@@ -16,18 +16,15 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from studio.cli.evaluations import add_eval_commands
 from studio.cli.input_files import UsageError, read_jsonl, read_tree
+from studio.cli.run_watch import format_number, watch_run
 from studio.client import ApiError, Client, ServerUnreachable
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
-# Shown by `runs watch` when the run has them (else its first few keys).
-WATCH_KEYS = ("critic/score/mean", "actor/pg_loss", "actor/entropy", "perf/throughput")
 
 
 Handler = Callable[[argparse.Namespace, Client, IO[str]], int]
@@ -248,55 +245,10 @@ def runs_watch(
     out: IO[str],
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    """Poll the run every --interval seconds: print each status change and, when the
-    latest step moves, one line of metrics; stop when the run ends."""
+    """Follow the run until it ends (studio.cli.run_watch)."""
     wanted = [k.strip() for k in args.keys.split(",") if k.strip()] if args.keys else None
-    status: str | None = None
-    last_step: int | None = None
-    while True:
-        detail = client.run(args.run)
-        if detail["status"] != status:
-            reason = f" ({detail['status_reason']})" if detail.get("status_reason") else ""
-            was = f"{status} -> " if status else ""
-            print(f"{_now()} run {args.run}: {was}{detail['status']}{reason}", file=out)
-            status = detail["status"]
-        line = _latest_metrics(client, args.run, wanted)
-        if line is not None and line[0] != last_step:
-            last_step = line[0]
-            print(f"{_now()} step {line[0]}: {line[1]}", file=out, flush=True)
-        if status in TERMINAL:
-            if status != "succeeded" and detail.get("last_error"):
-                print(detail["last_error"].rstrip(), file=out)
-            return EXIT_OK if status == "succeeded" else EXIT_REFUSED
-        sleep(args.interval)
-
-
-def _latest_metrics(
-    client: Client, run_id: int, wanted: list[str] | None
-) -> tuple[int, str] | None:
-    available = client.metric_keys(run_id)
-    if not available:
-        return None
-    keys = wanted or [k for k in WATCH_KEYS if k in available] or available[:4]
-    series = client.query_metrics([run_id], keys, points=10)["series"]
-    latest = {s["key"]: (s["steps"][-1], s["values"][-1]) for s in series if s["steps"]}
-    if not latest:
-        return None
-    step = max(step for step, _ in latest.values())
-    parts = [
-        f"{key}={_number(latest[key][1])}"
-        for key in keys
-        if key in latest and latest[key][0] == step
-    ]
-    return step, " ".join(parts)
-
-
-def _number(value: float | None) -> str:
-    return "nan" if value is None else f"{value:.4g}"
-
-
-def _now() -> str:
-    return datetime.now().strftime("%H:%M:%S")
+    succeeded = watch_run(client, args.run, wanted, args.interval, out, sleep)
+    return EXIT_OK if succeeded else EXIT_REFUSED
 
 
 # --- datasets and rewards --------------------------------------------------------------
@@ -385,10 +337,11 @@ def rewards_test(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
         _print_json(report, out)
         return EXIT_OK
     for row in report["rows"]:
-        outcome = f"error: {row['error']}" if row["error"] else f"score {_number(row['score'])}"
+        score = format_number(row["score"])
+        outcome = f"error: {row['error']}" if row["error"] else f"score {score}"
         print(f"row {row['index']}: {outcome}", file=out)
     s = report["summary"]
-    mean = "n/a" if s["mean"] is None else _number(s["mean"])
+    mean = "n/a" if s["mean"] is None else format_number(s["mean"])
     print(f"{s['count']} rows, {s['failed']} failed, mean score {mean}", file=out)
     return EXIT_OK
 

@@ -9,7 +9,7 @@ as it is declared with one of these types; there is no list to keep in step.
 
 The standalone CLI takes these fields as they are. The studio never accepts them from a
 request: a run there references studio resources, and only its launcher turns those
-into paths (studio/runs/references.py).
+into paths (studio/references/launch_paths.py).
 """
 
 from __future__ import annotations

@@ -17,203 +17,39 @@ key or a mapped key wins over any prefix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
-
-AR = "actor_rollout_ref"
-MT = f"{AR}.rollout.multi_turn"
-
-
-@dataclass(frozen=True)
-class VerlRule:
-    kind: Literal["ignored", "refused"]
-    reason: str
-    # refused: values that are what RL Studio does anyway (accepted, reported as ignored).
-    accepts: tuple[Any, ...] = ()
-    # Names a server path (a resource of trainer.config.path_refusal.INSTEAD): the studio
-    # refuses a value other than null even where the CLI ignores it.
-    server_path: str = ""
-
-
-def ignored(reason: str, server_path: str = "") -> VerlRule:
-    return VerlRule("ignored", reason, server_path=server_path)
-
-
-def refused(reason: str, *accepts: Any) -> VerlRule:
-    return VerlRule("refused", reason, accepts)
-
-
-# Reasons shared by many keys.
-SPEED = "speed or memory only"
-PROFILER = "verl's profiler; RL Studio reports step timings as metrics (timing_s/*)"
-FSDP = f"{SPEED}: RL Studio's FSDP2 wrapping is fixed (trainer/distributed/fsdp.py)"
-PACKED = (
-    f"{SPEED}: RL Studio never computes on padding (responses are packed behind their "
-    "prompt, actor.pack_shared_prompts)"
+from trainer.config.verl_rollout_keys import ROLLOUT_RULES
+from trainer.config.verl_rule_parts import (
+    AR,
+    ENTROPY,
+    FSDP2_ONLY,
+    INTERPOLATED,
+    KERNELS,
+    LOG_PROB_MB,
+    LOG_PROB_TOKENS,
+    PACKED,
+    PROFILER,
+    REMOTE_CODE,
+    SEQ_PARALLEL,
+    SPEED,
+    TEXT_ONLY,
+    TORCH_COMPILE,
+    VerlRule,
+    actor_like_rules,
+    fsdp_rules,
+    ignored,
+    model_rules,
+    optim_rules,
+    profiler_rules,
+    refused,
 )
-KERNELS = f"{SPEED}: a kernel choice; RL Studio uses PyTorch's (model.cpu_linear_kernel on CPU)"
-SEQ_PARALLEL = f"{SPEED}: sequence parallelism; each sequence stays on one worker"
-ENGINE = f"{SPEED}: a setting of verl's inference server; RL Studio's engine has its own"
-INTERPOLATED = "verl fills it in from another key"
-TEXT_ONLY = "RL Studio trains text models; image, video and audio columns are not read"
-REMOTE_CODE = "remote code is never run: a model that needs it fails to load, saying so"
-ENTROPY = f"{SPEED}: how verl computes the entropy; the values are the same"
-FSDP2_ONLY = "RL Studio trains with FSDP2; Megatron and other engines are not supported"
-TORCH_COMPILE = f"{SPEED}: torch.compile"
-CHECKPOINT = "RL Studio's checkpoints always hold the model, optimizer and the rest"
-LOG_PROB_MB = f"{SPEED}: log-probs are computed in micro-batches of actor.micro_batch_size"
-LOG_PROB_TOKENS = f"{SPEED}: token budgets follow actor.max_tokens_per_micro_batch"
-OFFLOAD_ONE_SWITCH = (
-    f"{SPEED}: the reference model and the critic are offloaded with the actor "
-    "(actor.cpu_offload is one switch for every FSDP2 model)"
-)
-
-
-def _optim(prefix: str) -> dict[str, VerlRule]:
-    return {
-        f"{prefix}optimizer": refused("RL Studio's optimiser is AdamW", "AdamW"),
-        f"{prefix}optimizer_impl": refused("RL Studio's AdamW is torch.optim's", "torch.optim"),
-        f"{prefix}lr_warmup_steps_ratio": refused(
-            "warmup as a share of the run; set lr_warmup_steps instead", 0, 0.0
-        ),
-        f"{prefix}total_training_steps": ignored(
-            "verl fills it in from the run's length; the schedule follows trainer.total_steps"
-        ),
-        f"{prefix}num_cycles": refused("RL Studio's cosine decays once (0.5 cycles)", 0.5),
-        f"{prefix}zero_indexed_step": ignored(
-            "an off-by-one in where verl's schedule starts; RL Studio's has no such switch"
-        ),
-        f"{prefix}override_optimizer_config": refused(
-            "extra optimiser arguments; RL Studio's AdamW takes lr, betas and weight decay",
-            None,
-            {},
-        ),
-    }
-
-
-def _fsdp(prefix: str, role: str) -> dict[str, VerlRule]:
-    rules = {
-        f"{prefix}wrap_policy.": ignored(FSDP),
-        f"{prefix}reshard_after_forward": ignored(FSDP),
-        f"{prefix}fsdp_size": ignored(FSDP),
-        f"{prefix}forward_prefetch": ignored(FSDP),
-        f"{prefix}use_orig_params": ignored(FSDP),
-        f"{prefix}use_no_sync_for_gradient_accumulation": ignored(FSDP),
-        f"{prefix}pad_to_length": ignored(PACKED),
-        f"{prefix}pad_to_length_bucket": ignored(PACKED),
-        f"{prefix}forward_only": ignored(FSDP),
-        f"{prefix}turbo_config.": ignored(FSDP),
-        f"{prefix}dtype": ignored(
-            "mixed precision is fixed: on GPUs the distributed trainer computes in bfloat16 "
-            "over float32 weights (trainer/distributed/fsdp.py)"
-        ),
-        f"{prefix}seed": ignored("initialisation is seeded by trainer.seed"),
-        f"{prefix}full_determinism": ignored(f"{SPEED}: verl's determinism switch"),
-        f"{prefix}ulysses_sequence_parallel_size": ignored(SEQ_PARALLEL),
-        f"{prefix}entropy_from_logits_with_chunking": ignored(ENTROPY),
-        f"{prefix}entropy_from_logits_chunk_size": ignored(ENTROPY),
-        f"{prefix}entropy_checkpointing": ignored(ENTROPY),
-        f"{prefix}use_torch_compile": ignored(TORCH_COMPILE),
-        f"{prefix}strategy": refused(FSDP2_ONLY, "fsdp", "fsdp2"),
-        f"{prefix}qat.enable": refused("quantisation-aware training", False),
-        f"{prefix}qat.": ignored("read only with qat.enable, which is refused"),
-    }
-    if role != "actor":  # the actor's offload and dtype map (trainer.config.verl)
-        for key in ("param_offload", "optimizer_offload", "offload_policy"):
-            rules[f"{prefix}{key}"] = ignored(OFFLOAD_ONE_SWITCH)
-        rules[f"{prefix}model_dtype"] = ignored("every model loads in model.dtype")
-    return rules
-
-
-def _profiler(prefix: str) -> dict[str, VerlRule]:
-    return {f"{prefix}profiler.": ignored(PROFILER)}
-
-
-def _model(prefix: str, role: str) -> dict[str, VerlRule]:
-    actor = role == "actor"
-    rules = {
-        f"{prefix}hf_config_path": refused(
-            "a model config other than the model folder's config.json", None
-        ),
-        f"{prefix}tokenizer_path": refused("a tokenizer other than the model folder's", None),
-        f"{prefix}use_shm": ignored(f"{SPEED}: verl's shared-memory model loading"),
-        f"{prefix}trust_remote_code": ignored(REMOTE_CODE),
-        f"{prefix}custom_chat_template": refused(
-            "a chat template other than the tokenizer's changes every prompt", None
-        ),
-        f"{prefix}external_lib": refused("imports a Python library into the trainer", None),
-        f"{prefix}override_config": refused(
-            "changes the model's architecture config (dropout, rope, ...)", None, {}
-        ),
-        f"{prefix}enable_activation_offload": ignored(f"{SPEED}: activation offload"),
-        f"{prefix}use_remove_padding": ignored(PACKED),
-        f"{prefix}exclude_modules": refused(
-            "LoRA exclusions; adapters go on actor.lora.target_modules", None
-        ),
-        f"{prefix}lora_adapter_path": refused("starts from a trained LoRA adapter", None),
-        f"{prefix}use_liger": ignored(KERNELS),
-        f"{prefix}use_fused_kernels": ignored(KERNELS),
-        f"{prefix}fused_kernel_options.": ignored(KERNELS),
-        f"{prefix}tiled_mlp.": ignored(f"{SPEED}: tiled MLP"),
-        f"{prefix}mtp.enable": refused("multi-token prediction heads", False),
-        f"{prefix}mtp.enable_train": refused("multi-token prediction heads", False),
-        f"{prefix}mtp.": ignored("read only with mtp.enable, which is refused"),
-        f"{prefix}lora.": ignored(
-            "Megatron's LoRA settings; with FSDP verl reads model.lora_rank, lora_alpha "
-            "and target_modules"
-        ),
-    }
-    if not actor:
-        rules |= {
-            f"{prefix}enable_gradient_checkpointing": ignored(
-                f"{SPEED}: the critic is small beside the actor; model.gradient_checkpointing "
-                "is the actor's"
-            ),
-            f"{prefix}lora_rank": refused(
-                "a LoRA critic; RL Studio's critic trains every weight", 0
-            ),
-            f"{prefix}lora_alpha": ignored("read only with critic.model.lora_rank above 0"),
-            f"{prefix}target_modules": ignored("read only with critic.model.lora_rank above 0"),
-            # verl's older spelling of critic.fsdp.*, still in its example scripts.
-            f"{prefix}fsdp_config.": ignored(
-                f"{SPEED}: verl's older spelling of critic.fsdp (FSDP tuning; the critic "
-                "is offloaded with the actor, actor.cpu_offload)"
-            ),
-        }
-    return rules
-
-
-def _actor_like(prefix: str) -> dict[str, VerlRule]:
-    """What the actor and the critic share: batch plumbing, loss scale, checkpoints."""
-    return {
-        f"{prefix}rollout_n": ignored(INTERPOLATED),
-        f"{prefix}strategy": refused(FSDP2_ONLY, "fsdp", "fsdp2"),
-        f"{prefix}ppo_micro_batch_size": ignored(
-            f"{SPEED}: verl's deprecated global micro-batch; ppo_micro_batch_size_per_gpu maps"
-        ),
-        f"{prefix}loss_scale_factor": refused(
-            "a fixed divisor of the loss; RL Studio's aggregation modes divide by their counts",
-            None,
-        ),
-        f"{prefix}shuffle": ignored(
-            "mini-batches take whole groups in a seeded, shuffled order every epoch "
-            "(trainer/training/update.py)"
-        ),
-        f"{prefix}data_loader_seed": ignored("mini-batch order is seeded by trainer.seed"),
-        f"{prefix}checkpoint.": ignored(CHECKPOINT),
-        f"{prefix}ulysses_sequence_parallel_size": ignored(SEQ_PARALLEL),
-        **_profiler(prefix),
-    }
-
 
 _ACTOR = f"{AR}.actor."
 _REF = f"{AR}.ref."
-_ROLLOUT = f"{AR}.rollout."
 
 ACTOR_RULES: dict[str, VerlRule] = {
-    **_optim(f"{_ACTOR}optim."),
-    **_fsdp(f"{_ACTOR}fsdp_config.", "actor"),
-    **_actor_like(_ACTOR),
+    **optim_rules(f"{_ACTOR}optim."),
+    **fsdp_rules(f"{_ACTOR}fsdp_config.", "actor"),
+    **actor_like_rules(_ACTOR),
     f"{_ACTOR}tau_pos": ignored("read only by verl's sapo loss (policy_loss.loss_mode)"),
     f"{_ACTOR}tau_neg": ignored("read only by verl's sapo loss (policy_loss.loss_mode)"),
     f"{_ACTOR}freeze_vision_tower": ignored(TEXT_ONLY),
@@ -238,8 +74,8 @@ ACTOR_RULES: dict[str, VerlRule] = {
 }
 
 REF_RULES: dict[str, VerlRule] = {
-    **_fsdp(f"{_REF}fsdp_config.", "ref"),
-    **_profiler(_REF),
+    **fsdp_rules(f"{_REF}fsdp_config.", "ref"),
+    **profiler_rules(_REF),
     f"{_REF}rollout_n": ignored(INTERPOLATED),
     f"{_REF}strategy": refused(FSDP2_ONLY, "fsdp", "fsdp2"),
     f"{_REF}use_torch_compile": ignored(TORCH_COMPILE),
@@ -254,111 +90,14 @@ REF_RULES: dict[str, VerlRule] = {
     f"{_REF}pad_to_length": ignored(PACKED),
 }
 
-ROLLOUT_RULES: dict[str, VerlRule] = {
-    **_profiler(_ROLLOUT),
-    f"{_ROLLOUT}mode": ignored("verl's sync or async server mode; RL Studio generates in the step"),
-    f"{_ROLLOUT}nnodes": ignored("the engine runs beside the actor on the run's workers"),
-    f"{_ROLLOUT}n_gpus_per_node": ignored("the engine runs beside the actor on the run's workers"),
-    f"{_ROLLOUT}full_determinism": ignored(f"{SPEED}: verl's determinism switch"),
-    f"{_ROLLOUT}seed": ignored("sampling is seeded by trainer.seed"),
-    f"{_ROLLOUT}prompt_length": ignored("follows data.max_prompt_length"),
-    f"{_ROLLOUT}dtype": ignored("generation runs in the actor's dtype (model.dtype)"),
-    f"{_ROLLOUT}gpu_memory_utilization": ignored(
-        f"{SPEED}: RL Studio's vLLM engine reserves a fixed share of the GPU "
-        "(trainer/rollout/vllm.py); the hf engine reserves none"
-    ),
-    f"{_ROLLOUT}tensor_model_parallel_size": ignored(
-        f"{SPEED}: RL Studio's vLLM engine holds the model on one GPU (tensor parallel 1); "
-        "the samples are the same"
-    ),
-    f"{_ROLLOUT}ignore_eos": refused(
-        "generating past end-of-sequence changes every response", False
-    ),
-    f"{_ROLLOUT}enforce_eager": ignored(ENGINE),
-    f"{_ROLLOUT}cudagraph_capture_sizes": ignored(ENGINE),
-    f"{_ROLLOUT}free_cache_engine": ignored(ENGINE),
-    f"{_ROLLOUT}data_parallel_size": ignored(ENGINE),
-    f"{_ROLLOUT}expert_parallel_size": ignored(ENGINE),
-    f"{_ROLLOUT}pipeline_model_parallel_size": ignored(ENGINE),
-    f"{_ROLLOUT}max_num_batched_tokens": ignored(ENGINE),
-    f"{_ROLLOUT}max_model_len": ignored(ENGINE),
-    f"{_ROLLOUT}enable_chunked_prefill": ignored(ENGINE),
-    f"{_ROLLOUT}enable_prefix_caching": ignored(ENGINE),
-    f"{_ROLLOUT}scheduling_policy": ignored(ENGINE),
-    f"{_ROLLOUT}disable_log_stats": ignored(ENGINE),
-    f"{_ROLLOUT}multi_stage_wake_up": ignored(ENGINE),
-    f"{_ROLLOUT}skip_tokenizer_init": ignored(ENGINE),
-    f"{_ROLLOUT}engine_kwargs.": ignored(ENGINE),
-    f"{_ROLLOUT}disaggregation.": ignored(ENGINE),
-    f"{_ROLLOUT}prometheus.": ignored("verl's server metrics export"),
-    f"{_ROLLOUT}checkpoint_engine.": ignored(f"{SPEED}: how verl syncs weights into its servers"),
-    f"{_ROLLOUT}moe_load_balance_metrics_interval": ignored("a MoE diagnostic"),
-    f"{_ROLLOUT}logprobs_mode": ignored(
-        "RL Studio takes the old log-probs from the actor, not from the engine"
-    ),
-    f"{_ROLLOUT}calculate_log_probs": ignored(
-        "RL Studio takes the old log-probs from the actor, not from the engine"
-    ),
-    f"{_ROLLOUT}load_format": ignored("the engine gets the actor's weights from the trainer"),
-    f"{_ROLLOUT}layered_summon": ignored(f"{SPEED}: how verl gathers FSDP weights for the engine"),
-    f"{_ROLLOUT}log_prob_micro_batch_size": ignored(LOG_PROB_MB),
-    f"{_ROLLOUT}log_prob_micro_batch_size_per_gpu": ignored(LOG_PROB_MB),
-    f"{_ROLLOUT}log_prob_use_dynamic_bsz": ignored(LOG_PROB_TOKENS),
-    f"{_ROLLOUT}log_prob_max_token_len_per_gpu": ignored(LOG_PROB_TOKENS),
-    f"{_ROLLOUT}do_sample": refused(
-        "greedy training rollouts; set actor_rollout_ref.rollout.temperature=0 instead", True
-    ),
-    f"{_ROLLOUT}over_sample_rate": refused(
-        "drops the slowest generations, which changes what is trained", 0, 0.0
-    ),
-    f"{_ROLLOUT}val_kwargs.top_k": ignored(
-        "validation samples with rollout.val_temperature and rollout.val_n only; "
-        "it does not change what is trained"
-    ),
-    f"{_ROLLOUT}val_kwargs.top_p": ignored(
-        "validation samples with rollout.val_temperature and rollout.val_n only; "
-        "it does not change what is trained"
-    ),
-    f"{_ROLLOUT}val_kwargs.do_sample": ignored(
-        "validation is greedy when rollout.val_temperature is 0, sampled otherwise"
-    ),
-    f"{_ROLLOUT}router_config_path": refused("a router for verl's inference servers", None),
-    f"{_ROLLOUT}agent.num_workers": ignored(f"{SPEED}: verl's agent-loop workers"),
-    f"{_ROLLOUT}agent.default_agent_loop": ignored(
-        "RL Studio picks single-turn or tool turns by rollout.multi_turn.enabled"
-    ),
-    f"{_ROLLOUT}agent.agent_loop_config_path": refused("custom agent loops (code)", None),
-    f"{_ROLLOUT}agent.custom_async_server.": refused("a custom inference server (code)", None),
-    f"{_ROLLOUT}trace.": ignored(
-        "verl's rollout tracing; RL Studio stores rollout samples (logging.samples_per_step)"
-    ),
-    f"{_ROLLOUT}enable_rollout_routing_replay": refused("MoE routing replay", False),
-    f"{_ROLLOUT}quantization": refused("quantised rollouts sample from another model", None),
-    f"{_ROLLOUT}quantization_config_file": refused(
-        "quantised rollouts sample from another model", None
-    ),
-    f"{_ROLLOUT}mtp": ignored(INTERPOLATED),
-    f"{_ROLLOUT}qat": ignored(INTERPOLATED),
-    f"{MT}.function_tool_path": refused("tools written as Python functions (code)", None),
-    f"{MT}.interaction_config_path": refused(
-        "interactions (a simulated user); RL Studio's environments are built-in tools", None
-    ),
-    f"{MT}.max_user_turns": refused("user turns come from an interaction", None),
-    f"{MT}.use_inference_chat_template": refused(
-        "re-rendering the conversation with the inference template changes the tokens trained on",
-        False,
-    ),
-    f"{MT}.tokenization_sanity_check_mode": ignored("a consistency check of verl's tokens"),
-    f"{MT}.num_repeat_rollouts": refused("repeated multi-turn rollouts", None),
-}
 
 _CRITIC = "critic."
 
 CRITIC_RULES: dict[str, VerlRule] = {
-    **_optim(f"{_CRITIC}optim."),
-    **_fsdp(f"{_CRITIC}fsdp.", "critic"),
-    **_model(f"{_CRITIC}model.", "critic"),
-    **_actor_like(_CRITIC),
+    **optim_rules(f"{_CRITIC}optim."),
+    **fsdp_rules(f"{_CRITIC}fsdp.", "critic"),
+    **model_rules(f"{_CRITIC}model.", "critic"),
+    **actor_like_rules(_CRITIC),
     f"{_CRITIC}enable": ignored(
         "the critic trains exactly when algorithm.adv_estimator needs one (gae)"
     ),
@@ -550,7 +289,7 @@ OTHER_RULES: dict[str, VerlRule] = {
 VERL_RULES: dict[str, VerlRule] = {
     **ACTOR_RULES,
     **REF_RULES,
-    **_model(f"{AR}.model.", "actor"),
+    **model_rules(f"{AR}.model.", "actor"),
     **ROLLOUT_RULES,
     **CRITIC_RULES,
     **DATA_RULES,

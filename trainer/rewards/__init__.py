@@ -30,8 +30,8 @@ if TYPE_CHECKING:
         SandboxPool,
         SandboxUnavailableError,
         isolation_report,
-        make_scorer,
     )
+    from trainer.rewards.sandbox.scorers import make_scorer
 
 # Exported names and their modules, imported on first use: the sandbox's zygote imports
 # `trainer.rewards.contract` and must not pull in subprocess, threading and logging (every
@@ -54,7 +54,7 @@ _EXPORTS = {
     "SandboxPool": "sandbox.pool",
     "SandboxUnavailableError": "sandbox.pool",
     "isolation_report": "sandbox.pool",
-    "make_scorer": "sandbox.pool",
+    "make_scorer": "sandbox.scorers",
 }
 __all__ = [
     "BUILTIN_REWARDS",

@@ -17,7 +17,7 @@ import torch
 
 from trainer.config.schema import RewardConfig, RewardModelConfig
 from trainer.rewards.contract import RewardRequest, RewardResult, RewardScorer, error_result
-from trainer.rewards.sandbox.pool import make_scorer
+from trainer.rewards.sandbox.scorers import make_scorer
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The reward sandbox: everything that runs untrusted reward code, behind one boundary.
 
-- `pool`: `SandboxPool`, `SandboxLimits`, `make_scorer`, `isolation_report` (the API).
+- `pool`: `SandboxPool`, `SandboxLimits`, `isolation_report` (the API); `scorers`:
+  `make_scorer`.
 - `worker`: one zygote process seen from the pool; `wire`: the pool <-> zygote messages.
 - `zygote`: the warm per-worker process (user code never runs there).
 - `supervise`: the zygote's watch over one chunk (deadlines, memory, kills).

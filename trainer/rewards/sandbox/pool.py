@@ -27,28 +27,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trainer.config.reward_kwargs import kwargs_problem
-from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
 from trainer.rewards.contract import (
     RewardRequest,
     RewardResult,
-    RewardScorer,
     error_result,
     scored_alone,
 )
 from trainer.rewards.errors import SandboxUnavailableError
-from trainer.rewards.inprocess import InProcessScorer
 from trainer.rewards.loader import (
     RewardCodeError,
     check_source,
-    load_reward,
-    read_reward_file,
 )
 from trainer.rewards.sandbox import wire
 from trainer.rewards.sandbox.limits import SandboxLimits
 from trainer.rewards.sandbox.worker import GRACE_S, Worker, shutdown
 
 if TYPE_CHECKING:
-    from trainer.config.schema import RewardConfig
+    pass
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +52,6 @@ __all__ = [
     "SandboxPool",
     "SandboxUnavailableError",
     "isolation_report",
-    "make_scorer",
 ]
 
 
@@ -356,46 +350,3 @@ def isolation_report() -> dict[str, bool]:
         with SandboxPool(code, limits=limits, require_full_isolation=False) as pool:
             _ISOLATION_CACHE.update(pool.isolation)
     return dict(_ISOLATION_CACHE)
-
-
-def make_scorer(
-    cfg: RewardConfig,
-    *,
-    workers: int | None = None,
-    limits: SandboxLimits | None = None,
-    require_full_isolation: bool | None = None,
-) -> RewardScorer:
-    """The scorer ``reward`` config asks for: a built-in or custom function, run in a
-    `SandboxPool` (the default), or in-process for ``executor="inprocess"`` (trusted
-    code only: logged as a warning)."""
-    if cfg.function == "custom":
-        if not cfg.custom_path:
-            raise RewardCodeError("reward.function='custom' needs reward.custom_path")
-        code, name, filename = read_reward_file(cfg.custom_path), cfg.custom_name, cfg.custom_path
-    elif cfg.function in BUILTIN_REWARDS:
-        code, name, filename = builtin_source(cfg.function), "compute_score", "reward.py"
-    else:
-        raise RewardCodeError(
-            f"reward.function={cfg.function!r} is not a built-in; choose one of "
-            f"{', '.join(BUILTIN_REWARDS)} or 'custom' with reward.custom_path"
-        )
-    if cfg.executor == "inprocess":
-        logger.warning(
-            "reward.executor='inprocess': reward %r runs in this process, unsandboxed "
-            "(trusted code only)",
-            cfg.custom_path if cfg.function == "custom" else cfg.function,
-        )
-        if cfg.function != "custom":
-            return InProcessScorer(BUILTIN_REWARDS[cfg.function], kwargs=cfg.kwargs)
-        loaded = load_reward(code, name, filename=filename)
-        return InProcessScorer(loaded.fn, loaded.batch_fn, kwargs=cfg.kwargs)
-    count = workers if workers is not None else max(1, min(2, os.cpu_count() or 1))
-    return SandboxPool(
-        code,
-        name,
-        count,
-        limits,
-        require_full_isolation=require_full_isolation,
-        filename=filename,
-        kwargs=cfg.kwargs,
-    )
