@@ -2,9 +2,11 @@
 
 A hand-written sampling loop over `past_key_values`: one prefill of the
 left-padded distinct prompts (the n samples of a prompt share it, as a prefix
-cache would), then one token per step for the unfinished rows only (finished
-rows are dropped from the batch and its KV cache). It yields the
-sampling log-probabilities directly, which `model.generate` does not.
+cache would), then one token per step. On the CPU the host checks every step and drops
+finished rows from the batch and its KV cache at once; on CUDA the step's bookkeeping
+stays on the device and the host looks only every few steps
+(trainer.rollout.device_decode). It yields the sampling log-probabilities directly,
+which `model.generate` does not.
 
 Log-probabilities are ``log_softmax(logits / T)`` of the model's logits, taken
 before top-k/top-p truncation, i.e. exactly what the actor recomputes with a
@@ -17,13 +19,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 from torch import Tensor, nn
 
+from trainer.rollout.device_decode import Decoded, decode_on_device
 from trainer.rollout.engine import Completion, FinishReason, SamplingParams
 from trainer.rollout.kv_cache import preallocate
+from trainer.rollout.sampler import sample_next
 
 
 @dataclass
@@ -32,6 +36,18 @@ class _Row:
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: FinishReason | None = None  # set when the row ends
+
+
+def _filled(rows: list[_Row], decoded: Decoded) -> list[_Row]:
+    """`rows` with what the device loop decoded for them (one copy to the host)."""
+    tokens, logprobs = decoded.tokens.tolist(), decoded.logprobs.tolist()
+    lengths, eos = decoded.lengths.tolist(), decoded.ended_on_eos.tolist()
+    for row, row_tokens, row_logprobs, length, ended_on_eos in zip(
+        rows, tokens, logprobs, lengths, eos, strict=True
+    ):
+        row.token_ids, row.logprobs = row_tokens[:length], row_logprobs[:length]
+        row.finish_reason = "eos" if ended_on_eos else "length"
+    return rows
 
 
 class DecodeWatcher(Protocol):
@@ -75,36 +91,6 @@ def _distinct_prompts(prompts: list[list[int]]) -> tuple[list[list[int]], list[i
     return [list(p) for p in index], row_prompt
 
 
-def _filter_logits(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    """Mask logits outside the top-k / nucleus set with -inf. `scaled`: (B, V)."""
-    if 0 < top_k < scaled.shape[-1]:
-        kth = torch.topk(scaled, top_k, dim=-1).values[:, -1:]
-        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-    if top_p < 1.0:
-        sorted_logits, sorted_idx = torch.sort(scaled, dim=-1, descending=True)
-        cum = sorted_logits.softmax(-1).cumsum(-1)
-        # Drop a token when the mass before it already reaches top_p (the top one always stays).
-        drop_sorted = (cum - sorted_logits.softmax(-1)) >= top_p
-        drop = drop_sorted.scatter(-1, sorted_idx, drop_sorted)
-        scaled = scaled.masked_fill(drop, float("-inf"))
-    return scaled
-
-
-def sample_next(
-    logits: torch.Tensor, sampling: SamplingParams, generator: torch.Generator | None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Next tokens and their log-probabilities (see the module docstring). logits: (A, V)."""
-    if sampling.temperature == 0:
-        tokens = logits.argmax(-1)
-        logp = logits.log_softmax(-1)
-    else:
-        scaled = logits / sampling.temperature
-        logp = scaled.log_softmax(-1)
-        probs = _filter_logits(scaled, sampling.top_k, sampling.top_p).softmax(-1)
-        tokens = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
-
-
 class HFEngine:
     """Batched generation with a transformers causal LM; see the module docstring.
 
@@ -121,6 +107,7 @@ class HFEngine:
         device: str | torch.device = "cpu",
         max_batch_size: int = 64,
         offload_when_asleep: bool = False,
+        decode: Literal["eager", "device"] | None = None,
     ) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
@@ -131,10 +118,14 @@ class HFEngine:
         # Move the weights to CPU in sleep() (only for an engine owning a separate copy).
         self.offload_when_asleep = offload_when_asleep
         self.asleep = False
+        # The decode loop: the host checks every token ("eager"), or only every few
+        # ("device", trainer.rollout.device_decode); by default the latter on CUDA.
+        self.decode = decode or ("device" if self.device.type == "cuda" else "eager")
         self.watcher: DecodeWatcher | None = None  # see DecodeWatcher
         self.eos_ids = eos_ids_of(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.eos_ids, default=0)
+        self._eos_tensor = torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=device)
 
     # -- protocol ---------------------------------------------------------------------------
 
@@ -241,6 +232,20 @@ class HFEngine:
             )
         # Room for the whole completion: decoding then writes in place, no per-token copy.
         cache = preallocate(cache, width + sampling.max_new_tokens)
+        # The watcher follows the eager loop's rows; stop strings need the host each step.
+        if self.decode == "device" and self.watcher is None and not sampling.stop:
+            decoded = decode_on_device(
+                self.model,
+                cache,
+                logits,
+                attention_mask,
+                next_pos,
+                sampling,
+                generator,
+                self._eos_tensor,
+                self.pad_id,
+            )
+            return _filled(rows, decoded)
         stop_window = 4 * max((len(s) for s in sampling.stop), default=0) + 8
 
         for step in range(sampling.max_new_tokens):

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import torch
 
 from trainer.rollout.engine import SamplingParams
-from trainer.rollout.hf import HFEngine, sample_next
+from trainer.rollout.hf import HFEngine
 from trainer.rollout.kv_cache import preallocate
+from trainer.rollout.sampler import sample_next
 
 REPLACEMENT = "\ufffd"  # what a decode of a cut multi-byte character ends with
 
