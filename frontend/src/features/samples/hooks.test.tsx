@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { jsonResponse, mockApi, renderQueryHook, requestAt } from "../../test/render";
 import { datasetKeys } from "../datasets/api";
 import { sampleKeys, type Sample } from "./api";
-import { useExportLabelled, useLabelToggle, useSampleList } from "./hooks";
+import { useExportLabelled, useLabelToggle, useSample, useSampleList } from "./hooks";
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -22,6 +22,32 @@ describe("useLabelToggle", () => {
     expect(new URL(requestAt(fetchMock, 1).url).searchParams.get("label")).toBe("good");
     expect(queryClient.getQueryState(sampleKeys.detail(5))?.isInvalidated).toBe(true);
     expect(queryClient.getQueryState(sampleKeys.group(1, 1, "g"))?.isInvalidated).toBe(true);
+  });
+});
+
+describe("useLabelToggle after a fresh selection", () => {
+  it("shows the label even when the sample's first fetch started before the label landed", async () => {
+    let answerFirst: (response: Response) => void = () => undefined;
+    let gets = 0;
+    let labelled = false;
+    mockApi({
+      "POST /api/samples/5/labels/": () => {
+        labelled = true;
+        return jsonResponse({}, 201);
+      },
+      "GET /api/samples/5/": () => {
+        gets += 1;
+        const body = { id: 5, step: 1, labels: labelled ? [{ id: 1, label: "good", author: "ada" }] : [] };
+        if (gets > 1) return jsonResponse(body);
+        // The first fetch read the sample before the label: it answers late, without it.
+        return new Promise<Response>((resolve) => (answerFirst = resolve)) as unknown as Response;
+      },
+    });
+    const { result } = renderQueryHook(() => ({ toggle: useLabelToggle(), detail: useSample(5) }));
+    await waitFor(() => expect(gets).toBe(1));
+    await act(() => result.current.toggle.mutateAsync({ sample: 5, label: "good", on: true }));
+    answerFirst(jsonResponse({ id: 5, step: 1, labels: [] }));
+    await waitFor(() => expect(result.current.detail.data?.labels.map((l) => l.label)).toEqual(["good"]));
   });
 });
 

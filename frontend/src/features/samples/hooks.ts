@@ -90,7 +90,13 @@ export function useLabelToggle() {
   return useMutation({
     mutationFn: ({ sample, label, on }: { sample: number; label: string; on: boolean }) =>
       on ? addLabel(sample, label) : removeLabel(sample, label),
-    onSuccess: () => client.invalidateQueries({ queryKey: sampleKeys.all }),
+    onSuccess: async () => {
+      // A sample's first fetch may still be in flight, having read it before the label
+      // landed; invalidating would join that fetch (a query with no data yet is not
+      // refetched), so the page would keep the old labels. Cancel it, then refetch.
+      await client.cancelQueries({ queryKey: sampleKeys.all });
+      await client.invalidateQueries({ queryKey: sampleKeys.all });
+    },
   });
 }
 
