@@ -312,11 +312,18 @@ class _Watch:
             self.outcome.killed = self.outcome.killed or reason
             kill_tree(self.pid)
             return
-        if self.current is not None and not self.outcome.units[self.current].killed:
-            self.outcome.units[self.current].killed = reason
+        unit = self.current
+        if unit is not None and not self.outcome.units[unit].killed:
+            self.outcome.units[unit].killed = reason
         template = read_children(self.pid)
         for _ in range(3):
             below = [p for t in template for p in descendants(t)]
+            # The template may have moved on (the unit ended, or its first kill landed):
+            # it sends the next unit's "start" before forking it, so lines read after
+            # listing the processes tell whether the list may hold the next unit's.
+            self._read_lines()
+            if unit is not None and self.current != unit:
+                break
             for p in below:
                 with contextlib.suppress(OSError):
                     os.kill(p, signal.SIGKILL)
