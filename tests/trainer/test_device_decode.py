@@ -51,7 +51,6 @@ def engines(model: torch.nn.Module, tokenizer: Any) -> tuple[HFEngine, HFEngine]
     eager, device = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "device"))
     for engine in (eager, device):  # a random model: more EOS ids, so rows end at many steps
         engine.eos_ids |= set(range(20, 60))
-        engine._eos_tensor = torch.tensor(sorted(engine.eos_ids))
     return eager, device
 
 

@@ -125,7 +125,6 @@ class HFEngine:
         self.eos_ids = eos_ids_of(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.eos_ids, default=0)
-        self._eos_tensor = torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=device)
 
     # -- protocol ---------------------------------------------------------------------------
 
@@ -242,7 +241,7 @@ class HFEngine:
                 next_pos,
                 sampling,
                 generator,
-                self._eos_tensor,
+                torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=self.device),
                 self.pad_id,
             )
             return _filled(rows, decoded)
