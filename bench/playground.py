@@ -72,7 +72,6 @@ def main() -> None:
     redis_url = urlsplit(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     os.environ["REDIS_URL"] = redis_url._replace(path="/13").geturl()  # our own broker db
     os.environ["DATABASE_URL"] = url
-    os.environ["RAY_AUTH_MODE"] = "disabled"
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, check=True)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
     import django
@@ -82,7 +81,13 @@ def main() -> None:
     import requests
 
     from studio.projects.models import ApiToken, Membership, Project, Role
-    from tests.live import free_port, start_celery_worker, start_ray_head, start_web_server
+    from tests.live import (
+        free_port,
+        ray_client_env,
+        start_celery_worker,
+        start_ray_head,
+        start_web_server,
+    )
     from tests.playground_client import chat
 
     redis.Redis.from_url(os.environ["REDIS_URL"]).flushdb()
@@ -91,6 +96,7 @@ def main() -> None:
     logs = scratch / "logs"
     logs.mkdir()
     ray = start_ray_head(logs, num_cpus=2)
+    os.environ.update(ray_client_env(ray))  # the head wants its token from every client
     port = free_port()
     env = {
         "RAY_ADDRESS": ray.info["address"],

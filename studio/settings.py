@@ -10,7 +10,6 @@ Two modes, chosen by ``RLSTUDIO_ENV``:
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from pathlib import Path
 
@@ -18,6 +17,11 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from studio.paths import REPO_ROOT, var_dir
+from studio.platform.generated_secrets import (
+    embedded_database_url,
+    embedded_redis_url,
+    read_or_create_secret_key,
+)
 
 ENV = os.environ.get("RLSTUDIO_ENV", "development")
 if ENV not in ("development", "production"):
@@ -42,16 +46,6 @@ def _required(name: str) -> str:
     return value
 
 
-def _development_secret_key() -> str:
-    """A per-checkout key generated once, so sessions survive restarts."""
-    path = var_dir() / "secret_key"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
-
-
 if PRODUCTION:
     SECRET_KEY = _required("SECRET_KEY")
     DATABASE_URL = _required("DATABASE_URL")
@@ -59,11 +53,13 @@ if PRODUCTION:
     ALLOWED_HOSTS = [h.strip() for h in _required("ALLOWED_HOSTS").split(",") if h.strip()]
     DEBUG = False
 else:
-    SECRET_KEY = os.environ.get("SECRET_KEY") or _development_secret_key()
-    DATABASE_URL = os.environ.get(
-        "DATABASE_URL", f"postgresql://postgres@127.0.0.1:{EMBEDDED_POSTGRES_PORT}/rlstudio"
+    # A per-checkout key generated once, so sessions survive restarts.
+    SECRET_KEY = os.environ.get("SECRET_KEY") or read_or_create_secret_key(var_dir())
+    # The embedded stack's, with the passwords `rlstudio up` generated (var/secrets/).
+    DATABASE_URL = os.environ.get("DATABASE_URL") or embedded_database_url(
+        var_dir(), EMBEDDED_POSTGRES_PORT
     )
-    REDIS_URL = os.environ.get("REDIS_URL", f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0")
+    REDIS_URL = os.environ.get("REDIS_URL") or embedded_redis_url(var_dir(), EMBEDDED_REDIS_PORT)
     ALLOWED_HOSTS = os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(
         ","
     )
@@ -97,6 +93,12 @@ if "://" in RLSTUDIO_CHECKPOINT_ROOT or not Path(RLSTUDIO_CHECKPOINT_ROOT).is_ab
         "filesystem path that the Ray nodes and the studio share (e.g. /checkpoints on an "
         "NFS volume or a mounted bucket); URLs and relative paths are not supported."
     )
+# A job's one-time bootstrap secret goes into a file in its own folder under the checkpoint
+# root, readable by the trainer account alone; the job carries only the file's path
+# (studio.runs.handoff). "1" puts the secret itself in the job's environment instead, for a
+# cluster that shares no filesystem with the studio: anyone who can list Ray's jobs can
+# then redeem it before the trainer does (docs/security.md, not defended).
+RLSTUDIO_BOOTSTRAP_VIA_ENV = os.environ.get("RLSTUDIO_BOOTSTRAP_VIA_ENV", "0") == "1"
 # How often Celery beat runs reconcile_runs; the timeout of one request to Ray.
 RLSTUDIO_RECONCILE_INTERVAL_S = float(os.environ.get("RLSTUDIO_RECONCILE_INTERVAL_S", "3"))
 RLSTUDIO_RAY_TIMEOUT_S = float(os.environ.get("RLSTUDIO_RAY_TIMEOUT_S", "10"))
@@ -141,6 +143,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A sign-in refused by the login limits, in views outside DRF (the admin's login).
+    "studio.core.sign_in.LoginLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -169,6 +173,28 @@ TEMPLATES = [
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
 DATABASES["default"]["OPTIONS"] = {"connect_timeout": 5}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The studio's cache, shared by every web process: Redis, under a key prefix of its own
+# (the Celery broker, stream slots and run queue share the database; clearing the cache
+# deletes only its keys). studio/core/cache.py.
+CACHES = {
+    "default": {
+        "BACKEND": "studio.core.cache.PrefixedRedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "rlstudio:cache",
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
+}
+
+# Every password sign-in (the API's session login, the admin's) passes the login limits
+# in this backend (studio/core/sign_in.py, studio/core/login_limits.py): sign-in attempts
+# per client address (DRF's rate syntax), wrong passwords per account.
+AUTHENTICATION_BACKENDS = ["studio.core.sign_in.LimitedModelBackend"]
+RLSTUDIO_LOGIN_RATE = os.environ.get("RLSTUDIO_LOGIN_RATE", "10/min")
+# The client's address is REMOTE_ADDR, or with RLSTUDIO_TRUSTED_PROXIES=N the address N
+# proxies in front of the studio put in X-Forwarded-For: never a header a client sets for
+# itself (it would pick its own limit's key).
+RLSTUDIO_TRUSTED_PROXIES = int(os.environ.get("RLSTUDIO_TRUSTED_PROXIES", "0"))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -211,9 +237,21 @@ RLSTUDIO_IMPORT_MAX_ROWS = int(os.environ.get("RLSTUDIO_IMPORT_MAX_ROWS", "10000
 RLSTUDIO_IMPORT_MAX_CELL_CHARS = int(os.environ.get("RLSTUDIO_IMPORT_MAX_CELL_CHARS", "262144"))
 # Under the import task's hard time limit (270 s), so a slow file fails with this message.
 RLSTUDIO_IMPORT_MAX_SECONDS = float(os.environ.get("RLSTUDIO_IMPORT_MAX_SECONDS", "240"))
-# Jobs (runs) one project may hold at once, starting, running or cancelling; the rest of
-# its queued runs wait without holding up other projects' (studio/runs/queue.py). 0: no cap.
+# The most one page of a dataset version's rows (a preview, a diff) may hold, counted as
+# decoded data and as the JSON sent (studio/datasets/pages.py); a longer page is cut.
+RLSTUDIO_PREVIEW_MAX_BYTES = int(os.environ.get("RLSTUDIO_PREVIEW_MAX_BYTES", str(4 * 1024**2)))
+# The run queue's fair share (studio/runs/fair_share.py). Running jobs (runs and
+# evaluations starting, running or cancelling, and live playground model servers) one
+# project, and one user across their projects, may hold at once; the rest wait without
+# holding up anyone else's. 0: no cap. A queued run passed over this many times (other
+# runs took what it waited for) reserves resources until it fits (0: at once).
 RLSTUDIO_PROJECT_MAX_RUNNING_JOBS = int(os.environ.get("RLSTUDIO_PROJECT_MAX_RUNNING_JOBS", "4"))
+RLSTUDIO_USER_MAX_RUNNING_JOBS = int(os.environ.get("RLSTUDIO_USER_MAX_RUNNING_JOBS", "8"))
+RLSTUDIO_QUEUE_RESERVE_AFTER_PASSES = int(
+    os.environ.get("RLSTUDIO_QUEUE_RESERVE_AFTER_PASSES", "3")
+)
+# Projects one user may create through the API (0: no limit).
+RLSTUDIO_USER_MAX_PROJECTS = int(os.environ.get("RLSTUDIO_USER_MAX_PROJECTS", "20"))
 # Live streams (SSE) one user may hold open at once, across every web process.
 RLSTUDIO_SSE_MAX_STREAMS_PER_USER = int(os.environ.get("RLSTUDIO_SSE_MAX_STREAMS_PER_USER", "12"))
 # Reward test-runs (docs/rewards.md): wall-clock budget for scoring the rows of one
@@ -279,13 +317,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "studio.api.common.errors.api_exception_handler",
-    # Sign-in attempts per client address (the per-account limit is
-    # studio/api/common/login_limits.py).
-    "DEFAULT_THROTTLE_RATES": {"login": os.environ.get("RLSTUDIO_LOGIN_RATE", "10/min")},
-    # The client's address is REMOTE_ADDR, or with RLSTUDIO_TRUSTED_PROXIES=N the address
-    # N proxies in front of the studio put in X-Forwarded-For: never a header a client
-    # sets for itself (it would pick its own throttle key).
-    "NUM_PROXIES": int(os.environ.get("RLSTUDIO_TRUSTED_PROXIES", "0")),
+    # A DRF throttle finds the client's address as the login limits do.
+    "NUM_PROXIES": RLSTUDIO_TRUSTED_PROXIES,
 }
 
 SPECTACULAR_SETTINGS = {

@@ -26,9 +26,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from django.db import connection
 
-from trainer.distributed.cluster import HEAD_STOP_GRACE_S
+from trainer.distributed import ray_auth
+from trainer.distributed.cluster import HEAD_STOP_GRACE_S, reload_ray_settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -192,13 +194,19 @@ def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> Live
     return web
 
 
-def start_ray_head(log_dir: Path, num_cpus: int = 2, user: str | None = None) -> LiveProcess:
-    """`ray start --head --block` on free, explicit ports; info["address"] is the dashboard
-    URL that the Jobs API (`JobSubmissionClient`) wants. With `user`, the head (and so
-    every job's process) runs as that account, its temp dir and HOME its own."""
+def start_ray_head(
+    log_dir: Path, num_cpus: int = 2, user: str | None = None, *, single_machine: bool = True
+) -> LiveProcess:
+    """`ray start --head --block` on free, explicit ports, with token authentication like
+    `rlstudio up`'s head; info["address"] is the dashboard URL that the Jobs API
+    (`JobSubmissionClient`) wants, and ray_client_env(head) what a client needs in its
+    environment to be let in. With `user`, the head (and so every job's process) runs as
+    that account, its temp dir, HOME and token its own. `single_machine` binds every port
+    to loopback; a head that other nodes join keeps Ray's own choice."""
     gcs, dashboard = free_port(), free_port()
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
     argv = [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs}"]
+    argv += ["--node-ip-address=127.0.0.1"]
     argv += ["--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}"]
     argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", f"--temp-dir={temp_dir}"]
     argv += ["--include-dashboard=true", "--disable-usage-stats"]
@@ -212,27 +220,51 @@ def start_ray_head(log_dir: Path, num_cpus: int = 2, user: str | None = None) ->
         "--metrics-export-port",
     ):
         argv.append(f"{flag}={free_port()}")
-    env = dict(os.environ)
-    env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
-    # Ray turns token auth on by itself when ~/.ray/auth_token exists (any local ray.init()
-    # writes one); our clients send no token, so the test head says it explicitly.
-    env.setdefault("RAY_AUTH_MODE", "disabled")
+    owner = None
     if user is not None:
         account = pwd.getpwnam(user)
-        os.chown(temp_dir, account.pw_uid, account.pw_gid)
-        env.update(HOME=str(temp_dir), USER=user, LOGNAME=user)
+        owner = (account.pw_uid, account.pw_gid)
+    token_dir = Path(tempfile.mkdtemp(prefix="rtok-"))  # private (700), unlike Ray's own
+    if owner is not None:
+        os.chown(token_dir, *owner)
+    token = ray_auth.write_token(token_dir / "token", owner)
+    client_env = ray_auth.client_env(token)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
+    env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
+    env.update(client_env)
+    if single_machine:
+        env.update(ray_auth.SINGLE_MACHINE_ENV)
+    if owner is not None:
+        os.chown(temp_dir, *owner)
+        env.update(HOME=str(temp_dir), USER=str(user), LOGNAME=str(user))
     head = spawn("ray-head", argv, env, log_dir, user=user)
     head.stop_grace_s = HEAD_STOP_GRACE_S  # `ray start --block` ignores SIGTERM
     head.info["address"] = f"http://127.0.0.1:{dashboard}"
     head.info["gcs_address"] = f"127.0.0.1:{gcs}"
     head.info["temp_dir"] = str(temp_dir)
+    head.info["token_path"] = str(token)
+    headers = ray_auth.auth_headers(client_env)
 
     def ready() -> bool:
-        with urllib.request.urlopen(f"{head.info['address']}/api/version", timeout=2) as r:
+        request = urllib.request.Request(f"{head.info['address']}/api/version", headers=headers)
+        with urllib.request.urlopen(request, timeout=2) as r:
             return bool(r.status == 200)
 
     wait_for(ready, 120, "ray head", head)
     return head
+
+
+def ray_client_env(head: LiveProcess) -> dict[str, str]:
+    """What a process needs in its environment to be let into `head`."""
+    return ray_auth.client_env(Path(head.info["token_path"]))
+
+
+def join_ray_head(patch: pytest.MonkeyPatch, head: LiveProcess) -> None:
+    """Make this process (and every process it starts from now on) a client of `head`."""
+    for key, value in ray_client_env(head).items():
+        patch.setenv(key, value)
+    if "ray" in sys.modules:
+        reload_ray_settings()
 
 
 def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -> LiveProcess:
@@ -251,14 +283,15 @@ def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -
         "--metrics-export-port",
     ):
         argv.append(f"{flag}={free_port()}")
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)
-    env.setdefault("RAY_AUTH_MODE", "disabled")
+    env.update(ray_client_env(head))
     node = spawn(f"ray-node-{len(_STARTED)}", argv, env, log_dir)
+    headers = ray_auth.auth_headers(ray_client_env(head))
 
     def joined() -> bool:
         url = f"{head.info['address']}/api/v0/nodes?detail=true"
-        with urllib.request.urlopen(url, timeout=5) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as r:
             listed = json.loads(r.read())["data"]["result"]["result"]
         alive = [n for n in listed if n["state"] == "ALIVE" and not n["is_head_node"]]
         if alive:

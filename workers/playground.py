@@ -10,6 +10,7 @@ from celery import Task
 from django.conf import settings
 
 from studio.playground import servers
+from studio.runs.handoff import HandoffRefused
 from studio.runs.jobs import RayRejected, RayUnavailable
 from workers.celery_app import app
 from workers.delivery import over_delivery_cap
@@ -38,12 +39,19 @@ def start_playground_server(self: Task, server_id: str, submission_id: str, stal
     jobs = RayJobsClient.from_settings()
     if stale:
         jobs.stop(stale)  # the server it replaces went silent; don't leave it holding a CPU
-    spec = servers.job_spec(server_id, submission_id)
+    handoff = servers.server_handoff(server_id, submission_id)
+    spec = servers.job_spec(server_id, submission_id, handoff)
     if spec is None:
         return "superseded"
     try:
+        handoff.deliver()  # before Ray has the job: the server may start at once
+    except HandoffRefused as exc:
+        servers.mark_failed(server_id, str(exc))
+        return "rejected"
+    try:
         created = jobs.submit(spec)
     except RayRejected as exc:
+        handoff.withdraw()
         servers.mark_failed(server_id, f"Ray did not accept the model server: {exc}")
         return "rejected"
     logger.info("playground server %s: %s %s", server_id, submission_id, created)

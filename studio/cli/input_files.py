@@ -26,6 +26,8 @@ def read_tree(path: Path) -> dict[str, Any]:
             tree = json.loads(text)
     except ValueError as exc:  # json.JSONDecodeError and yaml.YAMLError's parse errors
         raise UsageError(f"{path} is not valid {path.suffix[1:] or 'JSON'}: {exc}") from None
+    except RecursionError:  # both decoders recurse once per level; the studio bounds it
+        raise UsageError(f"{path} is nested too deeply") from None
     if not isinstance(tree, dict):
         raise UsageError(f"{path} must hold a mapping of config sections, not {type(tree)}")
     return tree

@@ -2,6 +2,8 @@
 
     rlstudio up               start and supervise the whole studio on this machine
     rlstudio doctor           check this machine can run it, one line per check
+    rlstudio backup|restore   the database and the studio's files, to and from a folder
+    rlstudio rotate-secrets   new generated passwords for the embedded Postgres and Redis
     rlstudio train ...        python -m trainer run ...
     rlstudio make-demo-model  python -m trainer make-demo-model ...
     rlstudio runs list|create|cancel|resume|watch     } against a running studio, with a
@@ -21,7 +23,7 @@ import sys
 
 from studio.cli import remote
 from studio.paths import demo_asset_dirs, var_dir
-from studio.platform import doctor, up
+from studio.platform import doctor, operator_commands, up
 
 # rlstudio subcommand -> `python -m trainer` subcommand
 DELEGATED = {"train": "run", "make-demo-model": "make-demo-model"}
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_arguments(doctor_parser)
     doctor_parser.set_defaults(func=doctor.run)
 
+    operator_commands.add_commands(sub)
     remote.add_commands(sub)
 
     sub.add_parser(

@@ -16,6 +16,8 @@ import requests
 from django.conf import settings
 from django.db import connection
 
+from trainer.distributed import ray_auth
+
 ProbeStatus = Literal["ok", "error", "disabled"]
 PROBE_TIMEOUT_S = 2.0
 
@@ -75,7 +77,11 @@ def probe_ray() -> ProbeResult:
         # The Jobs API lives on the dashboard's HTTP port; /api/version answers
         # once the head (GCS + dashboard) is up.
         base = address if address.startswith("http") else f"http://{address}"
-        response = requests.get(f"{base.rstrip('/')}/api/version", timeout=PROBE_TIMEOUT_S)
+        response = requests.get(
+            f"{base.rstrip('/')}/api/version",
+            headers=ray_auth.auth_headers(),
+            timeout=PROBE_TIMEOUT_S,
+        )
         response.raise_for_status()
         return f"ray {response.json().get('ray_version', '?')}"
 

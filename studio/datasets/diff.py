@@ -6,32 +6,39 @@ their rows), else by a hash of its prompt, so a row whose answer was fixed reads
 changed, not as one removed and one added. A key seen twice in one version gets its
 occurrence (`#2`) so duplicates pair up in order.
 
-The work is bounded by the versions themselves: each was read under the import limits
-(studio/datasets/limits.py) when it was stored. Both files are read with pyarrow one
-record batch at a time; only a key and a digest per row are kept, and the rows of the
-page asked for are read back by position. Versions never change, so the row matching
-of a pair is kept (a few recent pairs per process) for the next page.
+The work is bounded by the versions themselves: both are checked against the import
+bounds before either is read (studio.datasets.stored: a version over them is refused,
+422). Both files are read with pyarrow one record batch at a time; only a key and a
+digest per row are kept, and the rows of the page asked for are read back by position,
+while they fit in the page's bound in bytes (studio.datasets.pages: a page that would
+pass it is cut, and says where the next one starts). Versions never change, so the row
+matching of a pair is kept (a few recent pairs per process) for the next page.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from studio.datasets.files import json_safe
+from studio.datasets.files import json_safe, stored_batches
 from studio.datasets.models import DatasetVersion
+from studio.datasets.pages import PageBudget, page_max_bytes
+from studio.datasets.stored import check_readable
+from trainer.data.decoded_size import decoded_bytes_per_row
 
 ColumnChangeKind = Literal["added", "removed", "type_changed"]
 RowChangeKind = Literal["added", "removed", "changed"]
 ROW_CHANGES: tuple[RowChangeKind, ...] = ("added", "removed", "changed")
 PAGE_MAX = 100
 BATCH_ROWS = 4096
+# The side a change has no row on (an added row's before, a removed one's after).
+NO_ROW: tuple[int, pa.RecordBatch | None] = (0, None)
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,9 @@ class DiffPage:
     offset: int
     limit: int
     rows: list[RowChange] = field(default_factory=list)
+    truncated: bool = False  # cut short of `limit` changes by the page's bound in bytes
+    message: str = ""  # why it was cut
+    next_offset: int = 0  # where the next page starts
 
 
 @dataclass(frozen=True)
@@ -167,13 +177,35 @@ def _match(from_id: int, to_id: int) -> _Matched:
     return _Matched(schema_changes(before_schema, after_schema), changes, unchanged)
 
 
-def _rows_at(version: DatasetVersion, positions: list[int]) -> dict[int, dict[str, Any]]:
-    if not positions:
-        return {}
+def _rows_at(
+    version: DatasetVersion, positions: list[int], max_bytes: int
+) -> dict[int, tuple[int, pa.RecordBatch]]:
+    """The rows at `positions`, each with its decoded size, taken in file order while
+    together they decode to at most `max_bytes` (measured before a row is copied): the
+    rest are left out, and the page ends at the first change that needs one."""
+    wanted = sorted(set(positions))
+    found: dict[int, tuple[int, pa.RecordBatch]] = {}
+    if not wanted:
+        return found
+    taken = 0
     with version.file.open("rb") as handle:
-        table = pq.read_table(handle)
-    picked = table.take(pa.array(positions, type=pa.int64())).to_pylist()
-    return {p: json_safe(row) for p, row in zip(positions, picked, strict=True)}
+        parquet = pq.ParquetFile(handle)
+        for at, batch in stored_batches(parquet, wanted[0], wanted[-1] + 1):
+            here = [p for p in wanted if at <= p < at + batch.num_rows]
+            sizes = decoded_bytes_per_row(batch).to_pylist() if here else []
+            fitting: list[int] = []
+            for position in here:
+                taken += sizes[position - at]
+                if taken > max_bytes:
+                    break
+                fitting.append(position)
+            if fitting:  # copied out, so the batch itself is not kept
+                picked = batch.take(pa.array([p - at for p in fitting], type=pa.int64()))
+                for k, position in enumerate(fitting):
+                    found[position] = (sizes[position - at], picked.slice(k, 1))
+            if taken > max_bytes:
+                break
+    return found
 
 
 def _differing(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -187,9 +219,14 @@ def diff_versions(
     offset: int = 0,
     limit: int = 50,
     change: RowChangeKind | None = None,
+    max_bytes: int | None = None,
 ) -> DiffPage:
     """The column changes, the counts, and one page of changed rows (`change`: only that
-    kind) between `before` and `after`, two versions of one dataset."""
+    kind) between `before` and `after`, two versions of one dataset. The page holds at
+    most `max_bytes` (RLSTUDIO_PREVIEW_MAX_BYTES); either version over the import bounds
+    raises `VersionOutOfBounds`."""
+    check_readable(before)
+    check_readable(after)
     matched = _match(before.pk, after.pk)
     kinds = [c[1] for c in matched.changes]
     counts = DiffCounts(
@@ -201,14 +238,27 @@ def diff_versions(
     wanted = [c for c in matched.changes if change is None or c[1] == change]
     limit = max(0, min(limit, PAGE_MAX))
     page = wanted[offset : offset + limit]
-    old = _rows_at(before, [c[2] for c in page if c[2] is not None])
-    new = _rows_at(after, [c[3] for c in page if c[3] is not None])
+    max_bytes = page_max_bytes() if max_bytes is None else max_bytes
+    old = _rows_at(before, [c[2] for c in page if c[2] is not None], max_bytes)
+    new = _rows_at(after, [c[3] for c in page if c[3] is not None], max_bytes)
+    budget = PageBudget(max_bytes)
     rows = []
     for key, kind, i, j in page:
-        row_before = old[i] if i is not None else None
-        row_after = new[j] if j is not None else None
+        found_before = old.get(i) if i is not None else NO_ROW
+        found_after = new.get(j) if j is not None else NO_ROW
+        if found_before is None or found_after is None:  # left out by `_rows_at`: too large
+            budget.cut()
+            break
+        if not budget.fits_decoded(found_before[0] + found_after[0]):
+            break
+        row_before, row_after = _row(found_before[1]), _row(found_after[1])
         differs = _differing(row_before, row_after) if row_before and row_after else []
-        rows.append(RowChange(key, kind, row_before, row_after, differs))
+        row_change = RowChange(key, kind, row_before, row_after, differs)
+        if not budget.fits_sent(asdict(row_change)):
+            break
+        rows.append(row_change)
+    if budget.truncated and not rows:
+        raise budget.too_large(f"The change of {page[0][0]} between these versions")
     return DiffPage(
         from_number=before.number,
         to_number=after.number,
@@ -218,4 +268,15 @@ def diff_versions(
         offset=offset,
         limit=limit,
         rows=rows,
+        truncated=budget.truncated,
+        message=budget.message(len(rows), offset + len(rows)),
+        next_offset=offset + len(rows),
     )
+
+
+def _row(batch: pa.RecordBatch | None) -> dict[str, Any] | None:
+    """The one row of `batch`, JSON-safe (None: no row on this side)."""
+    if batch is None:
+        return None
+    row: dict[str, Any] = json_safe(batch.to_pylist()[0])
+    return row

@@ -59,3 +59,9 @@ class DatasetDiffSerializer(serializers.Serializer):
     offset = serializers.IntegerField()
     limit = serializers.IntegerField()
     rows = RowChangeSerializer(many=True)
+    truncated = serializers.BooleanField(
+        help_text="The page was cut short of `limit` changes: the next would have taken it "
+        "past RLSTUDIO_PREVIEW_MAX_BYTES. Ask for `next_offset` for the rest."
+    )
+    message = serializers.CharField(help_text="Why the page was cut (empty when it was not).")
+    next_offset = serializers.IntegerField(help_text="Where the next page starts.")

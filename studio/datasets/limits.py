@@ -1,9 +1,11 @@
-"""The bounds on one dataset import, from settings (docs/datasets.md lists them).
+"""The bounds on one dataset import, from settings (docs/operations.md lists them).
 
-An upload is untrusted: a 34 KB parquet file can decode to 300 MB. Every import, in
-the web process or a worker, reads with these `ReadLimits` (trainer.data.read_limits):
-the declared size is checked before anything is decoded, and every bound again while
-the file streams."""
+An upload is untrusted: a 34 KB parquet file can decode to 300 MB, and an 820-byte one
+whose rows all refer to one dictionary value to 1.5 GiB. Every import, in the web
+process or a worker, reads with these `ReadLimits` (trainer.data.read_limits): the
+declared size is checked before anything is decoded, and every bound again while the
+file streams, dictionaries counted as decoded. Every read of a stored version is
+checked against them too (studio.datasets.stored)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from studio.datasets.limits import import_limits
 from studio.datasets.sniff import SourceFormat, UploadError, check_content, source_format_of
 from studio.datasets.stats import dataset_stats
+from studio.datasets.stored import RECORD_KEY, decoded_record
 from trainer.config.schema import DataConfig
 from trainer.data.formats import (
     DataFormatError,
@@ -127,11 +128,8 @@ def ingest(upload: Path, filename: str, mapping: ColumnMapping, staging: Path) -
     ``staging/data.parquet``. Raises `UploadError` with a message naming row/column."""
     source_format = source_format_of(filename)
     check_content(upload, filename, source_format)
-    source = {
-        "filename": filename,
-        "size_bytes": upload.stat().st_size,
-        "sha256": sha256_of(upload),
-    }
+    size_on_disk = upload.stat().st_size
+    source = {"filename": filename, "size_bytes": size_on_disk, "sha256": sha256_of(upload)}
     cfg = mapping.data_config()
     # The trainer picks a reader by suffix; give it the file under its claimed type.
     readable = staging / f"upload{Path(filename).suffix.lower()}"
@@ -139,7 +137,7 @@ def ingest(upload: Path, filename: str, mapping: ColumnMapping, staging: Path) -
     try:
         # Counted first, keeping nothing, so a file over a bound is refused before its
         # rows are held; only a file within every bound is then read for real.
-        scan_rows(readable, import_limits())
+        measured = scan_rows(readable, import_limits())
         rows = read_rows(readable)
     except DataFormatError as exc:
         raise _named(exc, filename) from None
@@ -175,7 +173,13 @@ def ingest(upload: Path, filename: str, mapping: ColumnMapping, staging: Path) -
         },
         row_count=len(records),
         columns=[{"name": field.name, "type": str(field.type)} for field in schema],
-        stats={**dataset_stats(records), "upload": source},
+        stats={
+            **dataset_stats(records),
+            "upload": source,
+            # What every read of the version is checked against (studio.datasets.stored).
+            # A text file decodes to at least its size on disk, which its bound counts.
+            RECORD_KEY: decoded_record(measured, 0 if source_format == "parquet" else size_on_disk),
+        },
         checksum=sha256_of(normalised),
         size_bytes=normalised.stat().st_size,
     )

@@ -193,3 +193,9 @@ class PreviewSerializer(serializers.Serializer):
     total = serializers.IntegerField(help_text="Rows in the version.")
     columns = serializers.ListField(child=serializers.CharField())
     rows = serializers.ListField(child=serializers.DictField())
+    truncated = serializers.BooleanField(
+        help_text="The page was cut short of `limit` rows: the next row would have taken "
+        "it past RLSTUDIO_PREVIEW_MAX_BYTES. Ask for `next_offset` for the rest."
+    )
+    message = serializers.CharField(help_text="Why the page was cut (empty when it was not).")
+    next_offset = serializers.IntegerField(help_text="Where the next page starts.")

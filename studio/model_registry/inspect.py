@@ -1,6 +1,10 @@
 """What a Hugging Face model folder holds, read without loading it (no torch): its
 architecture, parameter count (from the safetensors headers), tokenizer and chat
-template. Bounded reads only: a folder is untrusted until shown otherwise."""
+template. Bounded reads only: a folder is untrusted until shown otherwise.
+
+A folder is a path (a server root's, the hub cache's, a demo asset: links in them are
+the operator's or the studio's, and a hub snapshot is all links) or a run's export held
+open by studio.runs.trainer_files, through which no link is followed."""
 
 from __future__ import annotations
 
@@ -8,7 +12,11 @@ import json
 import struct
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from studio.runs.trainer_files import TrainerFolder
+
+ModelFolder = Path | TrainerFolder
 
 MAX_JSON_BYTES = 4 * 1024 * 1024  # config.json, tokenizer_config.json
 MAX_HEADER_BYTES = 64 * 1024 * 1024  # a safetensors header (its JSON index of tensors)
@@ -44,30 +52,59 @@ class NotAModel(ValueError):
     """The folder is not a Hugging Face model folder; the message says what is missing."""
 
 
-def _json(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    if path.stat().st_size > MAX_JSON_BYTES:
-        raise NotAModel(f"{path.name} is larger than {MAX_JSON_BYTES} bytes.")
+def _open(folder: ModelFolder, name: str) -> BinaryIO | None:
+    """`name` in `folder` opened for reading; None when there is no such file."""
+    if isinstance(folder, Path):
+        path = folder / name
+        return path.open("rb") if path.is_file() else None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return folder.open_file(name)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a link or a fifo a trainer put there
+        raise NotAModel(f"{name} in {folder.path.name} can't be read: {exc.strerror}.") from None
+
+
+def _names(folder: ModelFolder) -> list[str]:
+    return (
+        folder.names() if isinstance(folder, TrainerFolder) else [p.name for p in folder.iterdir()]
+    )
+
+
+def _folder_name(folder: ModelFolder) -> str:
+    return folder.name if isinstance(folder, Path) else folder.path.name
+
+
+def _json(folder: ModelFolder, name: str) -> dict[str, Any]:
+    handle = _open(folder, name)
+    if handle is None:
+        return {}
+    with handle:
+        raw = handle.read(MAX_JSON_BYTES + 1)
+    if len(raw) > MAX_JSON_BYTES:
+        raise NotAModel(f"{name} is larger than {MAX_JSON_BYTES} bytes.")
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise NotAModel(f"{path.name} is not valid JSON: {exc}") from None
+        raise NotAModel(f"{name} is not valid JSON: {exc}") from None
     return data if isinstance(data, dict) else {}
 
 
-def _safetensors_parameters(path: Path) -> int:
-    with path.open("rb") as handle:
+def _safetensors_parameters(folder: ModelFolder, name: str) -> int:
+    handle = _open(folder, name)
+    if handle is None:
+        return 0  # a folder with a safetensors name holds no weights
+    with handle:
         raw = handle.read(8)
         if len(raw) != 8:
-            raise NotAModel(f"{path.name} is too short to be a safetensors file.")
+            raise NotAModel(f"{name} is too short to be a safetensors file.")
         (length,) = struct.unpack("<Q", raw)
         if length > MAX_HEADER_BYTES:
-            raise NotAModel(f"{path.name} has a header of {length} bytes; too large.")
+            raise NotAModel(f"{name} has a header of {length} bytes; too large.")
         header = json.loads(handle.read(length))
     total = 0
-    for name, tensor in header.items():
-        if name == "__metadata__" or not isinstance(tensor, dict):
+    for key, tensor in header.items():
+        if key == "__metadata__" or not isinstance(tensor, dict):
             continue
         count = 1
         for dim in tensor.get("shape", []):
@@ -76,15 +113,19 @@ def _safetensors_parameters(path: Path) -> int:
     return total
 
 
-def inspect_folder(folder: Path) -> ModelInfo:
-    config = _json(folder / "config.json")
+def inspect_folder(folder: ModelFolder) -> ModelInfo:
+    config = _json(folder, "config.json")
     if not config:
-        raise NotAModel(f"No config.json in {folder.name}: not a Hugging Face model folder.")
+        raise NotAModel(
+            f"No config.json in {_folder_name(folder)}: not a Hugging Face model folder."
+        )
     architectures = config.get("architectures") or []
     architecture = str(architectures[0]) if architectures else ""
-    weights = sorted(folder.glob("*.safetensors"))
-    parameters = sum(_safetensors_parameters(p) for p in weights) if weights else None
-    tokenizer = _json(folder / "tokenizer_config.json")
+    weights = sorted(
+        n for n in _names(folder) if n.endswith(".safetensors") and not n.startswith(".")
+    )
+    parameters = sum(_safetensors_parameters(folder, n) for n in weights) if weights else None
+    tokenizer = _json(folder, "tokenizer_config.json")
     template = tokenizer.get("chat_template") or ""
     if not isinstance(template, str):  # a list of named templates
         template = json.dumps(template)

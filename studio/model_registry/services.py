@@ -6,11 +6,27 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from studio.model_registry.inspect import NotAModel, inspect_folder
-from studio.model_registry.models import ModelRole, RegisteredModel
+from studio.model_registry.inspect import ModelInfo, NotAModel, inspect_folder
+from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.projects.models import Project
 from studio.references.locations import ModelUnavailable, model_folder
+from studio.runs.trainer_files import open_trainer_folder
 from studio.telemetry.models import Checkpoint
+
+
+def _inspect(record: RegisteredModel) -> ModelInfo:
+    """What `record`'s folder holds; a run's export (the trainer's files) is read
+    through its descriptor, following no link a trainer put there."""
+    folder = model_folder(record)
+    try:
+        if record.kind != ModelKind.CHECKPOINT:
+            return inspect_folder(folder)
+        with open_trainer_folder(folder) as export:
+            return inspect_folder(export)
+    except NotAModel as exc:
+        raise ModelUnavailable(str(exc)) from None
+    except OSError as exc:  # changed since it was located (a trainer rewrote its export)
+        raise ModelUnavailable(f"The model's folder can't be read: {exc}.") from None
 
 
 def add_model_record(
@@ -33,11 +49,7 @@ def add_model_record(
         checkpoint=checkpoint,
         created_by=user,
     )
-    folder = model_folder(record)
-    try:
-        info = inspect_folder(folder)
-    except NotAModel as exc:
-        raise ModelUnavailable(str(exc)) from None
+    info = _inspect(record)
     record.info = info.as_json()
     record.role = ModelRole.REWARD if info.reward_model else ModelRole.POLICY
     try:

@@ -21,6 +21,7 @@ from studio.platform import embedded_postgres as pg
 from studio.platform import services as svc
 from studio.platform.ports import PortNeed, busy_port_message
 from studio.platform.supervisor import UpError
+from trainer.distributed import ray_auth
 
 Level = Literal["ok", "warn", "FAIL"]
 MIN_FREE_GB = 1.0
@@ -145,7 +146,16 @@ def check_ray() -> Check:
         return _embedded("RAY_ADDRESS", svc.ray_executable, "a local Ray head")
     base = address if address.startswith("http") else f"http://{address}"
     try:
-        response = requests.get(f"{base.rstrip('/')}/api/version", timeout=3)
+        response = requests.get(
+            f"{base.rstrip('/')}/api/version", headers=ray_auth.auth_headers(), timeout=3
+        )
+        if response.status_code in (401, 403):
+            return Check(
+                "FAIL",
+                "RAY_ADDRESS",
+                f"{base} wants Ray's token: set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH "
+                "(or RAY_AUTH_TOKEN) to the cluster's (docs/deploy.md)",
+            )
         response.raise_for_status()
         version = response.json().get("ray_version", "?")
     except (requests.RequestException, ValueError) as exc:

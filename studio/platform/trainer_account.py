@@ -27,13 +27,22 @@ KEEP_ROOT = "root"
 NO_LOGIN = ("--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin")
 
 
-def trainer_os_user(postgres_user: str | None = None) -> str | None:
-    """The account trainers run as; None when they run as ourselves (not root, or root
-    kept explicitly). Creates the default account when it is missing."""
+def configured_trainer_user() -> str | None:
+    """The account trainers run as by this process's settings; None when they run as
+    ourselves (not root, or root kept explicitly). The Ray head `rlstudio up` starts and
+    the launcher handing each job its secret (studio.runs.handoff) both ask here, with
+    the environment `rlstudio up` gives every process it starts. Creates nothing."""
     if os.geteuid() != 0:
         return None
     wanted = os.environ.get("RLSTUDIO_TRAINER_OS_USER", DEFAULT_TRAINER_OS_USER)
-    if wanted == KEEP_ROOT:
+    return None if wanted == KEEP_ROOT else wanted
+
+
+def trainer_os_user(postgres_user: str | None = None) -> str | None:
+    """The account trainers run as (configured_trainer_user), checked against Postgres's
+    and created when it is missing."""
+    wanted = configured_trainer_user()
+    if wanted is None:
         return None
     if postgres_user is not None and wanted == postgres_user:
         raise UpError(
@@ -74,7 +83,7 @@ def own_folders(user: str, folders: list[Path]) -> None:
                 continue
             st = path.lstat()
             if (st.st_uid, st.st_gid) != (account.pw_uid, account.pw_gid):
-                os.chown(path, account.pw_uid, account.pw_gid)
+                os.chown(path, account.pw_uid, account.pw_gid, follow_symlinks=False)
 
 
 def share_read_only(folders: list[Path]) -> None:

@@ -12,6 +12,7 @@ import argparse
 import fcntl
 import importlib
 import os
+import pwd
 import sys
 import time
 from pathlib import Path
@@ -22,11 +23,18 @@ from django.core.exceptions import ImproperlyConfigured
 
 from studio.paths import demo_asset_dirs, var_dir
 from studio.platform import embedded_postgres as pg
+from studio.platform import generated_secrets, trainer_account
 from studio.platform import services as svc
-from studio.platform import trainer_account
 from studio.platform.ports import busy_port_message
-from studio.platform.supervisor import StopRequested, Supervisor, UpError, become_subreaper
+from studio.platform.supervisor import (
+    Child,
+    StopRequested,
+    Supervisor,
+    UpError,
+    become_subreaper,
+)
 from studio.runs.folders import SPOOL_DIR
+from trainer.distributed import ray_auth
 
 HEALTH_TIMEOUT_S = 180.0
 
@@ -81,12 +89,15 @@ def build_plan(args: argparse.Namespace) -> svc.Plan:
 
     database_url = os.environ.get("DATABASE_URL", "")
     postgres_port = None if database_url else int(settings.EMBEDDED_POSTGRES_PORT)
-    if postgres_port is not None:
-        database_url = f"postgresql://postgres@127.0.0.1:{postgres_port}/{pg.DATABASE_NAME}"
-    redis_url = os.environ.get("REDIS_URL", "")
-    redis_port = None if redis_url else int(settings.EMBEDDED_REDIS_PORT)
-    if redis_port is not None:
-        redis_url = f"redis://127.0.0.1:{redis_port}/0"
+    try:
+        if postgres_port is not None:
+            database_url = generated_secrets.embedded_database_url(var, postgres_port)
+        redis_url = os.environ.get("REDIS_URL", "")
+        redis_port = None if redis_url else int(settings.EMBEDDED_REDIS_PORT)
+        if redis_port is not None:
+            redis_url = generated_secrets.embedded_redis_url(var, redis_port)
+    except generated_secrets.SecretFileError as exc:
+        raise UpError(str(exc)) from None
     dashboard_port = int(settings.EMBEDDED_RAY_DASHBOARD_PORT)
     ray_address = "" if args.no_ray else os.environ.get("RAY_ADDRESS", "")
     ray_port = None if (args.no_ray or ray_address) else int(settings.EMBEDDED_RAY_PORT)
@@ -177,19 +188,20 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
     postgres = redis_child = ray = None
     if plan.postgres_port is not None:
         first = pg.prepare_postgres(plan, sup)
+        pg.prepare_access(plan)
         postgres = sup.start(pg.postgres_spec(plan))
     if plan.redis_port is not None:
-        redis_child = sup.start(svc.redis_spec(plan))
+        password = generated_secrets.read_or_create(plan.var, generated_secrets.REDIS_PASSWORD)
+        redis_child = sup.start(svc.redis_spec(plan, password))
     if plan.ray_port is not None:  # slowest to start: runs alongside migrate and seed
-        if plan.trainer_user is not None:
-            trainer_account.own_folders(plan.trainer_user, plan.trainer_folders())
-        ray = sup.start(svc.ray_spec(plan))
+        ray = start_ray_head(plan, sup)
     # Needs no database: runs while Postgres boots. WhiteNoise serves the admin's files.
     sup.run_once(svc.django_step(plan, "collectstatic", "collectstatic", "--noinput"), 300)
     if plan.postgres_port is not None:
-        port = plan.postgres_port
-        sup.wait_until(lambda: pg.postgres_ready(port), "the embedded Postgres", 60, postgres)
-        pg.ensure_database(port)
+        var, port = plan.var, plan.postgres_port
+        sup.wait_until(lambda: pg.postgres_ready(var, port), "the embedded Postgres", 60, postgres)
+        password = generated_secrets.read_or_create(var, generated_secrets.POSTGRES_PASSWORD)
+        pg.secure_database(plan, password)
     sup.run_once(svc.django_step(plan, "migrate", "migrate", "--noinput"), timeout_s=600)
     seed = ["seed_demo"] if demo else ["seed_demo", "--skip-demo-model"]
     sup.run_once(svc.django_step(plan, "seed_demo", *seed, log=False), timeout_s=900)
@@ -197,14 +209,14 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
         trainer_account.share_read_only(list(demo_asset_dirs(plan.var).values()))
         trainer_account.close_to_others([plan.logs, plan.var / "redis", plan.var / "media"])
     if plan.redis_port is not None:
-        port = plan.redis_port
-        sup.wait_until(lambda: svc.redis_ready(port), "the embedded Redis", 30, redis_child)
+        url = plan.redis_url
+        sup.wait_until(lambda: svc.redis_ready(url), "the embedded Redis", 30, redis_child)
     web = sup.start(svc.web_spec(plan))
     sup.start(svc.celery_spec(plan, "worker"))
     sup.start(svc.celery_spec(plan, "beat"))
     if ray is not None:
-        dashboard = plan.ray_dashboard_port
-        sup.wait_until(lambda: svc.ray_ready(dashboard), "the Ray head", 120, ray)
+        dashboard, token = plan.ray_dashboard_port, plan.ray_token_path
+        sup.wait_until(lambda: svc.ray_ready(dashboard, token), "the Ray head", 120, ray)
     health_url = f"{plan.url}api/health"
     problem: list[str | None] = [None]
 
@@ -219,6 +231,22 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
             f"{health_url} still says {problem[0]} after {HEALTH_TIMEOUT_S:.0f} s{web.log_hint()}"
         ) from None
     return first
+
+
+def start_ray_head(plan: svc.Plan, sup: Supervisor) -> Child:
+    """The embedded Ray head, as the trainer account where there is one, with a fresh
+    token only that account and ours can read, in folders nobody else can enter."""
+    owner = None
+    private = svc.ray_private_dir(plan.var)
+    if plan.trainer_user is not None:
+        trainer_account.own_folders(plan.trainer_user, plan.trainer_folders())
+        account = pwd.getpwnam(plan.trainer_user)
+        owner = (account.pw_uid, account.pw_gid)
+        svc.check_private_dir(private, account.pw_uid)
+    else:
+        svc.check_private_dir(private, os.geteuid())
+    ray_auth.write_token(plan.ray_token_path, owner)
+    return sup.start(svc.ray_spec(plan))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -57,7 +57,12 @@ def send(
     expires = time.time() + settings.RLSTUDIO_PLAYGROUND_START_TIMEOUT_S + REQUEST_GRACE_S
     replies: list[Reply] = []
     for chat, reply_id in zip(chats, reply_ids, strict=True):
-        record = servers.ensure_server(chat.target)
+        try:
+            record = servers.ensure_server(chat.target, user_id)
+        except servers.ServerRefused as exc:  # a cap, or a model that is gone: nothing started
+            servers.fail_reply(exchange_id, reply_id, str(exc))
+            replies.append(Reply(reply_id, chat.target, "failed"))
+            continue
         if record.get("state") == "failed":
             message = f"The model could not load: {record.get('message', '')}"
             servers.fail_reply(exchange_id, reply_id, message)

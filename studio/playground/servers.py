@@ -1,19 +1,25 @@
 """Model servers: started on demand as Ray jobs, fed from Redis, released when idle.
 
 One server per (project, model or checkpoint). `ensure_server` starts one when none is
-alive: it writes the record (state `starting`, a new submission id) under a short lock,
-so two messages sent at once start one job, and asks a worker to submit the job
-(workers.playground; the studio never imports Ray). The job's entrypoint reserves
-RLSTUDIO_PLAYGROUND_CPUS, a fraction of a CPU, so a warm model leaves the cluster's
-CPUs to runs. Like a trainer, the job carries only a one-time secret (an HMAC of its
-submission id), redeemed by `bootstrap` for its token and the folder the resolver finds
-for its target (studio.playground.targets); everything after goes over HTTP with that
-token (studio/api/playground/servers.py).
+alive: it writes the record (state `starting`, a new submission id, who started it) under
+a short lock, so two messages sent at once start one job, and asks a worker to submit the
+job (workers.playground; the studio never imports Ray). It starts none, and says why,
+when the model can't be loaded (its folder or files are gone) or one more running job
+would exceed its project's or its user's cap: a live server counts as a running job, as
+runs and evaluations do (studio.playground.liveness, studio.runs.fair_share).
+
+The job's entrypoint reserves RLSTUDIO_PLAYGROUND_CPUS, a fraction of a CPU, so a warm
+model leaves the cluster's CPUs to runs. Like a trainer, the job carries only the path
+of a file holding a one-time secret (an HMAC of its submission id), written in the
+server's own folder for the trainer account alone (studio.runs.handoff) and redeemed by
+`bootstrap` for its token and the folder the resolver finds for its target
+(studio.playground.targets); everything after goes over HTTP with that token
+(studio/api/playground/servers.py).
 
 A server is alive while starting (until RLSTUDIO_PLAYGROUND_START_TIMEOUT_S) and while
 it keeps polling; one that went silent is replaced by the next message, and the old job
-is stopped. One that failed to load answers every message with why, for FAILED_HOLD_S,
-before the next message tries again.
+is stopped. One that failed to load answers every message with why, for
+liveness.FAILED_HOLD_S, before the next message tries again.
 """
 
 from __future__ import annotations
@@ -24,29 +30,33 @@ import logging
 import secrets
 import shlex
 import time
+from contextlib import suppress
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
+from redis.exceptions import LockError
 
 from studio.playground import store
+from studio.playground.liveness import POLL_SECONDS, alive
 from studio.playground.targets import (
     Target,
     TargetError,
     find_target,
     parse_server_id,
-    target_folder,
+    servable_folder,
 )
-from studio.references.locations import ModelUnavailable
+from studio.runs.fair_share import cap_reached
+from studio.runs.folders import PLAYGROUND_FOLDER
+from studio.runs.handoff import SecretHandoff
 from studio.runs.jobs import JobSpec
+from studio.runs.queue import queue_limits, running_jobs
 
 logger = logging.getLogger(__name__)
 
-POLL_SECONDS = 20.0  # the longest a server's `next` request waits for a message
 CHUNK_INTERVAL_S = 0.05  # at most one chunk post per this many seconds (per reply)
-SILENCE_S = POLL_SECONDS + 40.0  # a ready server not heard from this long is gone
-FAILED_HOLD_S = 30.0
+START_LOCK_S = 10.0
 START_TASK = "workers.start_playground_server"
 TOKEN_PREFIX = "rlp_"
 
@@ -55,23 +65,19 @@ def submission_prefix() -> str:
     return f"{settings.RLSTUDIO_RAY_JOB_PREFIX}-playground-"
 
 
-def _bootstrap_secret(submission_id: str) -> str:
+def bootstrap_secret(submission_id: str) -> str:
     message = f"rlstudio-playground:{submission_id}".encode()
     return "rlb_" + hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
 
 
-def alive(record: dict[str, str], now: float | None = None) -> bool:
-    """Whether the record is a server that is up, on its way up, or failed recently."""
-    if not record:
-        return False
-    now = time.time() if now is None else now
-    state, seen = record.get("state"), float(record.get("seen_at", 0))
-    if state == "failed":
-        return now - seen < FAILED_HOLD_S
-    if state in ("starting", "loading"):
-        started = float(record.get("started_at", 0))
-        return now - started < settings.RLSTUDIO_PLAYGROUND_START_TIMEOUT_S
-    return now - seen < SILENCE_S
+def server_handoff(server_id: str, submission_id: str) -> SecretHandoff:
+    """The job's secret and its file, in the server's own folder under the checkpoint
+    root (the storage the Ray nodes share with the studio, as the model folders are)."""
+    return SecretHandoff(
+        folders=(PLAYGROUND_FOLDER, server_id),
+        name=f".bootstrap-{submission_id}",
+        secret=bootstrap_secret(submission_id),
+    )
 
 
 def _send_start(server_id: str, submission_id: str, stale: str) -> None:
@@ -85,19 +91,49 @@ def _send_start(server_id: str, submission_id: str, stale: str) -> None:
         logger.warning("playground server %s not started: %s", server_id, exc)
 
 
-def ensure_server(target: Target) -> dict[str, str]:
-    """The target's server record, starting a server when none is alive."""
+class ServerRefused(Exception):
+    """No model server may start for the target now; the message says why."""
+
+
+def start_refusal(target: Target, user_id: int) -> str:
+    """Why `user_id` may not start a server for `target` now; empty when they may."""
+    cap = cap_reached(queue_limits(), running_jobs(), target.project_id, user_id, "your")
+    if not cap:
+        return ""
+    idle_minutes = settings.RLSTUDIO_PLAYGROUND_IDLE_SECONDS / 60
+    return (
+        f"No model server was started for {target.label}: one more running job would "
+        f"exceed {cap}. Runs, evaluations and playground model servers all count; an idle "
+        f"model server stops after {idle_minutes:g} minutes."
+    )
+
+
+def ensure_server(target: Target, user_id: int) -> dict[str, str]:
+    """The target's server record, starting a server when none is alive. Raises
+    ServerRefused, with nothing submitted, when the model can't be loaded or a cap on
+    running jobs is reached."""
     server_id = target.server_id
     record = store.read_server(server_id)
     if alive(record):
         return record
-    lock = f"{store.server_key(server_id)}:lock"
-    if not store.client().set(lock, "1", nx=True, ex=10):
-        return store.read_server(server_id) or {"state": "starting"}  # another is starting it
+    try:
+        servable_folder(target)  # a server for a model that is gone would only fail
+    except TargetError as exc:
+        raise ServerRefused(str(exc)) from None
+    # One start at a time: two messages start one server, and two starts can't both
+    # pass a cap.
+    lock = store.client().lock(
+        store.start_lock_key(), timeout=START_LOCK_S, blocking_timeout=START_LOCK_S
+    )
+    if not lock.acquire():
+        raise ServerRefused("The playground is busy starting model servers; try again.")
     try:
         record = store.read_server(server_id)
         if alive(record):
-            return record
+            return record  # started by another message meanwhile
+        refusal = start_refusal(target, user_id)
+        if refusal:
+            raise ServerRefused(refusal)
         stale = record.get("submission_id", "")
         submission_id = f"{submission_prefix()}{server_id}-{secrets.token_hex(3)}"
         now = time.time()
@@ -106,18 +142,21 @@ def ensure_server(target: Target) -> dict[str, str]:
             server_id,
             state="starting",
             submission_id=submission_id,
+            user=user_id,
             label=target.label,
             started_at=now,
             seen_at=now,
             message="",
         )
+        store.remember_server(server_id)
     finally:
-        store.client().delete(lock)
+        with suppress(LockError):  # it lapsed (a very slow start): nothing to release
+            lock.release()
     transaction.on_commit(lambda: _send_start(server_id, submission_id, stale))
     return store.read_server(server_id)
 
 
-def job_spec(server_id: str, submission_id: str) -> JobSpec | None:
+def job_spec(server_id: str, submission_id: str, handoff: SecretHandoff) -> JobSpec | None:
     """The Ray job of the server's current record; None when the record moved on."""
     if store.read_server(server_id).get("submission_id") != submission_id:
         return None
@@ -126,7 +165,7 @@ def job_spec(server_id: str, submission_id: str) -> JobSpec | None:
     env = {
         "RLSTUDIO_URL": settings.RLSTUDIO_URL.rstrip("/"),
         "RLSTUDIO_PLAYGROUND_SERVER": server_id,
-        "RLSTUDIO_BOOTSTRAP": _bootstrap_secret(submission_id),
+        **handoff.job_env(),  # where the secret's file is
         "PYTHONUNBUFFERED": "1",
         "OMP_NUM_THREADS": str(settings.RLSTUDIO_PLAYGROUND_THREADS),
     }
@@ -164,7 +203,7 @@ def bootstrap(server_id: str, secret: str) -> dict[str, Any]:
     record = store.read_server(server_id)
     submission_id = record.get("submission_id", "")
     parsed = parse_server_id(server_id)
-    expected = _bootstrap_secret(submission_id) if submission_id else ""
+    expected = bootstrap_secret(submission_id) if submission_id else ""
     if parsed is None or not expected or not hmac.compare_digest(secret, expected):
         raise BootstrapRefused("This secret opens no playground server.")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -173,8 +212,8 @@ def bootstrap(server_id: str, secret: str) -> dict[str, Any]:
     project_id, kind, pk = parsed
     try:
         target = find_target(project_id, kind, pk)
-        folder = target_folder(target)
-    except (ModelUnavailable, TargetError, ObjectDoesNotExist) as exc:
+        folder = servable_folder(target)
+    except (TargetError, ObjectDoesNotExist) as exc:
         mark_failed(server_id, str(exc))
         raise BootstrapRefused(str(exc)) from None
     store.write_server(server_id, state="loading", seen_at=time.time())

@@ -1,8 +1,10 @@
 """The playground's state, all of it in Redis: it lives as long as a warm model does.
 
 - a model server's record (`server:<id>`, a hash): its state (starting, loading, ready,
-  failed), the Ray submission id of its job, its token's hash, when it started and when
-  it was last heard from;
+  failed), the Ray submission id of its job, who started it, its token's hash, when it
+  started and when it was last heard from;
+- the ids of servers that may have a record (`servers`, a set), so live servers can be
+  counted against the running-job caps without scanning Redis;
 - its queue of chat requests (`queue:<id>`, a list the server long-polls);
 - an exchange (one message sent to one or two models): its record (project, sender, how
   many replies, how many finished) and its events, a sorted set scored by event number.
@@ -46,6 +48,14 @@ redis.call('DEL', KEYS[1])
 return 1
 """
 
+# Forget the ids whose record lapsed; atomic, so a record written meanwhile keeps its id.
+_PRUNE = """
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 0 then redis.call('SREM', KEYS[1], id) end
+end
+return 0
+"""
+
 
 @cache
 def client() -> redis.Redis:
@@ -54,6 +64,14 @@ def client() -> redis.Redis:
 
 def server_key(server_id: str) -> str:
     return f"{namespace()}:pg:server:{server_id}"
+
+
+def servers_key() -> str:
+    return f"{namespace()}:pg:servers"
+
+
+def start_lock_key() -> str:
+    return f"{namespace()}:pg:start-lock"
 
 
 def queue_key(server_id: str) -> str:
@@ -105,6 +123,18 @@ def write_server(server_id: str, **fields: Any) -> None:
     pipe.hset(key, mapping={k: str(v) for k, v in fields.items()})
     pipe.expire(key, server_ttl_s())
     pipe.execute()
+
+
+def remember_server(server_id: str) -> None:
+    """List the server among those `known_servers` reads (after its record is written)."""
+    client().sadd(servers_key(), server_id)
+
+
+def known_servers() -> dict[str, dict[str, str]]:
+    """Every server with a record, by id (the ids of lapsed records are forgotten)."""
+    client().eval(_PRUNE, 1, servers_key(), server_key(""))
+    members = client().smembers(servers_key())
+    return read_servers(sorted(m.decode() for m in members))  # type: ignore[union-attr]
 
 
 def set_token_once(server_id: str, token_hash: str) -> bool:

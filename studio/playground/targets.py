@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
+
+from django.core.exceptions import ObjectDoesNotExist
 
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
@@ -21,6 +24,10 @@ from studio.telemetry.models import Checkpoint
 TargetKind = Literal["model", "checkpoint"]
 MAX_CHECKPOINTS = 50  # newest checkpoints offered in the picker (each one is a disk check)
 _SERVER_ID = re.compile(r"p(\d+)-([mc])(\d+)")
+# What the model server loads (trainer.models.sources.resolve_model): a Hugging Face
+# folder, or a trainer checkpoint on the base model its meta.json names.
+HF_MODEL_FILE = "config.json"
+CHECKPOINT_FILES = ("actor.pt", "meta.json")
 
 
 class TargetError(Exception):
@@ -93,6 +100,22 @@ def target_folder(target: Target) -> str:
     if target.kind == "model":
         return str(model_folder(RegisteredModel.objects.get(pk=target.pk)))
     return str(checkpoint_folder(Checkpoint.objects.select_related("run").get(pk=target.pk)))
+
+
+def servable_folder(target: Target) -> str:
+    """The target's folder, checked now as its model server will load it, so a server is
+    never started for a model it can't load (raises TargetError saying why)."""
+    try:
+        folder = Path(target_folder(target))
+    except (ModelUnavailable, ObjectDoesNotExist) as exc:
+        raise TargetError(str(exc) or f"{target.label} no longer exists.") from None
+    if (folder / HF_MODEL_FILE).is_file() or all((folder / f).is_file() for f in CHECKPOINT_FILES):
+        return str(folder)
+    raise TargetError(
+        f"{target.label} can't be loaded: {folder} holds neither a Hugging Face model "
+        f"({HF_MODEL_FILE}) nor a trainer checkpoint ({' and '.join(CHECKPOINT_FILES)}); "
+        "its files were removed or never written."
+    )
 
 
 def project_targets(project: Project) -> list[Target]:

@@ -4,7 +4,8 @@ Every use of a model folder (a run's model or reward model, a test-run's sampler
 through `model_folder`, which decides from the record's kind, never from a path a
 request sent: a demo asset under the studio's var dir, a folder under one of the
 configured roots (symlinks resolved, nothing outside the roots), or the Hugging Face
-export in a run's own checkpoint folder (studio.runs.checkpoints.locate_checkpoint).
+export in a run's own checkpoint folder (studio.runs.checkpoints.locate_checkpoint),
+which the trainer writes, so no symlink in it is followed (studio.runs.trainer_files).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from studio.model_registry.inspect import NotAModel, inspect_folder
 from studio.model_registry.models import ModelKind, ModelRole, ModelStatus, RegisteredModel
 from studio.paths import var_dir
 from studio.runs.checkpoints import locate_checkpoint
+from studio.runs.folders import checkpoint_dir
+from studio.runs.trainer_files import open_trainer_folder
 from studio.telemetry.models import Checkpoint
 
 DEMO_ASSETS = ("demo-model", "demo-model-tools", "demo-reward-model")
@@ -121,14 +124,20 @@ def checkpoint_folder(checkpoint: Checkpoint) -> Path:
 
 
 def checkpoint_export(checkpoint: Checkpoint) -> Path:
-    """The Hugging Face export of `checkpoint`'s run, checked like a download."""
-    run_folder = checkpoint_folder(checkpoint).parent
-    export = inside(run_folder, run_folder / HF_EXPORT)
-    if export is None or not (export / "config.json").is_file():
+    """The Hugging Face export of `checkpoint`'s run (its checkpoint folder's `hf`), if
+    the checkpoint is one a download would serve and the export holds a config.json,
+    reached without following a link (studio.runs.trainer_files)."""
+    checkpoint_folder(checkpoint)
+    export = Path(checkpoint_dir(checkpoint.run_id)) / HF_EXPORT
+    try:
+        with open_trainer_folder(export) as folder:
+            folder.open_file("config.json").close()
+    except OSError:
         raise ModelUnavailable(
             f"Run {checkpoint.run_id} has no Hugging Face export in its checkpoint folder "
-            "(the trainer writes one at the end of a run with checkpoint.save_hf)."
-        )
+            "(the trainer writes one at the end of a run with checkpoint.save_hf; the "
+            "studio follows no symlink there)."
+        ) from None
     return export
 
 

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any, TypedDict
 
-import plotly.io as pio
-
 from studio.reports.html import STYLE, cell
+from studio.reports.plotly_text import chart_html
 
 # (key in a model's scores, column title; `{k}` is the evaluation's k)
 METRICS = (
@@ -150,13 +149,7 @@ def _chart_section(report: EvaluationReport) -> str:
             "margin": {"l": 50, "r": 20, "t": 10, "b": 40},
         },
     }
-    chart = pio.to_html(
-        figure,
-        full_html=False,
-        include_plotlyjs=True,
-        validate=False,
-        config={"displaylogo": False, "responsive": True},
-    )
+    chart = chart_html(figure, include_plotlyjs=True)
     head = "<th>Step</th><th>Model</th>" + "".join(
         f"<th>{escape(t.format(k=k))}</th>" for _, t in METRICS
     )

@@ -5,7 +5,9 @@ database: the API endpoint fills them from the ORM (studio/reports/data.py) and 
 `rlstudio report` command downloads what that endpoint serves. Charts are plotly
 figures with plotly.js embedded once (no CDN: the file opens offline); every piece of
 user text (names, config values, alert messages, prompts, responses) is escaped, and
-plotly's JSON escapes `<`, so nothing in the data can open a tag.
+plotly's JSON escapes `<`, so nothing in the data can open a tag. Text drawn by plotly
+(legend names, titles) is escaped for plotly too (studio/reports/plotly_text.py), which
+would otherwise draw a name's `<a href>` as a live link.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import Any, TypedDict
 
-import plotly.io as pio
+from studio.reports.plotly_text import chart_html
 
 # Charts come in this order when a run has them (then the rest, sorted).
 FIRST_KEYS = (
@@ -132,16 +134,8 @@ def _figures(runs: Sequence[ReportRun]) -> Iterator[tuple[str, str]]:
                 "showlegend": len(runs) > 1,
             },
         }
-        yield (
-            key,
-            pio.to_html(
-                figure,
-                full_html=False,
-                include_plotlyjs=i == 0,  # embedded once, before the first chart's script
-                validate=False,
-                config={"displaylogo": False, "responsive": True},
-            ),
-        )
+        # plotly.js is embedded once, before the first chart's script.
+        yield key, chart_html(figure, include_plotlyjs=i == 0)
 
 
 def cell(value: Any) -> str:

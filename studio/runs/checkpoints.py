@@ -4,7 +4,9 @@
 answer, the download obeys it. A checkpoint's uri comes from the trainer (an ingest
 token holder), so it is untrusted: the studio serves only folders inside the run's own
 checkpoint folder (`RLSTUDIO_CHECKPOINT_ROOT/run-<id>`, where the launcher points the
-trainer), never a path that a trainer reported elsewhere on the server's disk.
+trainer), never a path that a trainer reported elsewhere on the server's disk, and never
+through a symlink. The trainer can change the folder at any time, so everything in it is
+listed and read through studio.runs.trainer_files, by descriptor, with no link followed.
 
 A download is a tar stream built by hand (headers, then each file's bytes in blocks), so
 a multi-gigabyte checkpoint is never held in memory, and its exact length is known up
@@ -18,11 +20,17 @@ import stat
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 
 from studio.runs.folders import checkpoint_dir
+from studio.runs.trainer_files import (
+    LinkRefused,
+    TrainerFolder,
+    open_trainer_folder,
+    parts_below,
+)
 from studio.telemetry.models import Checkpoint
 
 # A checkpoint folder holds a few files per model part; a folder with more entries than
@@ -65,47 +73,47 @@ def locate_checkpoint(checkpoint: Checkpoint) -> CheckpointLocation:
     path = Path(uri)
     if not path.is_absolute():  # the trainer's relative paths start at its workdir
         path = Path(settings.RLSTUDIO_TRAINER_WORKDIR) / path
-    allowed = Path(checkpoint_dir(checkpoint.run_id)).resolve()
-    resolved = path.resolve()
-    if not resolved.is_relative_to(allowed):
+    allowed = Path(checkpoint_dir(checkpoint.run_id))
+    outside = _unreachable(
+        f"Checkpoint {uri} is outside this run's checkpoint folder {allowed} (a symlink "
+        "there leads outside too: the studio follows none); the studio serves only "
+        "checkpoints written there (the launcher sets the trainer's checkpoint.dir to it). "
+        + FIX_SHARED.format(root=root)
+    )
+    # Below the root (the operator's: its own links may be resolved), inside the run's
+    # folder, whose links are the trainer's and are never resolved.
+    parts = parts_below(path, root)
+    if parts is None or parts[:1] != (allowed.name,):
+        return outside
+    local = root.joinpath(*parts)
+    try:
+        with open_trainer_folder(local) as folder:
+            size = folder_size(folder)
+    except LinkRefused:
+        return outside
+    except OSError:
         return _unreachable(
-            f"Checkpoint {uri} is outside this run's checkpoint folder {allowed}; the studio "
-            "serves only checkpoints written there (the launcher sets the trainer's "
-            "checkpoint.dir to it). " + FIX_SHARED.format(root=root)
-        )
-    if not resolved.is_dir():
-        return _unreachable(
-            f"Checkpoint {uri} is not on this studio's filesystem (no folder at {resolved}): "
+            f"Checkpoint {uri} is not on this studio's filesystem (no folder at {local}): "
             "it was written on another machine, or pruned since (checkpoint.keep_last). "
             + FIX_SHARED.format(root=root)
         )
-    size = folder_size(resolved)
     if size is None:
         return _unreachable(
             f"Checkpoint {uri} has more than {MAX_ENTRIES} entries or can't be read at "
-            f"{resolved}; the studio does not serve it."
+            f"{local}; the studio does not serve it."
         )
-    return CheckpointLocation(reachable=True, path=resolved, size_bytes=size)
+    return CheckpointLocation(reachable=True, path=local, size_bytes=size)
 
 
-def _entries(folder: Path) -> Iterator[Path]:
-    """Everything under `folder` (not itself), parents first; symlinks are not followed."""
-    for top, dirs, files in os.walk(folder, followlinks=False):
-        dirs.sort()
-        for name in sorted(dirs + files):
-            yield Path(top) / name
-
-
-def folder_size(folder: Path) -> int | None:
+def folder_size(folder: TrainerFolder) -> int | None:
     """Bytes of the regular files under `folder`; None when unreadable or too large."""
     total = 0
     try:
-        for count, entry in enumerate(_entries(folder)):
+        for count, entry in enumerate(folder.walk()):
             if count >= MAX_ENTRIES:
                 return None
-            info = entry.lstat()
-            if stat.S_ISREG(info.st_mode):
-                total += info.st_size
+            if stat.S_ISREG(entry.info.st_mode):
+                total += entry.info.st_size
     except OSError:
         return None
     return total
@@ -114,7 +122,7 @@ def folder_size(folder: Path) -> int | None:
 @dataclass(frozen=True)
 class _Member:
     header: bytes
-    source: Path | None  # a regular file's content follows its header
+    source: PurePosixPath | None  # a regular file (relative to the top) whose bytes follow
     size: int
 
 
@@ -122,28 +130,53 @@ def _padding(size: int) -> int:
     return -size % BLOCK
 
 
-def _members(folder: Path, top: str) -> list[_Member]:
-    members: list[_Member] = []
-    for entry in [folder, *_entries(folder)]:
+def _header(name: str, info: os.stat_result, link: str | None) -> tuple[bytes, int] | None:
+    """The tar header of one entry and the size of the body that follows it; None for
+    what a checkpoint never holds (sockets, fifos, devices)."""
+    tar = tarfile.TarInfo(name)
+    tar.mtime = int(info.st_mtime)
+    tar.mode = stat.S_IMODE(info.st_mode)
+    size = 0
+    if stat.S_ISDIR(info.st_mode):
+        tar.type = tarfile.DIRTYPE
+    elif link is not None:  # kept as a link: its target is never read
+        tar.type, tar.linkname = tarfile.SYMTYPE, link
+    elif stat.S_ISREG(info.st_mode):
+        size = tar.size = info.st_size
+    else:
+        return None
+    return tar.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="surrogateescape"), size
+
+
+def _members(folder: TrainerFolder, top: str) -> list[_Member]:
+    own = _header(top, os.fstat(folder.fd), None)
+    members = [_Member(own[0], None, 0)] if own else []
+    for entry in folder.walk():
         if len(members) > MAX_ENTRIES:
             break
-        info = entry.lstat()
-        name = top if entry == folder else f"{top}/{entry.relative_to(folder).as_posix()}"
-        tar = tarfile.TarInfo(name)
-        tar.mtime = int(info.st_mtime)
-        tar.mode = stat.S_IMODE(info.st_mode)
-        size = 0
-        if stat.S_ISDIR(info.st_mode):
-            tar.type = tarfile.DIRTYPE
-        elif stat.S_ISLNK(info.st_mode):  # kept as a link: its target is never read
-            tar.type, tar.linkname = tarfile.SYMTYPE, os.readlink(entry)
-        elif stat.S_ISREG(info.st_mode):
-            size = tar.size = info.st_size
-        else:
-            continue  # sockets, fifos, devices: nothing a checkpoint holds
-        header = tar.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="surrogateescape")
-        members.append(_Member(header, entry if size else None, size))
+        found = _header(f"{top}/{entry.relative.as_posix()}", entry.info, entry.link)
+        if found is not None:
+            header, size = found
+            members.append(_Member(header, entry.relative if size else None, size))
     return members
+
+
+def _body(folder: TrainerFolder | None, member: _Member) -> Iterator[bytes]:
+    """A member's bytes and padding: exactly the size its header announced, read from
+    the file opened below `folder` now (zeros where it went, shrank, or became a link)."""
+    left = member.size
+    if folder is not None and member.source is not None:
+        try:
+            with folder.open_file(member.source) as body:
+                while left > 0:
+                    data = body.read(min(CHUNK, left))
+                    if not data:
+                        break
+                    left -= len(data)
+                    yield data
+        except OSError:  # pruned or replaced while streaming: the header's size is owed
+            pass
+    yield b"\0" * (left + _padding(member.size))
 
 
 @dataclass(frozen=True)
@@ -155,27 +188,26 @@ class TarStream:
 def tar_stream(folder: Path, top: str) -> TarStream:
     """The folder as an uncompressed tar whose entries start with `top/`, produced in
     chunks. A file that changes size while streaming is cut or zero-padded to the size
-    its header announced, so the length stays exact and the archive stays valid."""
-    members = _members(folder, top)
+    its header announced, so the length stays exact and the archive stays valid. The
+    folder is listed now and opened again when streaming starts (by descriptor, so no
+    file is opened through a link swapped in meanwhile); OSError when it can't be."""
+    with open_trainer_folder(folder) as listed:
+        members = _members(listed, top)
     length = sum(len(m.header) + m.size + _padding(m.size) for m in members) + 2 * BLOCK
 
     def chunks() -> Iterator[bytes]:
-        for member in members:
-            yield member.header
-            if member.source is None:
-                continue
-            left = member.size
-            try:
-                with member.source.open("rb") as body:
-                    while left > 0:
-                        data = body.read(min(CHUNK, left))
-                        if not data:
-                            break
-                        left -= len(data)
-                        yield data
-            except OSError:  # pruned while streaming: the header's size is still owed
-                pass
-            yield b"\0" * (left + _padding(member.size))
-        yield b"\0" * (2 * BLOCK)
+        try:
+            opened: TrainerFolder | None = open_trainer_folder(folder)
+        except OSError:  # pruned since the listing: every body is zeros
+            opened = None
+        try:
+            for member in members:
+                yield member.header
+                if member.size:
+                    yield from _body(opened, member)
+            yield b"\0" * (2 * BLOCK)
+        finally:
+            if opened is not None:
+                opened.close()
 
     return TarStream(length, chunks())

@@ -12,7 +12,16 @@ from django.conf import settings
 SPOOL_DIR = "var/spool"
 
 
+# Playground model servers' own folders (one per server, under this one), beside the
+# runs' folders under the checkpoint root: each job's secret file goes there (runs.handoff).
+PLAYGROUND_FOLDER = "playground"
+
+
+def run_folder_name(run_id: int) -> str:
+    return f"run-{run_id}"
+
+
 def checkpoint_dir(run_id: int) -> str:
     """One folder per run, shared by its attempts: a resume finds the latest checkpoint
     there (`checkpoint.resume=auto`), and no two runs can overwrite each other's."""
-    return str(Path(settings.RLSTUDIO_CHECKPOINT_ROOT) / f"run-{run_id}")
+    return str(Path(settings.RLSTUDIO_CHECKPOINT_ROOT) / run_folder_name(run_id))

@@ -42,7 +42,8 @@ class JobSpec:
 
     submission_id: str
     entrypoint: str
-    # env_vars carry the run token and the config: never the command line (ps shows it).
+    # Ray shows env_vars, the entrypoint and metadata to whoever reaches its dashboard:
+    # nothing there opens anything (a job's secret goes in a file: studio.runs.handoff).
     runtime_env: dict[str, Any]
     num_cpus: float
     num_gpus: float

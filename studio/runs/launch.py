@@ -32,9 +32,10 @@ from studio.paths import var_dir
 from studio.references.launch_paths import fill_launch_paths
 from studio.references.locations import ModelUnavailable
 from studio.runs import lifecycle
-from studio.runs.bootstrap import bootstrap_secret
+from studio.runs.bootstrap import attempt_handoff
 from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.folders import checkpoint_dir
+from studio.runs.handoff import HandoffRefused, SecretHandoff
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
 from studio.runs.models import Run, RunAttempt, RunStatus
 from studio.runs.var_paths import resolve_var_paths
@@ -142,8 +143,9 @@ def _legacy_paths(run: Run, tree: dict[str, Any]) -> None:
 
 def entrypoint() -> str:
     """The job's shell command: the trainer fetches its config, token and reward code from
-    the studio with the job's one-time secret (studio.runs.bootstrap), so neither the
-    command line nor the job's environment holds anything another job may not read."""
+    the studio with the job's one-time secret, which it reads from a file only it may read
+    (studio.runs.bootstrap, studio.runs.handoff), so neither the command line nor the
+    job's environment holds anything that opens the run."""
     python = shlex.quote(settings.RLSTUDIO_TRAINER_PYTHON)
     workdir = shlex.quote(str(settings.RLSTUDIO_TRAINER_WORKDIR))
     return f"cd {workdir} && exec {python} -m trainer run --from-studio"
@@ -168,13 +170,13 @@ def entrypoint_resources(run: Run) -> tuple[float, float, int]:
     )
 
 
-def job_spec(run: Run, attempt: RunAttempt, bootstrap_secret: str) -> JobSpec:
+def job_spec(run: Run, attempt: RunAttempt, handoff: SecretHandoff) -> JobSpec:
     trainer_config(run, attempt)  # refused now, not when the trainer asks for it
     env = {
         "RLSTUDIO_URL": settings.RLSTUDIO_URL.rstrip("/"),
         "RLSTUDIO_RUN_ID": str(run.pk),
         "RLSTUDIO_ATTEMPT": str(attempt.number),
-        "RLSTUDIO_BOOTSTRAP": bootstrap_secret,
+        **handoff.job_env(),  # where the secret's file is
         "PYTHONUNBUFFERED": "1",  # the job log ends with the trainer's last lines
     }
     cpus, gpus, memory_bytes = entrypoint_resources(run)
@@ -211,12 +213,21 @@ def submit_attempt(
     )
     if run.status != S.STARTING:
         return "not-starting"  # cancelled meanwhile: nothing to submit
-    secret = bootstrap_secret(attempt)
+    handoff = attempt_handoff(attempt)
+    try:
+        spec = job_spec(run, attempt, handoff)
+        handoff.deliver()  # before Ray has the job: its trainer may start at once
+    except LaunchRefused as exc:
+        fail_launch(run.pk, attempt, f"Ray did not accept the job: {exc}")
+        return "rejected"
+    except HandoffRefused as exc:
+        fail_launch(run.pk, attempt, str(exc))
+        return "rejected"
     failpoint("token-issued")
     try:
-        spec = job_spec(run, attempt, secret)
         created = jobs.submit(spec)
-    except (LaunchRefused, RayRejected) as exc:
+    except RayRejected as exc:
+        handoff.withdraw()
         fail_launch(run.pk, attempt, f"Ray did not accept the job: {exc}")
         return "rejected"
     except RayUnavailable as exc:

@@ -87,6 +87,7 @@ def transition(
         values["finished_at"] = now
     elif new == S.QUEUED:
         values["finished_at"] = None
+        values["queue_passes"] = 0  # back in the queue: it waits its turn afresh
     with transaction.atomic():
         # One conditional update per expected status, so we know which one we left.
         for old in expected:

@@ -76,7 +76,10 @@ class Run(models.Model):
         max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
     status_reason = models.TextField(blank=True)
-    priority = models.IntegerField(default=0)  # higher starts first; ties by age
+    priority = models.IntegerField(default=0)  # orders the project's own runs; ties by age
+    # Dispatches in which other runs took what this queued run waited for; at
+    # RLSTUDIO_QUEUE_RESERVE_AFTER_PASSES it reserves resources (studio.runs.fair_share).
+    queue_passes = models.PositiveIntegerField(default=0, db_default=0)
     resources = models.JSONField(default=dict)  # {"cpus": .., "gpus": .., "memory_gb": ..}
     tags = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True)

@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from studio.runs import lifecycle
+from studio.runs.fair_share import plan_queue
 from studio.runs.jobs import RayJob, RayJobs, RayUnavailable
 from studio.runs.launch import fail_launch, parse_submission_id, submit_attempt
 from studio.runs.models import TERMINAL_STATUSES, Run, RunAttempt, RunStatus
@@ -38,10 +40,9 @@ from studio.runs.queue import (
     Snapshot,
     free_for_runs,
     held_by_active_runs,
-    plan_queue,
-    project_cap,
+    queue_limits,
     queued_runs,
-    running_by_project,
+    running_jobs,
     save_snapshot,
 )
 
@@ -290,8 +291,9 @@ def stop_orphans(
 
 
 def start_queued(jobs: RayJobs) -> list[int]:
-    """The queued runs that fit the cluster now, in queue order; keeps the cluster view
-    for the API (queue position, what a run waits for)."""
+    """The queued runs to start now (studio.runs.fair_share), in the order they start;
+    counts a pass on each run passed over, and keeps the cluster view for the API (queue
+    position, what a run waits for)."""
     queued = queued_runs()
     try:
         cluster = jobs.resources()
@@ -300,8 +302,12 @@ def start_queued(jobs: RayJobs) -> list[int]:
         raise
     save_snapshot(Snapshot(cluster.total, cluster.available, time.time()))
     free = free_for_runs(cluster, held_by_active_runs())
-    plan = plan_queue(queued, free, cluster.total, running_by_project(), project_cap())
-    return [e.run_id for e in plan if e.verdict == "starts"]
+    plan = plan_queue(queued, free, cluster.total, running_jobs(), queue_limits())
+    if plan.passed_over:  # one reconcile pass at a time (workers.runs), so counts are exact
+        Run.objects.filter(pk__in=plan.passed_over, status=RunStatus.QUEUED).update(
+            queue_passes=F("queue_passes") + 1
+        )
+    return plan.starts
 
 
 def reconcile(jobs: RayJobs, now: datetime | None = None) -> ReconcileReport:

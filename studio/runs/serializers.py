@@ -10,8 +10,9 @@ from rest_framework import serializers
 
 from studio.references.run_inputs import VALIDATION_CHOICES
 from studio.references.summary import RunInputsSerializer, run_inputs
+from studio.runs.fair_share import QueueEntry
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
-from studio.runs.queue import QueueEntry, queue_view
+from studio.runs.queue import queue_view
 from studio.telemetry.series.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
 from trainer.config import preset_names
 

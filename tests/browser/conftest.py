@@ -32,6 +32,7 @@ from tests.browser.harness import (
 )
 from tests.live import (
     free_port,
+    join_ray_head,
     start_beat,
     start_celery_worker,
     start_ray_head,
@@ -146,13 +147,13 @@ def studio(
     }
     processes = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")  # the head and every client must agree
         try:
             # Four logical CPUs on a 2-core machine: the shared demo run, a run a test
             # starts and a reward test-run may overlap; they only share the cores.
             ray = start_ray_head(log_dir, num_cpus=4)
             processes.append(ray)
             env["RAY_ADDRESS"] = ray.info["address"]
+            join_ray_head(patch, ray)  # this process is a Ray client too
             processes.append(start_web_server(log_dir, port=port, **env))
             processes.append(start_beat(log_dir, **env))
             processes.append(start_celery_worker(log_dir, concurrency=2, **env))

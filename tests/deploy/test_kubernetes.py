@@ -17,15 +17,21 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
+from redis.connection import parse_url
 from referencing import Registry, Resource
 
 from tests.deploy.files import DEPLOY
+from tests.deploy.redis_run import answers_without_password, run_start_command
 
 K8S_VERSION = "1.31"  # the oldest Kubernetes these manifests are meant for
 OVERLAYS = ("cpu-demo", "gpu")
 KUBECTL = shutil.which("kubectl")
 RAYCLUSTER_SCHEMA = Path(__file__).with_name("kuberay_raycluster_v1.schema.json")
 APPS = ("rlstudio-web", "rlstudio-worker", "rlstudio-beat")
+# What KubeRay (v1.5.1+) does for `authOptions: {mode: token}` without a secretName: a
+# Secret named after the RayCluster, the token under this key (ray-operator's
+# raycluster_controller.go createAuthSecret, utils.RAY_AUTH_TOKEN_SECRET_KEY).
+RAY_TOKEN_KEY = "auth_token"
 
 pytestmark = pytest.mark.skipif(
     KUBECTL is None, reason="kubectl (with kustomize built in) is not installed"
@@ -149,3 +155,79 @@ def test_the_images_pin_the_ray_version_the_raycluster_declares() -> None:
     pin = f'"ray[default]=={cluster["spec"]["rayVersion"]}"'
     for dockerfile in ("studio.Dockerfile", "trainer.Dockerfile"):
         assert pin in (DEPLOY / "docker" / dockerfile).read_text(), dockerfile
+
+
+def studio_pods(overlay: str) -> dict[str, dict[str, Any]]:
+    deployments = by_kind(overlay, "Deployment")
+    pods = {name: deployments[name]["spec"]["template"]["spec"] for name in APPS}
+    pods["rlstudio-migrate"] = by_kind(overlay, "Job")["rlstudio-migrate"]["spec"]["template"][
+        "spec"
+    ]
+    return pods
+
+
+def secret_data(overlay: str) -> dict[str, str]:
+    return dict(by_kind(overlay, "Secret")["rlstudio-secrets"]["stringData"])
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_raycluster_has_token_auth_and_the_studio_pods_get_its_token(overlay: str) -> None:
+    [cluster] = by_kind(overlay, "RayCluster").values()
+    # No secretName: the operator generates the token into a Secret of the cluster's name.
+    assert cluster["spec"]["authOptions"] == {"mode": "token"}
+    ray_version = tuple(int(part) for part in cluster["spec"]["rayVersion"].split("."))
+    assert ray_version >= (2, 52, 0)  # Ray's token authentication
+    token_ref = {"secretKeyRef": {"name": cluster["metadata"]["name"], "key": RAY_TOKEN_KEY}}
+    for name, pod in studio_pods(overlay).items():
+        for container in pod["containers"]:
+            env = {e["name"]: e for e in container.get("env", [])}
+            assert env["RAY_AUTH_MODE"] == {"name": "RAY_AUTH_MODE", "value": "token"}, name
+            assert env["RAY_AUTH_TOKEN"]["valueFrom"] == token_ref, name
+    # The operator sets both on the Ray containers (KubeRay v1.5.1 appends them without
+    # looking, so a copy here would be a second, conflicting entry).
+    groups = [cluster["spec"]["headGroupSpec"], *cluster["spec"]["workerGroupSpecs"]]
+    for group in groups:
+        for container in group["template"]["spec"]["containers"]:
+            names = {e["name"] for e in container.get("env", [])}
+            assert not names & {"RAY_AUTH_MODE", "RAY_AUTH_TOKEN"}, container["name"]
+    # Nothing the studio's pods load with envFrom sets it either.
+    config = by_kind(overlay, "ConfigMap")["rlstudio-config"]["data"]
+    assert not {"RAY_AUTH_MODE", "RAY_AUTH_TOKEN"} & (set(config) | set(secret_data(overlay)))
+
+
+def test_the_schema_refuses_an_unknown_auth_mode_or_field() -> None:
+    [cluster] = by_kind("gpu", "RayCluster").values()
+    for auth_options, field in (({"mode": "tokens"}, "tokens"), ({"mod": "token"}, "mod")):
+        broken = json.loads(json.dumps(cluster))
+        broken["spec"]["authOptions"] = auth_options
+        with pytest.raises(jsonschema.ValidationError, match=field):
+            raycluster_validator().validate(broken)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_redis_url_carries_a_password(overlay: str) -> None:
+    url = secret_data(overlay)["REDIS_URL"]
+    assert parse_url(url)["password"], url
+
+
+def test_the_demo_redis_wants_the_password_of_its_url(tmp_path: Path) -> None:
+    secret = secret_data("cpu-demo")
+    password = secret["REDIS_PASSWORD"]
+    assert parse_url(secret["REDIS_URL"])["password"] == password
+    deployment = by_kind("cpu-demo", "Deployment")["redis"]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["env"] == [
+        {
+            "name": "REDISCLI_AUTH",
+            "valueFrom": {"secretKeyRef": {"name": "rlstudio-secrets", "key": "REDIS_PASSWORD"}},
+        }
+    ]
+    start = container["args"]  # after the image's entrypoint, as compose's `command`
+    assert "command" not in container
+    assert "$(" not in " ".join(start)  # no Kubernetes expansion onto the command line
+    probe = container["readinessProbe"]["exec"]["command"]
+    assert probe[:2] == ["sh", "-c"]
+    with run_start_command(start, password, tmp_path) as running:
+        assert not answers_without_password(running.socket)
+        assert running.health_check(probe[2], password) == 0
+        assert running.health_check(probe[2], "a-wrong-password") != 0

@@ -28,6 +28,7 @@ from tests.hub_server import FakeHub, fake_hub
 from tests.live import (
     LiveProcess,
     free_port,
+    join_ray_head,
     start_beat,
     start_celery_worker,
     start_ray_head,
@@ -147,12 +148,11 @@ def live_stack(
     failpoints = tmp_path_factory.mktemp("failpoints")
     redis.Redis.from_url(REDIS_URL).flushdb()
     with pytest.MonkeyPatch.context() as patch:
-        # Ray turns token auth on when ~/.ray/auth_token exists (any local ray.init()
-        # creates it); the head and every client here must agree, so say it.
-        patch.setenv("RAY_AUTH_MODE", "disabled")
         for key, value in (environ or {}).items():
             patch.setenv(key, value)
-        yield from _stack(log_dir, failpoints, tmp_path_factory, model_root, hub_url, **options)
+        yield from _stack(
+            log_dir, failpoints, tmp_path_factory, model_root, hub_url, patch, **options
+        )
 
 
 def _stack(
@@ -161,11 +161,13 @@ def _stack(
     tmp_path_factory: pytest.TempPathFactory,
     model_root: Path,
     hub_url: str,
+    patch: pytest.MonkeyPatch,
     worker_nodes: int = 0,
     extra_env: dict[str, str] | None = None,
     ray_user: str | None = None,
 ) -> Iterator[Stack]:
-    ray = start_ray_head(log_dir, num_cpus=2, user=ray_user)
+    ray = start_ray_head(log_dir, num_cpus=2, user=ray_user, single_machine=not worker_nodes)
+    join_ray_head(patch, ray)  # this process is a Ray client too
     nodes = tuple(start_ray_worker_node(log_dir, ray, num_cpus=2) for _ in range(worker_nodes))
     port = free_port()
     prefix = f"t{secrets.token_hex(3)}"
@@ -188,9 +190,10 @@ def _stack(
         "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),
         "RLSTUDIO_DATA_CACHE": str(tmp_path_factory.mktemp("data-cache")),
         "RLSTUDIO_ASYNC_IMPORT_BYTES": "1024",  # uploads are imported by the worker
-        # These tests start many runs of one project at once; the cap has tests of its own
-        # (tests/runs/test_queue.py, tests/security/test_queue_share.py).
+        # These tests start many runs of one project and user at once; the caps have tests
+        # of their own (tests/runs/test_queue.py, tests/security/test_queue_share.py).
         "RLSTUDIO_PROJECT_MAX_RUNNING_JOBS": "0",
+        "RLSTUDIO_USER_MAX_RUNNING_JOBS": "0",
         **(extra_env or {}),
     }
     web = start_web_server(log_dir, port=port, **env)

@@ -1,5 +1,5 @@
 """Claiming and submitting a run: one attempt per claim, one Ray job per attempt, and
-the job carries what the trainer needs (config, studio URL, token) the right way.
+the job carries what the trainer needs (studio URL, its secret's file) the right way.
 
 The Ray side is tests/runs/dict_ray.py; test_runs_on_ray.py does this against a real
 Ray head.
@@ -7,10 +7,13 @@ Ray head.
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
+
 import pytest
 
 from studio.runs import lifecycle
-from studio.runs.bootstrap import bootstrap_secret
+from studio.runs.bootstrap import attempt_handoff, bootstrap_secret
 from studio.runs.jobs import RayRejected, RayUnavailable
 from studio.runs.launch import (
     claim,
@@ -24,6 +27,13 @@ from studio.runs.models import IngestToken, Run, RunAttempt
 from studio.telemetry.models import Checkpoint
 from tests.runs.dict_ray import DictRay
 from tests.studio.conftest import World
+
+
+@pytest.fixture(autouse=True)
+def checkpoint_root(settings, tmp_path: Path) -> Path:
+    """The runs' folders, where each job's secret file goes: the test's own."""
+    settings.RLSTUDIO_CHECKPOINT_ROOT = str(tmp_path / "checkpoints")
+    return tmp_path / "checkpoints"
 
 
 def queued_run(world: World, **fields) -> Run:
@@ -72,29 +82,32 @@ def test_a_resumed_run_gets_the_next_attempt_from_its_latest_checkpoint(world: W
     assert tree["checkpoint"]["resume"] == "auto"
 
 
-def test_the_job_carries_only_a_one_time_secret_and_its_resources(world: World, settings):
+def test_the_job_carries_only_the_path_of_its_secret_and_its_resources(world: World, settings):
     settings.RLSTUDIO_URL = "http://studio.example:8000/"
     settings.RLSTUDIO_CHECKPOINT_ROOT = "/ckpt"
     run = queued_run(world)
     attempt = claim(run.pk)
     assert attempt is not None
 
-    spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rlb_secret")
+    spec = job_spec(Run.objects.get(pk=run.pk), attempt, attempt_handoff(attempt))
 
-    # Every job's environment and entrypoint can be read from Ray by other jobs: no
-    # token, config or reward code there, only what the trainer redeems once.
+    # Every job's environment, entrypoint and metadata can be read from Ray by whoever
+    # reaches its dashboard: no token, config, reward code or secret there, only where
+    # the file holding the secret is (written for the trainer account alone).
     env = spec.runtime_env["env_vars"]
     assert set(env) == {
         "RLSTUDIO_URL",
         "RLSTUDIO_RUN_ID",
         "RLSTUDIO_ATTEMPT",
-        "RLSTUDIO_BOOTSTRAP",
+        "RLSTUDIO_BOOTSTRAP_FILE",
         "PYTHONUNBUFFERED",
     }
-    assert env["RLSTUDIO_BOOTSTRAP"] == "rlb_secret"
+    assert env["RLSTUDIO_BOOTSTRAP_FILE"] == f"/ckpt/run-{run.pk}/.bootstrap-a1"
     assert env["RLSTUDIO_URL"] == "http://studio.example:8000"
     assert (env["RLSTUDIO_RUN_ID"], env["RLSTUDIO_ATTEMPT"]) == (str(run.pk), "1")
-    assert "rlb_secret" not in spec.entrypoint
+    secret = bootstrap_secret(attempt)
+    shown = [*env.values(), spec.entrypoint, *spec.metadata.values(), spec.submission_id]
+    assert not [text for text in shown if secret in text]
     assert spec.entrypoint.endswith("-m trainer run --from-studio")
     config = trainer_config(Run.objects.get(pk=run.pk), attempt)
     assert config["checkpoint"]["dir"] == f"/ckpt/run-{run.pk}"  # never shared by two runs
@@ -147,8 +160,11 @@ def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world:
     assert [s.submission_id for s in ray.specs] == [submission_id(run.pk, 1)]
     attempt = RunAttempt.objects.get(run=run)
     assert attempt.ray_status == "PENDING"
-    # The job's secret; the ingest token comes when the trainer redeems it.
-    assert ray.specs[0].runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"] == bootstrap_secret(attempt)
+    # The job's secret, in its file before Ray had the job; the ingest token comes when
+    # the trainer redeems it.
+    path = Path(ray.specs[0].runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP_FILE"])
+    assert path.read_text() == bootstrap_secret(attempt)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert attempt.bootstrapped_at is None
     assert not IngestToken.objects.filter(attempt=attempt).exists()
 
@@ -169,9 +185,51 @@ def test_a_launch_that_died_after_submitting_is_finished_by_the_redelivery(world
     assert len(ray.table) == 1
     attempt = RunAttempt.objects.get(run=run)
     assert attempt.ray_status == "PENDING"
-    # Both submissions carried one secret: the job Ray kept can still start its trainer.
-    secrets = {spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"] for spec in ray.specs}
-    assert secrets == {bootstrap_secret(attempt)}
+    # Both submissions named one file holding one secret: the job Ray kept can still
+    # start its trainer.
+    paths = {spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP_FILE"] for spec in ray.specs}
+    [path] = paths
+    assert Path(path).read_text() == bootstrap_secret(attempt)
+    assert [p.name for p in Path(path).parent.iterdir()] == [".bootstrap-a1"]
+
+
+def test_the_secret_goes_in_the_jobs_environment_only_where_the_operator_says_so(
+    world: World, settings
+):
+    # A cluster that shares no filesystem with the studio (docs/security.md: anyone who
+    # can list Ray's jobs may then redeem the secret first).
+    settings.RLSTUDIO_BOOTSTRAP_VIA_ENV = True
+    ray = DictRay()
+    run = queued_run(world)
+
+    assert launch(run.pk, ray) == "submitted"
+
+    attempt = RunAttempt.objects.get(run=run)
+    env = ray.specs[0].runtime_env["env_vars"]
+    assert env["RLSTUDIO_BOOTSTRAP"] == bootstrap_secret(attempt)
+    assert "RLSTUDIO_BOOTSTRAP_FILE" not in env
+    assert not attempt_handoff(attempt).path.exists()
+
+
+def test_a_secret_that_cannot_be_written_fails_the_launch_saying_why(
+    world: World, checkpoint_root: Path, tmp_path: Path
+):
+    # A symlink planted where the run's folder goes (the trainer account owns the root):
+    # nothing is written through it.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    checkpoint_root.mkdir()
+    ray = DictRay()
+    run = queued_run(world)
+    (checkpoint_root / f"run-{run.pk}").symlink_to(elsewhere)
+
+    assert launch(run.pk, ray) == "rejected"
+
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert "secret could not be written" in run.last_error
+    assert "RLSTUDIO_CHECKPOINT_ROOT" in run.last_error
+    assert ray.specs == [] and list(elsewhere.iterdir()) == []
 
 
 def test_ray_refusing_the_job_fails_the_run_with_rays_reason(world: World):
@@ -183,6 +241,8 @@ def test_ray_refusing_the_job_fails_the_run_with_rays_reason(world: World):
     run.refresh_from_db()
     assert run.status == "failed"
     assert "bad pip spec" in run.last_error
+    attempt = RunAttempt.objects.get(run=run)
+    assert not attempt_handoff(attempt).path.exists()  # a job that never starts
 
 
 def test_ray_being_unreachable_leaves_the_run_starting_for_a_retry(world: World):
@@ -225,7 +285,7 @@ def test_a_distributed_run_reserves_one_cpu_for_its_controller_not_the_whole_req
     run = queued_run(world, config=config, resources={"cpus": 2.0, "gpus": 0.0, "memory_gb": 8})
     attempt = claim(run.pk)
     assert attempt is not None
-    spec = job_spec(Run.objects.get(pk=run.pk), attempt, "rli_secret")
+    spec = job_spec(Run.objects.get(pk=run.pk), attempt, attempt_handoff(attempt))
     assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.0, 0.0, 0)
 
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
 from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
+from studio.core import login_limits
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
@@ -328,10 +328,10 @@ def seed(
 
 
 @pytest.fixture(autouse=True)
-def fresh_throttles() -> Iterator[None]:
-    cache.clear()  # the login throttle counts in the cache, across tests
+def fresh_throttles(django_db_setup: None) -> Iterator[None]:
+    login_limits.forget_all()  # the login limits count in Redis, across tests
     yield
-    cache.clear()
+    login_limits.forget_all()
 
 
 # --- the matrix ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ bootstrap, long poll and reports turned into the exchange's events, and the refu
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -33,8 +34,10 @@ def forget_playground() -> None:
 
 
 @pytest.fixture(autouse=True)
-def clean_playground(db: None) -> None:
+def clean_playground(db: None) -> Iterator[None]:
     forget_playground()
+    yield
+    forget_playground()  # a live server left behind would count as a running job
 
 
 @pytest.fixture
@@ -60,6 +63,8 @@ def run(world: World, settings: Any, tmp_path: Path) -> Run:
     run = Run.objects.get(pk=created.json()["id"])
     folder = tmp_path / "checkpoints" / f"run-{run.pk}" / "step_2"
     folder.mkdir(parents=True)
+    for name in ("actor.pt", "meta.json"):  # what a model server loads (checked at start)
+        (folder / name).write_text("{}")
     Checkpoint.objects.create(run=run, attempt=1, step=2, uri=str(folder))
     Checkpoint.objects.create(run=run, attempt=1, step=1, uri=str(tmp_path / "gone"))
     return run
@@ -129,9 +134,16 @@ def test_a_server_bootstraps_once_polls_and_its_reports_become_the_exchanges_eve
     member = world.client("member")
     exchange = send(member, {"model": demo_model(world)}).json()
     [(server_id, submission_id, _)] = started
-    spec = servers.job_spec(server_id, submission_id)
+    handoff = servers.server_handoff(server_id, submission_id)
+    spec = servers.job_spec(server_id, submission_id, handoff)
     assert spec is not None and spec.num_cpus == 0.5  # a share of a CPU, not a whole one
-    secret = spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"]
+    # The job names a file in the server's own folder; the secret is only in the file.
+    env = spec.runtime_env["env_vars"]
+    secret = servers.bootstrap_secret(submission_id)
+    assert not [v for v in [*env.values(), spec.entrypoint, *spec.metadata.values()] if secret in v]
+    handoff.deliver()
+    secret_file = Path(env["RLSTUDIO_BOOTSTRAP_FILE"])
+    assert secret_file.parent.name == server_id and secret_file.read_text() == secret
     base = f"/api/playground/servers/{server_id}"
 
     answer = APIClient().post(f"{base}/bootstrap", {"secret": secret}, format="json")
@@ -189,9 +201,7 @@ def test_a_server_is_not_released_while_a_message_waits_for_it(world, run, start
     member = world.client("member")
     send(member, {"model": demo_model(world)})
     [(server_id, submission_id, _)] = started
-    spec = servers.job_spec(server_id, submission_id)
-    assert spec is not None
-    token = servers.bootstrap(server_id, spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"])
+    token = servers.bootstrap(server_id, servers.bootstrap_secret(submission_id))
     server = APIClient()
     server.credentials(HTTP_AUTHORIZATION=f"Bearer {token['token']}")
     base = f"/api/playground/servers/{server_id}"
@@ -217,9 +227,7 @@ def test_a_server_may_report_only_on_the_replies_it_was_given(world, run, starte
     model_server = started[0][0]
     send(member, {"checkpoint": Checkpoint.objects.get(run=run, step=2).pk})
     other_server, other_submission, _ = started[1]
-    spec = servers.job_spec(other_server, other_submission)
-    assert spec is not None
-    token = servers.bootstrap(other_server, spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"])
+    token = servers.bootstrap(other_server, servers.bootstrap_secret(other_submission))
     intruder = APIClient()
     intruder.credentials(HTTP_AUTHORIZATION=f"Bearer {token['token']}")
     reply = exchange["replies"][0]["id"]
@@ -283,9 +291,7 @@ def test_a_reply_stopped_before_its_server_took_it_is_never_generated(world, run
     [(server_id, submission_id, _)] = started
     stopped = member.post(f"/api/playground/exchanges/{exchange['id']}/stop/")
     assert stopped.status_code == 204
-    spec = servers.job_spec(server_id, submission_id)
-    assert spec is not None
-    token = servers.bootstrap(server_id, spec.runtime_env["env_vars"]["RLSTUDIO_BOOTSTRAP"])
+    token = servers.bootstrap(server_id, servers.bootstrap_secret(submission_id))
     server = APIClient()
     server.credentials(HTTP_AUTHORIZATION=f"Bearer {token['token']}")
     assert server.get(f"/api/playground/servers/{server_id}/next?wait=0.5").status_code == 204

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from html.parser import HTMLParser
 
 import pytest
-from django.core.cache import cache
 from django.http import HttpResponse
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from studio.core import login_limits
 from studio.core.security import DEFAULT_POLICY, REDOC_POLICY, ContentSecurityPolicyMiddleware
 from studio.paths import REPO_ROOT
 from studio.projects.models import AuditEvent
@@ -34,10 +34,10 @@ POLICY = (
 
 
 @pytest.fixture(autouse=True)
-def fresh_throttles() -> Iterator[None]:
-    cache.clear()
+def fresh_throttles(django_db_setup: None) -> Iterator[None]:
+    login_limits.forget_all()  # the login limits count in Redis, across tests
     yield
-    cache.clear()
+    login_limits.forget_all()
 
 
 # --- Content-Security-Policy ---------------------------------------------------------

@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
         "--from-studio",
         action="store_true",
         help="a job the studio launched: fetch the run's config, token and reward code "
-        "with the job's one-time secret (RLSTUDIO_BOOTSTRAP); items apply on top",
+        "with the job's one-time secret (RLSTUDIO_BOOTSTRAP_FILE); items apply on top",
     )
 
     check = sub.add_parser("check", help="validate a config and print it resolved (YAML)")

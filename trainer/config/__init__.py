@@ -14,6 +14,7 @@ from trainer.config.overrides import (
     ConfigError,
     ConfigIssue,
     build_config,
+    check_tree,
     load_yaml,
     parse_value,
     set_dotted,
@@ -113,7 +114,11 @@ def compose(
     file, folder or URL (trainer.config.paths) may not be set by `base`, the file or the
     overrides, and verl's file-reading keys are refused before anything is read.
     `stored` is trusted (a config the studio stored), so it may hold paths.
+    Every part is bounded in depth and size (trainer.config.tree_bounds) before it is
+    copied or merged.
     """
+    check_tree(stored, "the stored config")
+    check_tree(base, "the config")
     tree: dict[str, Any] = {}
     if preset is not None:
         if preset not in PRESETS:
@@ -150,6 +155,7 @@ def compose(
         raise ConfigError("; ".join(problems) + " (see docs/from-verl.md)")
     for key, value in [*pairs, *verl.pairs]:
         set_dotted(requested, key, value)
+    check_tree(requested, "the config")  # dotted keys and override values nest too
     if not server_paths:
         refuse_paths(requested)
     merged = deep_merge(tree, requested)

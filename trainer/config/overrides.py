@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from trainer.config.schema import RunConfig
+from trainer.config.tree_bounds import tree_problem
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,17 @@ def parse_value(text: str) -> Any:
         return yaml.safe_load(text) if text != "" else ""
     except yaml.YAMLError:
         return text
+    except RecursionError:  # PyYAML composes nested values recursively
+        raise ConfigError(f"the override value {text[:40]!r}... is nested too deeply") from None
+
+
+def check_tree(tree: Any, what: str) -> None:
+    """ConfigError when `tree` (`what`: "the config", a file's name) is too deep or too
+    large (trainer.config.tree_bounds), before anything copies, merges or validates it."""
+    problem = tree_problem(tree)
+    if problem:
+        message = f"{what} {problem}"
+        raise ConfigError(message, [ConfigIssue("", message, "too_large")])
 
 
 def set_dotted(tree: dict[str, Any], dotted: str, value: Any) -> None:
@@ -82,6 +94,7 @@ def config_issues(error: ValidationError) -> list[ConfigIssue]:
 
 
 def build_config(tree: dict[str, Any]) -> RunConfig:
+    check_tree(tree, "the config")
     try:
         return RunConfig.model_validate(tree)
     except ValidationError as exc:
@@ -90,7 +103,11 @@ def build_config(tree: dict[str, Any]) -> RunConfig:
 
 def load_yaml(path: str | Path) -> dict[str, Any]:
     text = Path(path).read_text()
-    data = yaml.safe_load(text) or {}
+    try:
+        data = yaml.safe_load(text) or {}
+    except RecursionError:  # PyYAML composes nested values recursively
+        raise ConfigError(f"{path} is nested too deeply") from None
+    check_tree(data, str(path))
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     return data

@@ -28,14 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from trainer.config.schema import DataConfig
+from trainer.data.parquet_reads import bounded_batches, open_compact, read_footer
 from trainer.data.read_limits import (
-    PARQUET_BATCH_ROWS,
     Bound,
     ReadLimitExceeded,
     ReadLimits,
     RowBudget,
     check_declared,
-    longest_text_in,
 )
 
 Row = dict[str, Any]
@@ -93,15 +92,17 @@ def read_rows(path: str | Path, limits: ReadLimits | None = None) -> list[Row]:
 def scan_rows(path: str | Path, limits: ReadLimits) -> RowBudget:
     """Stream through the file checking `limits`, keeping nothing: memory stays at one
     record batch (or line) however large the file decodes, so a compressed bomb is
-    refused having cost almost nothing. Returns what was counted."""
+    refused having cost almost nothing. A parquet file's batches are only measured,
+    never turned into rows. Returns what was counted."""
     budget = RowBudget(limits)
-    for _ in iter_rows(path, budget):
+    for _ in iter_rows(path, budget, decode=False):
         pass
     return budget
 
 
-def iter_rows(path: str | Path, budget: RowBudget) -> Iterator[Row]:
-    """The file's rows one at a time, counted against `budget`."""
+def iter_rows(path: str | Path, budget: RowBudget, decode: bool = True) -> Iterator[Row]:
+    """The file's rows one at a time, counted against `budget` (`decode` False: a parquet
+    file is counted, and yields nothing)."""
     path = Path(path)
     if not path.is_file():
         raise DataFormatError(path, "file not found")
@@ -113,7 +114,7 @@ def iter_rows(path: str | Path, budget: RowBudget) -> Iterator[Row]:
         if budget.limits is not None and suffix not in PARQUET_SUFFIXES:
             check_declared(path, budget.limits, is_parquet=False)
         if suffix in PARQUET_SUFFIXES:
-            yield from _parquet_rows(path, budget)
+            yield from _parquet_rows(path, budget, decode)
         elif suffix in JSONL_SUFFIXES:
             yield from _json_rows(path, budget)
         else:
@@ -122,19 +123,18 @@ def iter_rows(path: str | Path, budget: RowBudget) -> Iterator[Row]:
         raise DataLimitError(path, str(exc), exc.bound) from None
 
 
-def _parquet_rows(path: Path, budget: RowBudget) -> Iterator[Row]:
+def _parquet_rows(path: Path, budget: RowBudget, decode: bool) -> Iterator[Row]:
     import pyarrow.parquet as pq
 
     try:
         if budget.limits is None:  # the trainer's own files: one read, no counting
             yield from pq.read_table(path).to_pylist()
             return
-        check_declared(path, budget.limits, is_parquet=True)
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH_ROWS):
-            budget.add(batch.num_rows, batch.nbytes)
-            for name, column in zip(batch.schema.names, batch.columns, strict=True):
-                budget.limits.check_cell(longest_text_in(column), column=name)
-            yield from batch.to_pylist()
+        # Text columns stay dictionaries until a batch is measured (parquet_reads).
+        parquet = open_compact(path, read_footer(path, budget.limits))
+        for batch in bounded_batches(parquet, budget):
+            if decode:
+                yield from batch.to_pylist()
     except ReadLimitExceeded:
         raise
     except Exception as exc:  # pyarrow raises several types for unreadable files

@@ -1,14 +1,17 @@
 """Bounds on reading an untrusted dataset file: decoded size, rows, cell length and time.
 
-A parquet file is compressed: 34 KB can hold 300 MB of repeated text, so the file's
-size says nothing about what reading it costs. The checks here run in two places:
+A parquet file is compressed: 34 KB can hold 300 MB of repeated text, and an 820-byte
+file can hold one 1 MiB string that 1,500 rows refer to (dictionary encoding), so the
+file's size says nothing about what reading it costs. The checks here run in two places:
 
-- `check_declared` reads only the parquet footer (its row count and the uncompressed
-  size of every row group) or, for text files, the size on disk, and refuses before a
-  value is decoded;
+- `check_declared` reads only the parquet footer (trainer.data.parquet_reads: its row
+  count, the declared size of every column, counted as decoded where the footer can
+  know it) or, for text files, the size on disk, and refuses before a value is decoded;
 - `RowBudget` counts while the reader streams (record batches, lines, CSV rows), so a
-  footer that understates its sizes, or a text file, is stopped as soon as it passes a
-  bound, holding at most one batch beyond it.
+  footer that understates its sizes, a dictionary-encoded column, or a text file, is
+  stopped as soon as it passes a bound, holding at most one batch beyond it. A batch
+  is measured as decoded (trainer.data.decoded_size): every row is charged for the
+  dictionary values it refers to.
 
 The trainer reads its own files without limits; the studio passes them for uploads.
 """
@@ -20,17 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+# Measured where the arrow arrays are (dictionaries included); re-exported for callers.
+from trainer.data.decoded_size import decoded_bytes
+from trainer.data.decoded_size import longest_text_in as longest_text_in
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# A parquet footer is a few KB per row group; one larger than this is not a dataset.
-MAX_FOOTER_BYTES = 16 * 1024**2
-# Rows decoded per parquet record batch while streaming: small, so a batch of long
-# cells costs little before its cells are measured.
-PARQUET_BATCH_ROWS = 256
-
-
-Bound = Literal["decoded_bytes", "rows", "cell_chars", "seconds", "footer"]
+Bound = Literal["decoded_bytes", "rows", "cell_chars", "seconds", "footer", "encoding"]
 
 
 class ReadLimitExceeded(ValueError):
@@ -41,7 +41,7 @@ class ReadLimitExceeded(ValueError):
         self.bound = bound
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}".replace(".0 ", " ")
@@ -66,9 +66,11 @@ class ReadLimits:
     def check_decoded(self, decoded_bytes: int, declared: bool = False) -> None:
         if decoded_bytes <= self.max_decoded_bytes:
             return
-        limit = _size(self.max_decoded_bytes)
+        limit = human_size(self.max_decoded_bytes)
         if declared:
-            what = f"the file declares {_size(decoded_bytes)} of data; the limit on decoded size"
+            what = (
+                f"the file declares {human_size(decoded_bytes)} of data; the limit on decoded size"
+            )
             raise self.refuse(f"{what} is {limit}", "decoded_bytes")
         what = f"the file decodes to more than {limit} of data (the limit on decoded size)"
         raise self.refuse(what, "decoded_bytes")
@@ -92,6 +94,7 @@ class RowBudget:
     limits: ReadLimits | None
     rows: int = 0
     decoded_bytes: int = 0
+    longest_value: int = 0  # characters (bytes for binary) of the longest value seen
     started: float = field(default_factory=time.monotonic)
 
     def add(self, rows: int, decoded_bytes: int) -> None:
@@ -110,10 +113,22 @@ class RowBudget:
                 "seconds",
             )
 
+    def add_batch(self, batch: pa.RecordBatch) -> None:
+        """An arrow batch, counted as decoded (its dictionaries expanded): the longest value
+        it refers to first, then its size."""
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            self.check_cell(longest_text_in(column), column=name)
+        self.add(batch.num_rows, decoded_bytes(batch))
+
+    def check_cell(self, chars: int, row: int | None = None, column: str | None = None) -> None:
+        self.longest_value = max(self.longest_value, chars)
+        if self.limits is not None:
+            self.limits.check_cell(chars, row, column)
+
     def check_value(self, value: Any, row: int, column: str | None = None) -> None:
         """Every string inside a decoded (JSON or CSV) value is within the cell bound."""
         if self.limits is not None:
-            self.limits.check_cell(longest_text(value), row, column)
+            self.check_cell(longest_text(value), row, column)
 
 
 def longest_text(value: Any) -> int:
@@ -127,28 +142,6 @@ def longest_text(value: Any) -> int:
     return 0
 
 
-def longest_text_in(array: pa.Array) -> int:
-    """The longest string in an arrow array, nested lists and structs included, counted
-    by pyarrow without making Python strings."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    kind = array.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        longest = pc.max(pc.utf8_length(array)).as_py()
-        return int(longest or 0)
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        longest = pc.max(pc.binary_length(array)).as_py()
-        return int(longest or 0)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return longest_text_in(array.flatten())
-    if pa.types.is_struct(kind):
-        return max((longest_text_in(array.field(i)) for i in range(kind.num_fields)), default=0)
-    if pa.types.is_map(kind):
-        return max(longest_text_in(array.keys), longest_text_in(array.items))
-    return 0
-
-
 def check_declared(path: Path, limits: ReadLimits, is_parquet: bool) -> int:
     """Refuse a file whose declared size passes the bounds, before decoding anything.
     Returns the decoded size it declares (for text files, their size on disk)."""
@@ -156,20 +149,7 @@ def check_declared(path: Path, limits: ReadLimits, is_parquet: bool) -> int:
     if not is_parquet:
         limits.check_decoded(size, declared=True)
         return size
-    import pyarrow.parquet as pq
+    # Imported here: parquet_reads builds on this module's bounds.
+    from trainer.data.parquet_reads import declared_decoded_bytes, read_footer
 
-    with path.open("rb") as handle:
-        if size >= 12:
-            handle.seek(size - 8)
-            footer = int.from_bytes(handle.read(4), "little")
-            if footer > MAX_FOOTER_BYTES:
-                raise limits.refuse(
-                    f"the parquet footer is {_size(footer)}; at most {_size(MAX_FOOTER_BYTES)} "
-                    "is read",
-                    "footer",
-                )
-    metadata = pq.ParquetFile(path).metadata
-    limits.check_rows(metadata.num_rows)
-    declared = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
-    limits.check_decoded(declared, declared=True)
-    return int(declared)
+    return declared_decoded_bytes(read_footer(path, limits))

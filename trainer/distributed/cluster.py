@@ -5,9 +5,12 @@ Ray job it is set to the cluster's GCS address); else a private local Ray head,
 started with `ray start --head --block` on explicit free ports, because Ray's default
 GCS port 6379 is often Redis's and its default agent ports clash with a studio's own
 Ray head. The private head lives in its own process group and is stopped with the
-run; Linux also stops it if this process dies (parent-death signal). It keeps Ray's
-token authentication (on by default since Ray 2.5x): a driver joins it by its temp
-dir (`address="auto"`), the one way Ray picks up the head's token by itself.
+run; Linux also stops it if this process dies (parent-death signal). It has a token of
+its own (ray_auth): nobody without it, on the host or the network, can submit work to
+it. Its ports are where Ray puts them (the host's address): binding them to loopback
+(ray_auth.SINGLE_MACHINE_ENV) would need the setting in this process before Ray is
+imported, since a driver resolves 127.0.0.1 to the host's address. A driver joins it by
+its temp dir (`address="auto"`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
+from ray._raylet import Config  # type: ignore[attr-defined]
+
+from trainer.distributed import ray_auth
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +65,13 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 class LocalHead:
     address: str  # GCS host:port
     temp_dir: Path
+    client_env: dict[str, str]  # the token's: set in os.environ to join
 
     def connect(self) -> None:
-        """Join as a driver (see the module docstring for why by temp dir)."""
+        """Join as a driver (see the module docstring for why by temp dir). The token goes
+        into os.environ, where Ray reads it; ray_session puts the environment back."""
+        os.environ.update(self.client_env)
+        reload_ray_settings()
         ray.init(address="auto", _temp_dir=str(self.temp_dir), log_to_driver=True)
 
 
@@ -78,8 +89,11 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     argv += ["--include-dashboard=false"]
     argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
     argv += [f"{flag}={free_port()}" for flag in PORT_FLAGS]
-    env = dict(os.environ)
+    token_dir = Path(tempfile.mkdtemp(prefix="rtok-"))  # private, unlike Ray's own folders
+    client_env = ray_auth.client_env(ray_auth.write_token(token_dir / "token"))
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
+    env.update(client_env)
     log_path = temp_dir / "head.log"
     with open(log_path, "wb") as out:
         head = subprocess.Popen(
@@ -101,7 +115,7 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
                 )
             time.sleep(0.2)
         log.info("started a local Ray head at %s (temp dir %s)", gcs, temp_dir)
-        yield LocalHead(gcs, temp_dir)
+        yield LocalHead(gcs, temp_dir, client_env)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGTERM)
@@ -113,6 +127,14 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(head.pid, signal.SIGKILL)
             head.wait(timeout=10)
+        shutil.rmtree(token_dir, ignore_errors=True)
+
+
+def reload_ray_settings() -> None:
+    """Make this process see the RAY_AUTH_* variables set since Ray was imported: Ray reads
+    its settings, the auth mode among them, once, and its clients (ray.init, the Jobs SDK)
+    go by that copy. Ray does the same when ray.init turns token auth on by itself."""
+    Config.initialize("")
 
 
 def restore_environ(saved: dict[str, str]) -> None:

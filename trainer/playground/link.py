@@ -1,9 +1,10 @@
 """The model server's only connection: HTTP to the studio's URL, with a token of its own.
 
-The job starts with the studio's URL, its server id and a one-time secret (the Ray job's
-environment is readable by other jobs, as a run's is: studio/runs/bootstrap.py); the
-secret is redeemed once for the server's token, the model folder the studio resolved and
-the server's settings. After that the server asks for the next chat request (a long
+The job starts with the studio's URL, its server id and the path of a file holding a
+one-time secret, taken as a trainer takes its own (trainer.reporting.bootstrap: the Ray
+job's environment is readable by whoever reaches the dashboard); the secret is redeemed
+once for the server's token, the model folder the studio resolved and the server's
+settings. After that the server asks for the next chat request (a long
 poll the studio answers as soon as one arrives) and posts what it generates.
 """
 
@@ -16,7 +17,8 @@ from typing import Any
 
 import requests
 
-SECRET_ENV = "RLSTUDIO_BOOTSTRAP"
+from trainer.reporting.bootstrap import BootstrapError, take_secret
+
 CONNECT_TIMEOUT_S = 10.0
 REPORT_TIMEOUT_S = 30.0
 
@@ -59,14 +61,16 @@ class StudioLink:
 
     @classmethod
     def from_env(cls, environ: Any = os.environ) -> tuple[StudioLink, str]:
-        """The link and the job's secret (removed from `environ`: no child inherits it)."""
-        secret = environ.pop(SECRET_ENV, "")
+        """The link and the job's secret (its file deleted, and removed from `environ`:
+        no child inherits it)."""
         try:
             url, server = environ["RLSTUDIO_URL"], environ["RLSTUDIO_PLAYGROUND_SERVER"]
         except KeyError as exc:
             raise LinkError(f"the model server needs {exc.args[0]} (set by the studio)") from None
-        if not secret:
-            raise LinkError(f"the model server needs {SECRET_ENV} (set by the studio)")
+        try:
+            secret = take_secret(environ)
+        except BootstrapError as exc:
+            raise LinkError(f"the model server's secret: {exc}") from None
         return cls(url, server), secret
 
     def _call(self, method: str, path: str, timeout: float, **kwargs: Any) -> requests.Response:

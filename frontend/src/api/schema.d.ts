@@ -232,7 +232,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0. */
+        /**
+         * @description A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0. The
+         *     page holds at most RLSTUDIO_PREVIEW_MAX_BYTES (4 MiB): a longer one is cut
+         *     (`truncated`, `next_offset`).
+         */
         get: operations["datasets_versions_preview_retrieve"];
         put?: never;
         post?: never;
@@ -251,7 +255,8 @@ export interface paths {
         };
         /**
          * @description Rows added, removed and changed from version `from` to `to` (one page of them),
-         *     their counts, and the columns added, removed or retyped.
+         *     their counts, and the columns added, removed or retyped. The page holds at most
+         *     RLSTUDIO_PREVIEW_MAX_BYTES (4 MiB): a longer one is cut (`truncated`, `next_offset`).
          */
         get: operations["datasets_diff_retrieve"];
         put?: never;
@@ -769,7 +774,8 @@ export interface paths {
         put?: never;
         /**
          * @description Load a model now (its server starts if none is up), so the first message is
-         *     answered without the wait. Members and owners.
+         *     answered without the wait. Members and owners. 400 when no server may start: the
+         *     model can't be loaded, or a running-job cap is reached (model servers count).
          */
         post: operations["playground_warm_create"];
         delete?: never;
@@ -2012,6 +2018,12 @@ export interface components {
             offset: number;
             limit: number;
             rows: components["schemas"]["RowChange"][];
+            /** @description The page was cut short of `limit` changes: the next would have taken it past RLSTUDIO_PREVIEW_MAX_BYTES. Ask for `next_offset` for the rest. */
+            truncated: boolean;
+            /** @description Why the page was cut (empty when it was not). */
+            message: string;
+            /** @description Where the next page starts. */
+            next_offset: number;
         };
         /** @description A large upload being imported in the background. */
         DatasetImport: {
@@ -3237,6 +3249,12 @@ export interface components {
             rows: {
                 [key: string]: unknown;
             }[];
+            /** @description The page was cut short of `limit` rows: the next row would have taken it past RLSTUDIO_PREVIEW_MAX_BYTES. Ask for `next_offset` for the rest. */
+            truncated: boolean;
+            /** @description Why the page was cut (empty when it was not). */
+            message: string;
+            /** @description Where the next page starts. */
+            next_offset: number;
         };
         PriorityRequest: {
             /** @description Higher starts first; ties start in order of creation. */
@@ -3277,7 +3295,7 @@ export interface components {
         };
         ProjectQueue: {
             project: string;
-            /** @description Starting, running or cancelling runs. */
+            /** @description Starting, running or cancelling runs and evaluations, and live playground model servers. */
             running_jobs: number;
             /** @description The most jobs the project may hold at once (0: no cap). */
             max_running_jobs: number;
@@ -4736,6 +4754,13 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            /** @description The version is over the import bounds (stored before they applied to it, or they were lowered since), or one row alone is larger than a page may hold; the error names the bound. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     datasets_versions_preview_retrieve: {
@@ -4764,6 +4789,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Preview"];
                 };
+            };
+            /** @description The version is over the import bounds (stored before they applied to it, or they were lowered since), or one row alone is larger than a page may hold; the error names the bound. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -4804,6 +4836,13 @@ export interface operations {
             };
             /** @description No such dataset in your projects, or no such version. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A version is over the import bounds, or one change alone is larger than a page may hold; the error names the bound. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

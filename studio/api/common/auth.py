@@ -1,4 +1,4 @@
-"""Browser session login/logout (CSRF enforced, throttled) and who-am-I."""
+"""Browser session login/logout (CSRF enforced, under the login limits) and who-am-I."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
-
-from studio.api.common import login_limits
 
 
 class LoginSerializer(serializers.Serializer):
@@ -31,23 +28,21 @@ class UserSerializer(serializers.Serializer):
 class LoginView(APIView):
     """Start a browser session. Needs the csrftoken cookie echoed in X-CSRFToken."""
 
+    # No throttle here: `authenticate` applies the login limits of every sign-in path
+    # (studio.core.sign_in), and a refusal raises a 429.
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "login"
 
     @extend_schema(request=LoginSerializer, responses=UserSerializer)
     def post(self, request: Request) -> Response:
         data = LoginSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        username = data.validated_data["username"]
-        login_limits.check(username)  # per account; the scoped throttle is per address
         user = authenticate(
-            request._request, username=username, password=data.validated_data["password"]
+            request._request,
+            username=data.validated_data["username"],
+            password=data.validated_data["password"],
         )
         if user is None:
-            login_limits.failed(username)
             raise exceptions.AuthenticationFailed("Wrong username or password.")
-        login_limits.succeeded(username)
         login(request._request, user)
         return Response(UserSerializer(user).data)
 

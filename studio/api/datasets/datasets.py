@@ -38,10 +38,11 @@ from studio.api.common.permissions import signed_in_user
 from studio.api.common.resources import VERSION_NUMBER, ProjectResourceViewSet
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.datasets import imports
-from studio.datasets.files import json_safe, read_slice
+from studio.datasets.files import read_page
 from studio.datasets.limits import import_in_worker
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
+from studio.datasets.pages import page_max_bytes
 from studio.datasets.serializers import (
     PREVIEW_MAX_LIMIT,
     DatasetCreateSerializer,
@@ -55,8 +56,15 @@ from studio.datasets.serializers import (
 )
 from studio.datasets.services import create_dataset
 from studio.datasets.sniff import UploadError, check_content, source_format_of
+from studio.datasets.stored import check_readable
 from studio.datasets.uploads import LimitedTemporaryFileUploadHandler, check_content_length
 from studio.datasets.versions import add_version, delete_files
+
+UNREADABLE_VERSION = OpenApiResponse(
+    description="The version is over the import bounds (stored before they applied to it, "
+    "or they were lowered since), or one row alone is larger than a page may hold; the "
+    "error names the bound."
+)
 
 
 class DatasetFilter(filters.FilterSet):
@@ -254,22 +262,30 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
             transaction.on_commit(lambda: imports.enqueue(job.pk))
         return Response(DatasetImportSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(parameters=[VERSION_NUMBER, PreviewQuerySerializer], responses=PreviewSerializer)
+    @extend_schema(
+        parameters=[VERSION_NUMBER, PreviewQuerySerializer],
+        responses={200: PreviewSerializer, 422: UNREADABLE_VERSION},
+    )
     @action(detail=True, methods=["get"])
     def preview(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0."""
+        """A page of rows as stored. `limit` is clamped to 100; `offset` must be >= 0. The
+        page holds at most RLSTUDIO_PREVIEW_MAX_BYTES (4 MiB): a longer one is cut
+        (`truncated`, `next_offset`)."""
         version = self.get_object()
         query = PreviewQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         offset = query.validated_data["offset"]
         limit = min(query.validated_data["limit"], PREVIEW_MAX_LIMIT)
-        rows = read_slice(version, offset, limit)
+        page = read_page(version, offset, limit, page_max_bytes())
         body = {
             "offset": offset,
             "limit": limit,
             "total": version.row_count,
             "columns": [column["name"] for column in version.columns],
-            "rows": [json_safe(row) for row in rows],
+            "rows": page.rows,
+            "truncated": page.truncated,
+            "message": page.message,
+            "next_offset": page.next_offset,
         }
         return Response(body)
 
@@ -278,13 +294,17 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
         responses={
             (200, "application/octet-stream"): OpenApiResponse(
                 response=OpenApiTypes.BINARY, description="The version's parquet file."
-            )
+            ),
+            422: UNREADABLE_VERSION,
         },
     )
     @action(detail=True, methods=["get"], renderer_classes=[renderers.JSONRenderer, BinaryRenderer])
     def download(self, request: Request, *args: Any, **kwargs: Any) -> FileResponse:
         """The version's normalised parquet file, streamed."""
         version = self.get_object()
+        # The response is the stored file, no larger than it was uploaded; what it decodes
+        # to is the version's, within the import bounds, or the download is refused.
+        check_readable(version)
         response = FileResponse(
             version.file.open("rb"),
             as_attachment=True,

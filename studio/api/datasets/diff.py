@@ -37,11 +37,16 @@ class DatasetDiffView(APIView):
             404: OpenApiResponse(
                 description="No such dataset in your projects, or no such version."
             ),
+            422: OpenApiResponse(
+                description="A version is over the import bounds, or one change alone is "
+                "larger than a page may hold; the error names the bound."
+            ),
         },
     )
     def get(self, request: Request, id: int) -> Response:
         """Rows added, removed and changed from version `from` to `to` (one page of them),
-        their counts, and the columns added, removed or retyped."""
+        their counts, and the columns added, removed or retyped. The page holds at most
+        RLSTUDIO_PREVIEW_MAX_BYTES (4 MiB): a longer one is cut (`truncated`, `next_offset`)."""
         visible = Dataset.objects.filter(project__memberships__user=signed_in_user(request))
         dataset = get_object_or_404(visible.distinct(), pk=id)
         params = {k: v for k, v in request.query_params.items() if k != "from"}

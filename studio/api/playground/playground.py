@@ -34,7 +34,7 @@ from studio.playground.serializers import (
     SamplingSerializer,
     WarmSerializer,
 )
-from studio.playground.servers import alive, ensure_server
+from studio.playground.servers import ServerRefused, alive, ensure_server
 from studio.playground.targets import Target, TargetError, find_target, project_targets
 from studio.projects.models import Project, Role
 from studio.telemetry.live import sse_frames
@@ -91,12 +91,16 @@ class PlaygroundViewSet(ProjectScopedViewSet):
     @extend_schema(request=WarmSerializer, responses={200: PlaygroundModelSerializer})
     def warm(self, request: Request) -> Response:
         """Load a model now (its server starts if none is up), so the first message is
-        answered without the wait. Members and owners."""
+        answered without the wait. Members and owners. 400 when no server may start: the
+        model can't be loaded, or a running-job cap is reached (model servers count)."""
         data = WarmSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         project = self.project_for(data.validated_data["project"])
         target = _target(project, data.validated_data["target"], "target")
-        record = ensure_server(target)
+        try:
+            record = ensure_server(target, signed_in_user(request).pk)
+        except ServerRefused as exc:  # nothing was submitted to the cluster
+            raise exceptions.ValidationError({"target": [str(exc)]}) from None
         return Response(PlaygroundModelSerializer(_row(target, record)).data)
 
     @extend_schema(request=ExchangeCreateSerializer, responses={201: ExchangeSerializer})

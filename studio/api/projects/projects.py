@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -74,6 +76,23 @@ class MemberRoleSerializer(serializers.Serializer):
 NOT_A_MEMBER = "{!r} is not a member of this project; invite them instead."
 
 
+def refuse_over_project_cap(user_id: int) -> None:
+    """400 when the user has created RLSTUDIO_USER_MAX_PROJECTS projects already (their
+    runs share one per-user cap, but each project brings its own per-project cap)."""
+    cap = settings.RLSTUDIO_USER_MAX_PROJECTS
+    if not cap:
+        return
+    # The user's row, locked: two creates at once are counted one after the other.
+    get_user_model().objects.select_for_update().filter(pk=user_id).first()
+    created = Project.objects.filter(created_by_id=user_id).count()
+    if created >= cap:
+        raise exceptions.ValidationError(
+            f"You have created {created} projects; the limit is {cap} per user "
+            "(RLSTUDIO_USER_MAX_PROJECTS). Delete one you no longer need, or ask an "
+            "administrator to raise the limit."
+        )
+
+
 # Owner-level: writing needs the owner role (and a token's `members` scope).
 OWNER_ACTIONS = ("update", "partial_update", "destroy", "members", "invitations", "uninvite")
 
@@ -106,12 +125,13 @@ class ProjectViewSet(
 
     @transaction.atomic
     def perform_create(self, serializer: serializers.BaseSerializer[Project]) -> None:
+        user = signed_in_user(self.request)
+        refuse_over_project_cap(user.pk)
         base = slugify(serializer.validated_data["name"])[:90] or "project"
         slug, n = base, 1
         while Project.objects.filter(slug=slug).exists():
             n += 1
             slug = f"{base}-{n}"
-        user = signed_in_user(self.request)
         project = serializer.save(slug=slug, created_by=user)
         Membership.objects.create(project=project, user=user, role=Role.OWNER)
         self.audit("project.create", project, project)

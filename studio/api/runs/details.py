@@ -189,7 +189,12 @@ class RunCheckpointsViewSet(_RunChildViewSet):
         if not location.reachable or location.path is None:
             raise Unreachable(location.reason)
         name = f"run-{checkpoint.run_id}-step-{checkpoint.step}"
-        archive = tar_stream(location.path, name)
+        try:
+            archive = tar_stream(location.path, name)
+        except OSError as exc:  # the trainer changed the folder since it was located
+            raise Unreachable(
+                f"Checkpoint {checkpoint.uri} changed while it was listed ({exc}); try again."
+            ) from None
         response = StreamingHttpResponse(
             served_chunks(request, archive.chunks), content_type="application/x-tar"
         )

@@ -1,5 +1,5 @@
 """A project's place in the run queue: its running jobs against its cap, and every
-queued run's position and what it waits for (studio.runs.queue)."""
+queued run's position and what it waits for (studio.runs.queue, studio.runs.fair_share)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from rest_framework.response import Response
 
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.projects.models import Role
+from studio.runs.fair_share import QueueEntry
 from studio.runs.models import Run, RunStatus
-from studio.runs.queue import HOLDING, QueueEntry, project_cap, queue_view
+from studio.runs.queue import queue_limits, queue_view, running_jobs
 from studio.telemetry.live.stream_slots import max_streams_per_user
 
 _LAST = QueueEntry(0, 1 << 30, "waits", "")  # sorts a run the view has not placed yet last
@@ -26,7 +27,10 @@ class QueuedRunSerializer(serializers.Serializer):
 
 class ProjectQueueSerializer(serializers.Serializer):
     project = serializers.CharField()
-    running_jobs = serializers.IntegerField(help_text="Starting, running or cancelling runs.")
+    running_jobs = serializers.IntegerField(
+        help_text="Starting, running or cancelling runs and evaluations, and live playground "
+        "model servers."
+    )
     max_running_jobs = serializers.IntegerField(
         help_text="The most jobs the project may hold at once (0: no cap)."
     )
@@ -67,8 +71,8 @@ class ProjectQueueView(ProjectScopedViewSet):
         ]
         body = {
             "project": project.slug,
-            "running_jobs": Run.objects.filter(project=project, status__in=HOLDING).count(),
-            "max_running_jobs": project_cap(),
+            "running_jobs": running_jobs().by_project.get(project.pk, 0),
+            "max_running_jobs": queue_limits().per_project,
             "queued": entries,
             "max_streams_per_user": max_streams_per_user(),
         }

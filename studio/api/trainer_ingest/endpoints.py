@@ -22,6 +22,7 @@ from studio.api.datasets.datasets import BinaryRenderer
 from studio.datasets.heldout import held_out_mask, split_label
 from studio.datasets.models import DatasetVersion
 from studio.datasets.splits import VALIDATION_SPLITS, is_validation
+from studio.datasets.stored import check_readable
 from studio.runs.bootstrap import redeem
 from studio.runs.launch import LaunchRefused, trainer_config
 from studio.runs.models import IngestToken, Run
@@ -236,6 +237,7 @@ def run_split(run: Run, split: str) -> HttpResponseBase:
     version = run.dataset_version
     if version is None:
         raise exceptions.NotFound("This run has no dataset version.")
+    check_readable(version)  # 422 for a version over the import bounds, before reading it
     if run.validation == "config":  # created before validation was a choice
         return _legacy_split_file(version, split)
     if split == "train":
@@ -245,6 +247,7 @@ def run_split(run: Run, split: str) -> HttpResponseBase:
     if run.validation == "held_out":
         return _rows_file(version, split, _held_out(version))
     if run.validation == "dataset_version" and run.validation_version is not None:
+        check_readable(run.validation_version)
         return _rows_file(run.validation_version, split, None)
     raise exceptions.NotFound("This run validates on nothing.")
 

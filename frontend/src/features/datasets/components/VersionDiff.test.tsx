@@ -27,6 +27,9 @@ const diff: DatasetDiff = {
     },
     { key: "index 9", change: "added", before: null, after: { prompt: "q9", answer: "10" }, columns: [] },
   ],
+  truncated: false,
+  message: "",
+  next_offset: 2,
 };
 
 function renderDiff() {
@@ -63,5 +66,20 @@ describe("VersionDiff", () => {
 
     fireEvent.change(screen.getByLabelText("Rows to show"), { target: { value: "added" } });
     await waitFor(() => expect(asked.at(-1)).toContain("change=added"));
+  });
+
+  it("says when a page was cut by its size in bytes and goes on from where it ended", async () => {
+    const asked: string[] = [];
+    const message = "Cut after 2 rows: the next would take this page past 4 MiB (RLSTUDIO_PREVIEW_MAX_BYTES).";
+    mockApi({
+      "GET /api/datasets/7/diff/": (request: Request) => {
+        asked.push(new URL(request.url).search);
+        return jsonResponse({ ...diff, total: 5, truncated: true, message, next_offset: 2 });
+      },
+    });
+    renderDiff();
+    expect(await screen.findByText(message)).toBeInTheDocument();
+    fireEvent.click(screen.getByRole("button", { name: "Next" }));
+    await waitFor(() => expect(asked.at(-1)).toContain("offset=2"));
   });
 });

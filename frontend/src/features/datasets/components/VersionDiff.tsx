@@ -137,15 +137,17 @@ export function VersionDiff({ datasetId, versions }: Props) {
           ) : (
             <p className={ui.muted}>{from === to ? "The same version on both sides." : "No rows differ."}</p>
           )}
-          {data.total > PAGE ? (
+          {data.truncated ? <Notice tone="info">{data.message}</Notice> : null}
+          {data.total > PAGE || data.truncated ? (
             <div className={ui.row}>
               <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
                 Previous
               </Button>
               <span className={ui.muted}>
-                {offset + 1}–{Math.min(offset + PAGE, data.total)} of {data.total}
+                {offset + 1}–{offset + data.rows.length} of {data.total}
               </span>
-              <Button disabled={offset + PAGE >= data.total} onClick={() => setOffset(offset + PAGE)}>
+              {/* A page cut by its size in bytes ends early: the next one starts where it ended. */}
+              <Button disabled={data.next_offset >= data.total} onClick={() => setOffset(data.next_offset)}>
                 Next
               </Button>
             </div>

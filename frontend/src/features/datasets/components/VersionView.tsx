@@ -78,16 +78,18 @@ function PreviewTable({ version }: { version: DatasetVersion }) {
       <div className={styles.pager}>
         <h2 className={styles.heading}>Rows</h2>
         <span className={ui.muted}>
-          {page ? `${page.total === 0 ? 0 : offset + 1}–${Math.min(offset + PAGE, page.total)} of ${page.total}` : "Loading…"}
+          {page ? `${page.total === 0 ? 0 : offset + 1}–${offset + page.rows.length} of ${page.total}` : "Loading…"}
         </span>
         <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
           Previous
         </Button>
-        <Button disabled={!page || offset + PAGE >= page.total} onClick={() => setOffset(offset + PAGE)}>
+        {/* A page cut by its size in bytes ends early: the next one starts where it ended. */}
+        <Button disabled={!page || page.next_offset >= page.total} onClick={() => page && setOffset(page.next_offset)}>
           Next
         </Button>
       </div>
       {preview.isError ? <Notice tone="error">{preview.error.message}</Notice> : null}
+      {page?.truncated ? <Notice tone="info">{page.message}</Notice> : null}
       {page ? <PreviewRows preview={page} offset={offset} label={`Rows of v${version.number}`} testId="preview-rows" /> : null}
     </Card>
   );
