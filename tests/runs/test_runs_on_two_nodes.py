@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from tests.runs.conftest import TERMINAL, Api, Stack, eventually, project_api, tiny_config
+from trainer.distributed import ray_auth
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +27,8 @@ def api_on_two_nodes(two_node_stack: Stack, transactional_db: None) -> Api:
 def node_ids(stack: Stack) -> set[str]:
     """The cluster's live nodes, from Ray's state API."""
     url = f"{stack.ray_address}/api/v0/nodes?detail=true"
-    rows = requests.get(url, timeout=10).json()["data"]["result"]["result"]
+    response = requests.get(url, headers=ray_auth.auth_headers(), timeout=10)
+    rows = response.json()["data"]["result"]["result"]
     return {row["node_id"] for row in rows if row["state"] == "ALIVE"}
 
 

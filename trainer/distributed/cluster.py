@@ -31,7 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ray
-from ray._raylet import Config  # type: ignore[attr-defined]
+from ray._raylet import (  # type: ignore[attr-defined]
+    AuthenticationTokenLoader,
+    Config,
+)
 
 from trainer.distributed import ray_auth
 
@@ -131,10 +134,13 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
 
 
 def reload_ray_settings() -> None:
-    """Make this process see the RAY_AUTH_* variables set since Ray was imported: Ray reads
-    its settings, the auth mode among them, once, and its clients (ray.init, the Jobs SDK)
-    go by that copy. Ray does the same when ray.init turns token auth on by itself."""
+    """Make this process see the RAY_AUTH_* variables as they are now: Ray reads its
+    settings (the auth mode among them) when imported, and the token when first used, and
+    its clients (ray.init, the Jobs SDK) go by those copies; a process that joins one head
+    after another (the test suite) must drop them. The order is Ray's own: settings
+    first, so no gRPC thread reloads a token while the mode is stale."""
     Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def restore_environ(saved: dict[str, str]) -> None:
