@@ -83,7 +83,7 @@ def sleeping_job(studio: Studio) -> Iterator[Job]:
         client = JobSubmissionClient(f"http://127.0.0.1:{studio.dashboard}")
         marker = f"shared-host-{os.getpid()}"
         sid = client.submit_job(
-            entrypoint=f"{sys.executable} -c 'import time; time.sleep(25)' {marker}",
+            entrypoint=f"{sys.executable} -c 'import time; time.sleep(15)' {marker}",
         )
         deadline = time.monotonic() + 60
         while not sleeper_processes(marker):
@@ -96,7 +96,7 @@ def sleeper_processes(marker: str) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         cmdline = proc.info["cmdline"] or []
-        if any("time.sleep(25)" in part for part in cmdline) and marker in " ".join(cmdline):
+        if any("time.sleep(15)" in part for part in cmdline) and marker in " ".join(cmdline):
             found.append(proc)
     return found
 
