@@ -1,11 +1,14 @@
-"""The embedded Postgres lets in the studio's role with its password and nothing else, and
-a cluster made when every local connection was trusted as superuser is brought to that on
-its next start, keeping its data, after a dump of its database."""
+"""The embedded Postgres lets in the studio's role with its password and nothing else; a
+cluster made when every local connection was trusted as superuser is brought to that on
+its next start, keeping its data, after a dump of its database; and an operator's backup
+puts back the database and the files it was taken from."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +21,7 @@ from studio.platform import generated_secrets
 from studio.platform import services as svc
 from studio.platform.ports import free_port
 from studio.platform.supervisor import ChildSpec, Supervisor
+from tests.platform.conftest import RLSTUDIO
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -126,4 +130,54 @@ def test_an_old_trusting_cluster_is_locked_down_with_its_data_after_a_backup(pla
             psycopg.connect(wrong, connect_timeout=3)
     finally:
         before.stop_all()
+        sup.stop_all()
+
+
+def rlstudio(plan: svc.Plan, *args: str) -> subprocess.CompletedProcess[str]:
+    """The operator's command, in a process of its own, on this cluster's var dir."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(RLSTUDIO_VAR_DIR=str(plan.var), RLSTUDIO_POSTGRES_PORT=str(plan.postgres_port))
+    env.pop("MEDIA_ROOT", None)
+    env.pop("RLSTUDIO_CHECKPOINT_ROOT", None)
+    return subprocess.run(
+        [str(RLSTUDIO), *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_a_backup_restores_the_database_and_the_files_it_was_taken_from(plan):
+    sup = Supervisor()
+    try:
+        pg.prepare_postgres(plan, sup)
+        start_as_now(plan, sup)
+        url = generated_secrets.embedded_database_url(plan.var, plan.postgres_port)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE kept (note text)")
+            conn.execute("INSERT INTO kept VALUES ('in the backup')")
+        upload = plan.var / "media" / "datasets" / "a.txt"
+        upload.parent.mkdir(parents=True)
+        upload.write_text("uploaded")
+        sup.stop_all()
+
+        backup = plan.var / "backup-1"
+        done = rlstudio(plan, "backup", "--to", str(backup))
+        assert done.returncode == 0, done.stderr
+        assert (backup / "database.dump").stat().st_mode & 0o777 == 0o600
+
+        sup = Supervisor()
+        start_as_now(plan, sup)
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("DELETE FROM kept")
+        upload.unlink()
+        sup.stop_all()
+
+        done = rlstudio(plan, "restore", str(backup))
+        assert done.returncode == 0, done.stderr
+        assert upload.read_text() == "uploaded"
+        sup = Supervisor()
+        start_as_now(plan, sup)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute("SELECT note FROM kept").fetchall() == [("in the backup",)]
+            owner = conn.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'kept'")
+            assert owner.fetchone() == (pg.EMBEDDED_DB_ROLE,)
+    finally:
         sup.stop_all()
