@@ -67,15 +67,20 @@ def read_or_create(var: Path, name: str) -> str:
 
 def write(var: Path, name: str) -> str:
     """Replace the secret `name` with a new one (atomically: a crash keeps the old one)."""
-    folder = secrets_dir(var)
     value = new_secret()
-    scratch = folder / f".{name}.new"
+    _replace_private(secrets_dir(var) / name, value)
+    return value
+
+
+def _replace_private(path: Path, value: str) -> None:
+    """Write `path` (mode 600) through a fresh scratch file renamed over it, never
+    following a link planted at either name."""
+    scratch = path.with_name(f".{path.name}.new")
     scratch.unlink(missing_ok=True)
     fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(value)
-    scratch.replace(folder / name)
-    return value
+    scratch.replace(path)
 
 
 def new_secret() -> str:
@@ -105,10 +110,5 @@ def read_or_create_secret_key(var: Path) -> str:
 def replace_secret_key(var: Path) -> str:
     var.mkdir(parents=True, exist_ok=True)
     value = secrets.token_urlsafe(50)
-    scratch = var / ".secret_key.new"
-    scratch.unlink(missing_ok=True)
-    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(value)
-    scratch.replace(var / "secret_key")
+    _replace_private(var / "secret_key", value)
     return value

@@ -77,7 +77,6 @@ def _database(plan: svc.Plan, *, running_ok: bool) -> Iterator[list[str]]:
     if plan.postgres_port is None:
         yield [f"--dbname={plan.database_url}"]
         return
-    assert plan.postgres_port is not None
     flags = [f"--host={pg.socket_dir(plan.var)}", f"--port={plan.postgres_port}"]
     flags += [f"--username={pg.SUPERUSER}"]
     try:
