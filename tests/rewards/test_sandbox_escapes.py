@@ -7,6 +7,7 @@ in /tmp or /run, no file appears outside scratch, no sandbox process survives.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -407,26 +408,30 @@ def test_each_worker_of_each_pool_runs_as_its_own_uid(pool):
 
 
 def test_a_pool_holding_all_its_processes_does_not_stop_another_pool(pool):
-    hog = psutil.Process(pool.worker_pids[0])
-    # Under root the limit counts the calls' own uid alone; in a user namespace it also
-    # counts the worker's zygote and helper, which are outside the call's PID namespace.
-    whole_limit = LIMITS.max_processes - (1 if os.geteuid() == 0 else 3)
-    with SandboxPool(ESCAPES, limits=LIMITS) as victim:
+    # The hog's processes sleep 3 s within a 4 s call: all of them are held at once for
+    # seconds. (With 0.8 s sleeps in a 1 s call, forking them on a loaded machine took
+    # about as long as the first ones lived, so the moment all were held was too short to
+    # be seen and the test failed now and then.)
+    with SandboxPool(ESCAPES, limits=dataclasses.replace(LIMITS, timeout_s=4.0)) as hog_pool:
+        hog = psutil.Process(hog_pool.worker_pids[0])
+        # Under root the limit counts the calls' own uid alone; in a user namespace it also
+        # counts the worker's zygote and helper, which are outside the call's PID namespace.
+        whole_limit = LIMITS.max_processes - (1 if os.geteuid() == 0 else 3)
         holder = threading.Thread(
-            target=lambda: pool.score_batch([request("hold_processes", 0.8)]), daemon=True
+            target=lambda: hog_pool.score_batch([request("hold_processes", 3.0)]), daemon=True
         )
         holder.start()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # wait until the hog holds its whole limit
             held = [p for p in sandbox_processes() if hog in p.parents()]
             if len(held) >= whole_limit:
                 break
             time.sleep(0.01)
         assert len(held) >= whole_limit
-        results = victim.score_batch([request("ok")] * 4)
+        results = pool.score_batch([request("ok")] * 4)
         holder.join(timeout=10)
+        (after,) = hog_pool.score_batch([request("ok")])
     assert [(r.score, r.error) for r in results] == [(1.0, "")] * 4
-    (after,) = pool.score_batch([request("ok")])
     assert (after.score, after.error) == (1.0, "")
     assert wait_for_no_sandbox_processes() == []
 

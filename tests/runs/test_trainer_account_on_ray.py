@@ -112,9 +112,14 @@ def test_a_root_studio_trains_as_the_trainer_account_with_the_full_sandbox(
     assert all(p.stat().st_mode & 0o077 == 0 for p in written)  # closed to other users
 
 
+# Run unprivileged by the test below: the attacks, and closing pools mid-batch.
+SANDBOX_TESTS = ("tests/rewards/test_sandbox_hostile.py", "tests/rewards/test_sandbox_close.py")
+
+
 def test_the_hostile_sandbox_tests_pass_as_the_trainer_account(account: str) -> None:
     """The reward sandbox's attack tests, run unprivileged: full isolation comes from user
-    namespaces there, and every attack is still held."""
+    namespaces there, and every attack is still held; a pool closed mid-batch leaves no
+    process behind there either."""
     home = Path(tempfile.mkdtemp(prefix="rl-account-home-", dir="/tmp"))
     own_folders(account, [home])
     entry = pwd.getpwnam(account)
@@ -127,7 +132,7 @@ def test_the_hostile_sandbox_tests_pass_as_the_trainer_account(account: str) -> 
     try:
         pytest_args = ["-q", "-p", "no:cacheprovider", f"--basetemp={home / 'pytest'}"]
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", *pytest_args, "tests/rewards/test_sandbox_hostile.py"],
+            [sys.executable, "-m", "pytest", *pytest_args, *SANDBOX_TESTS],
             cwd=REPO_ROOT,
             env=env,
             user=entry.pw_uid,

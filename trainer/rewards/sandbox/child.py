@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import signal
 from types import CodeType
 from typing import Any, NoReturn
@@ -100,7 +101,7 @@ class ChildPlan:
 
 
 def _harden(
-    plan: ChildPlan, scratch: str, out_w: int, probe: bool, cpu_scale: int = 1
+    plan: ChildPlan, scratch: str, out_w: int, lifeline_r: int, probe: bool, cpu_scale: int = 1
 ) -> dict[str, bool]:
     """Apply every protection; with ``probe`` record failures instead of exiting."""
     done: dict[str, bool] = {}
@@ -156,6 +157,8 @@ def _harden(
     step("unprivileged_uid", drop_uid)
     # After the uid change (which clears it): die with the helper, which dies with the zygote.
     hardening.prctl(hardening.PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent_gone(lifeline_r):  # it died before the signal was set: nobody watches us
+        os._exit(SETUP_FAILED_EXIT)
     step("not_dumpable", lambda: hardening.prctl(hardening.PR_SET_DUMPABLE, 0))
     step("no_new_privs", lambda: hardening.prctl(hardening.PR_SET_NO_NEW_PRIVS, 1))
 
@@ -172,6 +175,14 @@ def _harden(
     )
     step("seccomp", lambda: hardening.install_seccomp(plan.seccomp))
     return done
+
+
+def parent_gone(lifeline_r: int) -> bool:
+    """Whether the helper that forked us has exited: the pipe's only writer was the
+    helper, so its read end hangs up once the helper is gone."""
+    poller = select.poll()
+    poller.register(lifeline_r, select.POLLIN)
+    return any(event & select.POLLHUP for _, event in poller.poll(0))
 
 
 def _clean_process(keep: tuple[int, ...], scratch: str) -> None:
@@ -209,13 +220,14 @@ def run_template(
     scratch: str,
     out_w: int,
     result_w: int,
+    lifeline_r: int,
     probe: bool,
 ) -> NoReturn:
     """The per-chunk template process: harden, then run each request (the whole chunk for
     a whole batch call) in a fresh fork, one after the other; the probe loads the module
     once."""
     try:
-        achieved = _harden(plan, scratch, out_w, probe, form.cpu_scale)
+        achieved = _harden(plan, scratch, out_w, lifeline_r, probe, form.cpu_scale)
         # pid 1 only gets the signals it has a handler for: leave it none a call could send.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         _clean_process((result_w,), scratch)

@@ -138,8 +138,15 @@ class SandboxPool:
         self.close()
 
     def close(self) -> None:
+        """End every process the pool started and wait for them, whatever their calls
+        were doing; a batch being scored in another thread ends with error results."""
         self._closed = True
-        self._finalizer()
+        # First without the lock, so a batch in flight ends now instead of at its limits:
+        # its thread sees each worker's pipe close and restarts none (the pool is closed).
+        for worker in self._workers:
+            worker.end_processes()
+        with self._lock:  # that thread is done: end what it may have started meanwhile
+            self._finalizer()
 
     def score_batch(self, requests: list[RewardRequest]) -> list[RewardResult]:
         if self._closed:
@@ -291,6 +298,8 @@ class SandboxPool:
     def _ensure_running(self, worker: Worker) -> None:
         if worker.proc is not None and worker.proc.poll() is None:
             return
+        if self._closed:
+            raise SandboxUnavailableError("the reward sandbox was closed")
         if worker.proc is not None:
             self._restart(worker, start=False)
         worker.spawn()

@@ -78,7 +78,7 @@ class Outcome:
 
 
 def run_chunk(
-    start_template: Callable[[int, int], None],
+    start_template: Callable[[int, int, int], None],
     units: int,
     *,
     unit_timeout_s: float,
@@ -89,7 +89,11 @@ def run_chunk(
     protocol_fds: tuple[int, int],
 ) -> Outcome:
     """Fork the helper, which forks the template running
-    ``start_template(out_w, result_w)``, and supervise it until it ends."""
+    ``start_template(out_w, result_w, lifeline_r)``, and supervise it until it ends.
+
+    ``lifeline_r`` reads a pipe only the helper writes to: the template checks it once
+    its parent-death signal is set (`child.parent_gone`), since a helper killed before
+    then would leave it running with nobody watching."""
     out_r, out_w = os.pipe()
     res_r, res_w = os.pipe()
     zygote_pid = os.getpid()
@@ -107,10 +111,12 @@ def run_chunk(
                 # template that expected it refuses to run.
                 with contextlib.suppress(OSError):
                     hardening.unshare(hardening.CLONE_NEWPID)
+            lifeline_r, lifeline_w = os.pipe()
             template = os.fork()
             if template == 0:
-                start_template(out_w, res_w)  # never returns
-            for fd in (out_w, res_w):
+                os.close(lifeline_w)
+                start_template(out_w, res_w, lifeline_r)  # never returns
+            for fd in (out_w, res_w, lifeline_r):
                 os.close(fd)
             _, status = os.waitpid(template, 0)
             if os.WIFSIGNALED(status):

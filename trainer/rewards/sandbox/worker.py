@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import selectors
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.rewards.errors import RewardCodeError, SandboxUnavailableError
-from trainer.rewards.sandbox import wire
+from trainer.rewards.sandbox import proctree, wire
 from trainer.rewards.sandbox.values import escape_text
 
 BOOTSTRAP = (
@@ -25,6 +26,8 @@ ZYGOTE_ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
+logger = logging.getLogger(__name__)
+
 GRACE_S = 5.0  # on top of a call's own limit before the zygote itself is presumed stuck
 
 
@@ -45,7 +48,9 @@ class Worker:
     def spawn(self) -> None:
         package_root = str(Path(__file__).resolve().parents[3])
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOTSTRAP.format(path=package_root)],
+            # The worker's scratch folder as an argument names, in ps and /proc, the pool
+            # that every process of this zygote (all forks of it) belongs to.
+            [sys.executable, "-I", "-c", BOOTSTRAP.format(path=package_root), self.init["scratch"]],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=dict(ZYGOTE_ENV),
@@ -87,30 +92,33 @@ class Worker:
         assert self.proc is not None and self.proc.stdout is not None
         return wire.receive(self.proc.stdout.fileno())
 
+    def end_processes(self) -> None:
+        """End the zygote and every process it started (the chunk's helper, template and
+        calls, whatever they are doing), and return once all of them have exited. The
+        pipes stay open: a thread waiting on them sees the end of the stream."""
+        proc = self.proc  # another thread may replace it: end the one seen here
+        if proc is None:
+            return
+        # Not yet reaped (poll() reaps only an exited zygote): its pid is still ours.
+        if proc.returncode is None:
+            left = proctree.end_tree(proc.pid)
+            if left:
+                logger.warning("reward sandbox: processes %s had not exited after a kill", left)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+
     def kill(self) -> None:
+        """End every process of this worker (`end_processes`) and close its pipes."""
+        self.end_processes()
         if self.proc is None:
             return
-        with contextlib.suppress(OSError):
-            self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
 
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            self.kill()
-            return
-        with contextlib.suppress(OSError, ValueError):
-            self.send({"op": "exit"})
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=2)
-        self.kill()
-
 
 def shutdown(workers: list[Worker], scratch: str) -> None:
     for worker in workers:
-        worker.stop()
+        worker.kill()
     shutil.rmtree(scratch, ignore_errors=True)

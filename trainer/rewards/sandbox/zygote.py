@@ -248,8 +248,8 @@ class Zygote:
         units = 1 if form.whole else len(requests)
         try:
             outcome = supervise.run_chunk(
-                lambda out_w, res_w: child.run_template(
-                    plan, requests, form, scratch, out_w, res_w, probe
+                lambda out_w, res_w, lifeline_r: child.run_template(
+                    plan, requests, form, scratch, out_w, res_w, lifeline_r, probe
                 ),
                 0 if probe else units,
                 unit_timeout_s=unit_timeout_s,
@@ -365,8 +365,6 @@ def main() -> None:
         try:
             message = wire.receive(protocol_in)
         except (wire.WireClosed, ValueError):
-            return
-        if message["op"] == "exit":
             return
         try:
             results = zygote.score(
