@@ -25,6 +25,11 @@ export default defineConfig({
   },
   test: {
     environment: "jsdom",
+    // One jsdom per worker instead of one per file: setting up jsdom took 60-95 s of the
+    // suite's 120-195 s on a 2-core machine; without it the suite runs in about 20 s.
+    // Nothing leaks between files: mocks and globals are restored after every test
+    // (below) and Testing Library unmounts what each test rendered.
+    isolate: false,
     globals: true,
     setupFiles: ["./src/test/setup.ts"],
     restoreMocks: true,

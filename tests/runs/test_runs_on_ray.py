@@ -194,7 +194,11 @@ def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once
     kills = [(rng.choice(LAUNCH_POINTS), "kill") for _ in range(8)]
     kills += [(rng.choice(LAUNCH_POINTS), "hang") for _ in range(2)]
     rng.shuffle(kills)
-    config = tiny_config(tiny_assets, steps=1, resources={"cpus_per_worker": 0.5})
+    # All ten runs fit the head's 2 CPUs at once (0.125 is exact in binary: ten of them sum
+    # to 1.25, not a rounding above 2), so each launch starts as soon as a worker is back.
+    # With room for four at a time, a launch armed to hang waited for the runs before it
+    # to finish training, which took over two minutes on a loaded machine.
+    config = tiny_config(tiny_assets, steps=1, resources={"cpus_per_worker": 0.125})
     # No worker while the runs are created and armed, so every failpoint is armed before
     # any launch can pass it (the dataset is imported, by a worker, first).
     api.dataset_of(tiny_assets / "data" / "arith" / "train.parquet")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import peft
-import pytest
 import torch
 
 from trainer.models.loading import load_policy
@@ -18,7 +17,6 @@ from trainer.training.step import to_batch
 from .conftest import demo_config
 from .test_training import RESUME_KEYS, RecordingReporter
 
-VAL_KEY = "val-core/arith/reward/mean@1"
 SAMPLING = SamplingParams(n=4, temperature=1.0, max_new_tokens=8, seed=7)
 
 
@@ -42,22 +40,6 @@ def lora_config(demo_assets, tmp_path, *overrides: str):
         *overrides,
         preset="grpo-lora-tiny",
     )
-
-
-@pytest.mark.slow
-def test_grpo_with_lora_raises_validation_reward_on_the_arith_task(demo_assets, tmp_path):
-    # Measured with this seed: 0.168 -> 0.794 over the preset's 40 steps (rank 8, 156,160
-    # of 3,416,832 parameters train); the full fine-tune test's margins hold.
-    torch.manual_seed(0)
-    cfg = demo_config(demo_assets, tmp_path, preset="grpo-lora-tiny")
-    reporter = RecordingReporter()
-    Trainer(cfg, reporter).fit()
-    start = reporter.steps[0][VAL_KEY]
-    end = reporter.steps[cfg.trainer.total_steps][VAL_KEY]
-    print(f"validation reward {start:.3f} -> {end:.3f}")
-    assert start < 0.25
-    assert end > 0.6
-    assert reporter.statuses == ["running", "succeeded"]
 
 
 def test_lora_trains_only_the_adapters_and_scores_the_reference_with_the_base_model(
