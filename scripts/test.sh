@@ -31,8 +31,7 @@ phase "frontend";      (cd frontend && npm test --silent)
 phase "mypy";          wait $mypy_job || { cat var/mypy.log; exit 1; }; cat var/mypy.log
 # Two workers: the suite spends much of its time waiting on subprocesses (Ray, Celery,
 # a browser), so a second worker fills the other core. PYTEST_WORKERS=0 runs it in one.
-# The 30 slowest tests are printed: the suite has a 25-minute budget (README). The groups
-# go out longest first (tests/suite_workers.py), not xdist's most-tests-first.
+# The 30 slowest tests are printed: the suite has a 25-minute budget (README).
 phase "pytest";          python -m pytest -p tests.suite_workers \
-    -n "${PYTEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder --durations=30 "$@"
+    -n "${PYTEST_WORKERS:-2}" --dist loadgroup --durations=30 "$@"
 echo "make test finished in $(( $(date +%s) - started )) s"

@@ -7,18 +7,15 @@ database). Without that, one worker's Celery worker would take the other's tasks
 tests that flush Redis or write `media/<project id>/...` or a run's spool would clobber
 each other's (both databases number their rows from 1).
 
-It also gives every test a node id of its own (xdist schedules by node id), says
+It also gives every test a node id of its own (xdist schedules by node id), and says
 which tests must share a worker (`--dist loadgroup`): every test of one
 module (module-scoped fixtures such as a Ray head start once), and the whole browser
-package (one live studio for all of it), and hands the groups out longest first.
+package (one live studio for all of it).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -31,12 +28,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS = REPO_ROOT / "tests"
 # Redis's default number of logical databases.
 REDIS_DATABASES = 16
-# Seconds each group took in a clean-clone CI run (groups under 3 s are left out), to hand
-# the longest out first: xdist's own order (most tests first) left the modules of one or
-# two long tests to the end, where one worker ran them while the other idled. Rewrite it
-# from a run's report: `pytest --junitxml=r.xml ...; python -m tests.suite_workers r.xml`.
-SECONDS_FILE = TESTS / "suite_seconds.json"
-UNMEASURED_S_PER_TEST = 0.2  # a group not in the file: its tests are assumed quick
 # Test folders whose modules share one fixture of wider than module scope.
 SHARED_PACKAGES = ("browser",)
 
@@ -103,42 +94,9 @@ def give_unique_nodeids(items: list[pytest.Item]) -> None:
                 )
 
 
-def longest_groups_first(items: list[pytest.Item]) -> None:
-    """Sort the items by their group's measured seconds, longest first (stable: each
-    group's tests keep their order). Run with `--no-loadscope-reorder`, xdist then hands
-    the groups out in this order."""
-    measured: dict[str, float] = json.loads(SECONDS_FILE.read_text())
-    groups = {item.nodeid: xdist_group_of(item.path) for item in items}
-    sizes = Counter(groups.values())
-
-    def seconds(item: pytest.Item) -> float:
-        group = groups[item.nodeid]
-        return measured.get(group, UNMEASURED_S_PER_TEST * sizes[group])
-
-    items.sort(key=lambda item: -seconds(item))
-
-
-def seconds_by_group(junit_xml: Path) -> dict[str, int]:
-    """Each group's seconds in a pytest JUnit report of an xdist run (the group follows
-    the `@` xdist appends to a test's name), groups of 3 s or more, longest first."""
-    totals: Counter[str] = Counter()
-    for case in ET.parse(junit_xml).iter("testcase"):
-        name = case.get("name", "")
-        if "@" in name:
-            totals[name.rsplit("@", 1)[1]] += float(case.get("time", 0))
-    ordered = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
-    return {group: round(s) for group, s in ordered if s >= 3}
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     give_unique_nodeids(items)
     for item in items:
         if item.path.is_relative_to(TESTS):
             item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path)))
-    if all(item.path.is_relative_to(TESTS) for item in items):
-        longest_groups_first(items)
-
-
-if __name__ == "__main__":
-    SECONDS_FILE.write_text(json.dumps(seconds_by_group(Path(sys.argv[1])), indent=1) + "\n")
