@@ -69,7 +69,8 @@ def process_state(pid: int) -> str:
     except OSError:
         return ""
     # The command name may hold any byte, ")" too: the state follows the last ") ".
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3].decode("ascii", "replace")
+    state = stat.rfind(b")") + 2
+    return stat[state : state + 1].decode("ascii", "replace")
 
 
 def end_tree(root: int, *, stop_s: float = 2.0, exit_s: float = 10.0) -> list[int]:
