@@ -9,8 +9,8 @@ each other's (both databases number their rows from 1).
 
 It also gives every test a node id of its own (xdist schedules by node id), and says
 which tests must share a worker (`--dist loadgroup`): every test of one
-module (module-scoped fixtures such as a Ray head start once), and the whole browser
-package (one live studio for all of it).
+module (module-scoped fixtures such as a Ray head start once), the whole browser
+package (one live studio for all of it), and the whole rewards package.
 """
 
 from __future__ import annotations
@@ -28,8 +28,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS = REPO_ROOT / "tests"
 # Redis's default number of logical databases.
 REDIS_DATABASES = 16
-# Test folders whose modules share one fixture of wider than module scope.
-SHARED_PACKAGES = ("browser",)
+# Test folders whose modules run on one worker: the browser tests share one live studio;
+# the reward tests check that no sandbox process is left by counting them machine-wide
+# (a process of an attack may rename itself, never change its uid), so a module closing
+# pools mid-call on the other worker would be counted as their leftover.
+SHARED_PACKAGES = ("browser", "rewards")
 
 
 def worker_index(worker_id: str) -> int:
