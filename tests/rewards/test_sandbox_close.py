@@ -52,6 +52,7 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
 """
 KINDS = ("memory", "sleep", "spin", "fork", "quick")
 ROUNDS = 4  # each closes at another moment of another mix of rows (seeded)
+SUBREAPER = "import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)\n"  # PR_SET_CHILD_SUBREAPER
 
 
 def pool_tag(pool: SandboxPool) -> str:
@@ -63,10 +64,11 @@ def pool_tag(pool: SandboxPool) -> str:
 
 
 def live_processes_of(tag: str) -> list[psutil.Process]:
+    """Processes (zombies aside) whose last argument is ``tag`` or a path below it."""
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
-        cmdline = proc.info["cmdline"] or []
-        if cmdline and cmdline[-1].startswith(tag + "/") and proc.info["status"] != "zombie":
+        last = (proc.info["cmdline"] or [""])[-1]
+        if (last == tag or last.startswith(tag + "/")) and proc.info["status"] != "zombie":
             found.append(proc)
     return found
 
@@ -119,20 +121,9 @@ def test_ending_a_tree_that_keeps_forking_leaves_nothing() -> None:
     # A subreaper of its own, as the zygote is: orphans stay below it, where end_tree looks.
     root = subprocess.Popen([sys.executable, "-c", SUBREAPER + script, tag])
     time.sleep(0.5)
-    assert len(tagged(tag)) > 3
+    assert len(live_processes_of(tag)) > 3
 
     assert proctree.end_tree(root.pid) == []
 
-    assert tagged(tag) == []
+    assert live_processes_of(tag) == []
     root.wait(timeout=5)
-
-
-SUBREAPER = "import ctypes; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)\n"  # PR_SET_CHILD_SUBREAPER
-
-
-def tagged(tag: str) -> list[psutil.Process]:
-    return [
-        p
-        for p in psutil.process_iter(["cmdline", "status"])
-        if (p.info["cmdline"] or [""])[-1] == tag and p.info["status"] != "zombie"
-    ]
