@@ -21,6 +21,7 @@ from studio.datasets.models import DatasetVersion
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
 from studio.references.locations import ModelUnavailable, checkpoint_folder
+from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
     REF,
     InputError,
@@ -266,6 +267,7 @@ def compose_evaluation(
     resolved = resolve(
         partial, preset=None if stored is not None else DEFAULT_PRESET, stored=stored, fill=fill
     )
+    errors.update(unresolved_reward_errors(inputs, resolved.config))
     if errors:
         raise InvalidConfig(errors)
     return inputs, models, resolved

@@ -6,8 +6,10 @@ from typing import Any
 
 from rest_framework import serializers
 
+from studio.datasets.models import DatasetVersion
 from studio.model_registry.models import RegisteredModel
 from studio.runs.models import Run
+from trainer.rewards.resolution import scorer_for
 
 # The queryset lookups the summary reads (list views select them together).
 SUMMARY_RELATED = (
@@ -81,10 +83,17 @@ def _model(model: RegisteredModel) -> dict[str, Any]:
     return {"id": model.pk, "name": model.name, "kind": model.kind}
 
 
+def _by_data_source(version: DatasetVersion | None) -> str:
+    """The built-in name of a run that chose no reward: its data sources' scorers."""
+    sources = version.stats.get("data_sources", []) if version is not None else []
+    names = sorted({scorer_for(str(s.get("name"))) or "none" for s in sources})
+    return f"{' + '.join(names)} by data source" if names else "by data source"
+
+
 def run_inputs(run: Run) -> dict[str, Any]:
     reward_fn = run.reward_version.function if run.reward_version else None
     reward_config = run.config.get("reward", {})
-    builtin = str(reward_config.get("function", ""))
+    builtin = reward_config.get("function") or _by_data_source(run.dataset_version)
     models = (
         {m.pk: m for m in RegisteredModel.objects.filter(pk__in=run.reward_models.values())}
         if run.reward_models

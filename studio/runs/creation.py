@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.projects.models import Project
+from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
     InputError,
     InputRequest,
@@ -90,12 +91,16 @@ def compose(
         raise InvalidConfig({**exc.errors, **input_errors}) from exc
     if input_errors:
         raise InvalidConfig(input_errors)
+    reward_errors = unresolved_reward_errors(chosen[0], resolved.config)
+    if reward_errors:
+        raise InvalidConfig(reward_errors)
     return chosen[0], resolved
 
 
 def with_builtin_reward(config: dict[str, Any], preset: str) -> dict[str, Any]:
     """A parent's config with its reward version's settings replaced by the built-in
-    reward its preset names (or the default one), for a clone that drops the version."""
+    reward its preset names (or none: each row's data source chooses), for a clone that
+    drops the version."""
     builtin = RunConfig.model_validate(PRESETS.get(preset, {})).reward
     reward = {
         **config.get("reward", {}),

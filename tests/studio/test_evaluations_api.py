@@ -148,6 +148,20 @@ def test_a_dataset_version_with_a_builtin_reward_and_sampling(world, member, tra
     assert "k" in bad.json()["error"]["fields"]
 
 
+def test_an_evaluation_on_data_no_scorer_knows_needs_a_chosen_reward(world, member, trained, media):
+    mine = upload(
+        world, world.project, "mine", verl_rows(counting_answers(6), data_source="my_task"), media
+    )
+    body = {"project": "alpha", "models": [{"model": trained.model_id}], "dataset_version": mine.pk}
+    refused = member.post("/api/evaluations/", body, format="json")
+    assert refused.status_code == 400
+    assert "'my_task' (6 rows)" in refused.json()["error"]["fields"]["reward_version"][0]
+    chosen = member.post(
+        "/api/evaluations/", {**body, "builtin_reward": "exact_match"}, format="json"
+    )
+    assert chosen.status_code == 201, chosen.json()
+
+
 def test_results_per_model_come_from_the_stored_samples(member, trained):
     evaluation = Run.objects.get(pk=evaluate_checkpoints(member, trained).json()["id"])
     MetricPoint.objects.create(

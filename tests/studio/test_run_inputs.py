@@ -242,7 +242,7 @@ def test_inputs_are_shown_with_the_run(world, member, version):
     assert inputs["validation_dataset"]["version"] == version.pk
     assert inputs["reward"] == {
         "function": None,
-        "name": "arith",
+        "name": "arith by data source",
         "version": None,
         "number": None,
         "kwargs": {},
@@ -479,12 +479,34 @@ def test_a_clone_keeps_its_parents_reward_version_or_drops_it_for_the_built_in(
     builtin = member.post(clone, {"builtin_reward": True}, format="json").json()
     assert builtin["inputs"]["reward"]["version"] is None
     assert Run.objects.get(pk=builtin["id"]).reward_version is None
-    assert builtin["config"]["reward"]["function"] == "arith"  # the preset's built-in
+    assert builtin["config"]["reward"]["function"] is None  # by its rows' data source
     assert builtin["config"]["reward"]["custom_path"] is None
 
     both = member.post(clone, {"builtin_reward": True, "reward_version": reward.pk}, format="json")
     assert both.status_code == 400
     assert "builtin_reward" in both.json()["error"]["fields"]
+
+
+def test_a_run_that_chose_no_reward_needs_data_a_scorer_knows_or_gets_a_400(
+    world, member, version, media
+):
+    # "counting" rows are the demo's `arith` data: their source chooses the scorer.
+    assert create(member, dataset_version=version.pk).status_code == 201
+    mine = upload(
+        world, world.project, "mine", verl_rows(counting_answers(12), data_source="my_task"), media
+    )
+    refused = create(member, dataset_version=mine.pk)
+    assert refused.status_code == 400
+    why = refused.json()["error"]["fields"]["reward_version"][0]
+    assert "'my_task' (12 rows)" in why and "mine v1" in why and "Choose a reward" in why
+    assert not Run.objects.filter(dataset_version=mine).exists()
+    chosen = create(member, dataset_version=mine.pk, overrides=["reward.function=exact_match"])
+    assert chosen.status_code == 201, chosen.json()
+    # Validation data is checked too.
+    on_mine = create(
+        member, dataset_version=version.pk, validation="dataset_version", validation_version=mine.pk
+    )
+    assert "reward_version" in on_mine.json()["error"]["fields"]
 
 
 def test_a_presets_demo_reward_model_is_the_default_and_can_be_left_out(world, member, version):

@@ -190,7 +190,7 @@ def test_a_run_scores_in_the_sandbox_unless_inprocess_is_asked_for_and_then_warn
     from trainer.rewards import InProcessScorer, SandboxPool
 
     quiet = LogRecordingReporter()
-    sandboxed = Trainer(demo_config(demo_assets, tmp_path), quiet)
+    sandboxed = Trainer(demo_config(demo_assets, tmp_path, "reward.function=arith"), quiet)
     try:
         assert isinstance(sandboxed.state.scorer, SandboxPool)
         assert not [m for _, m in quiet.logs if "inprocess" in m]
@@ -198,7 +198,10 @@ def test_a_run_scores_in_the_sandbox_unless_inprocess_is_asked_for_and_then_warn
         sandboxed.state.scorer.close()
 
     warned = LogRecordingReporter()
-    trusted = Trainer(demo_config(demo_assets, tmp_path, "reward.executor=inprocess"), warned)
+    trusted = Trainer(
+        demo_config(demo_assets, tmp_path, "reward.function=arith", "reward.executor=inprocess"),
+        warned,
+    )
     assert isinstance(trusted.state.scorer, InProcessScorer)
     assert ("warning", INPROCESS_WARNING) in warned.logs
     assert trusted.cfg.model_dump()["reward"]["executor"] == "inprocess"  # in meta.json too

@@ -114,6 +114,7 @@ def test_verls_gsm8k_grpo_example_is_accepted(demo_assets, capsys):
         "trainer.project_name",
     }
     assert cfg["algorithm"]["adv_estimator"] == "grpo"
+    assert cfg["reward"]["function"] is None  # verl's default reward, by data source
     assert cfg["model"]["path"] == str(model) and cfg["model"]["gradient_checkpointing"] is True
     assert (cfg["data"]["train_batch_size"], cfg["rollout"]["max_new_tokens"]) == (1024, 1024)
     assert (cfg["actor"]["ppo_mini_batch_size"], cfg["actor"]["micro_batch_size"]) == (256, 40)

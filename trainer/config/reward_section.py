@@ -12,6 +12,8 @@ from trainer.config.resources_section import WorkerResources
 from trainer.config.reward_kwargs import MAX_KWARGS_BYTES, kwargs_problem
 from trainer.config.section import Dtype, Section
 
+# The reward function's source name when each row's data source chooses its scorer.
+BY_DATA_SOURCE = "by_data_source"
 # A few judges at most: each is a full forward pass over every response of every step.
 MAX_EXTRA_MODELS = 4
 
@@ -58,10 +60,14 @@ class RewardModelConfig(Section):
 
 
 class RewardConfig(Section):
-    function: str = Field(
-        "arith",
+    function: str | None = Field(
+        None,
         description="A built-in reward (`arith`, `exact_match`, `numeric`, `gsm8k`, "
-        "`countdown`, ...) or `custom` to load `custom_path`.",
+        "`countdown`, `verl_default`, ...) or `custom` to load `custom_path`. Unset: each "
+        "row is scored by the built-in its `data_source` names, as verl does without a "
+        "custom reward function (`arith` rows by `arith`, `countdown` by `countdown`, "
+        "verl's GSM8K, MATH, DAPO and Search-R1 sources by `verl_default`); data with any "
+        "other data source is refused at load, before step 1.",
     )
     custom_path: RewardCodePath | None = Field(
         None, description="Python file defining the reward function (verl signature)."
@@ -113,7 +119,10 @@ class RewardConfig(Section):
         return sections + [(f"reward.extra_models.{i}", m) for i, m in enumerate(self.extra_models)]
 
     def function_source_name(self) -> str:
-        """The reward function's source name (`critic/score/<name>/mean`)."""
+        """The reward function's source name (`critic/score/<name>/mean`): `by_data_source`
+        when each row's data source chooses its scorer."""
+        if self.function is None:
+            return BY_DATA_SOURCE
         return self.custom_name if self.function == "custom" else self.function
 
     @model_validator(mode="after")

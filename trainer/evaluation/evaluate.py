@@ -33,6 +33,11 @@ from trainer.models.sources import ModelSource, ModelSourceError, actor_state, r
 from trainer.reporting.base import Reporter, SampleRecord
 from trainer.reporting.sample_policy import to_record
 from trainer.rewards.contract import RewardScorer
+from trainer.rewards.resolution import (
+    UnresolvedRewardError,
+    describe_resolution,
+    require_scorers,
+)
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.hf import HFEngine
 from trainer.training.loop import load_prompt_items
@@ -175,6 +180,14 @@ def evaluate(cfg: RunConfig, reporter: Reporter) -> list[ModelResult]:
             "no usable evaluation prompts (every one is longer than "
             f"data.max_prompt_length={cfg.data.max_prompt_length} tokens, or the data is empty)"
         )
+    try:
+        resolved = require_scorers(
+            cfg.reward.function, (p.data_source for p in prompts), "the evaluation prompts"
+        )
+    except UnresolvedRewardError as exc:
+        raise EvaluationError(str(exc)) from None
+    if resolved:
+        reporter.log("info", describe_resolution(resolved))
     total = len(prompts) * e.k * len(sources)
     reporter.metrics(0, {"eval/total_responses": float(total)})
     reporter.log(

@@ -23,6 +23,7 @@ from trainer.reporting.sample_policy import (
     train_records,
     val_records,
 )
+from trainer.rewards.resolution import describe_resolution, require_scorers
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
 from trainer.training.checkpoint import (
@@ -105,6 +106,13 @@ class Trainer:
                 cfg.data.val_files, self.state.tokenizer, cfg.data, tools
             )
             self.val_items = self.val_items[: cfg.data.max_val_samples]
+        resolved = require_scorers(
+            cfg.reward.function,
+            (item.data_source for item in [*self.train_items, *self.val_items]),
+            "the training and validation rows",
+        )
+        if resolved:
+            reporter.log("info", describe_resolution(resolved))
         self.sampler = ResumableSampler(
             num_items=len(self.train_items),
             batch_size=cfg.data.train_batch_size,

@@ -8,6 +8,7 @@ import os
 from typing import TYPE_CHECKING
 
 from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
+from trainer.rewards.by_data_source import DataSourceScorer
 from trainer.rewards.contract import RewardScorer
 from trainer.rewards.inprocess import InProcessScorer
 from trainer.rewards.loader import RewardCodeError, load_reward, read_reward_file
@@ -27,37 +28,45 @@ def make_scorer(
     limits: SandboxLimits | None = None,
     require_full_isolation: bool | None = None,
 ) -> RewardScorer:
-    """The scorer ``reward`` config asks for: a built-in or custom function, run in a
-    `SandboxPool` (the default), or in-process for ``executor="inprocess"`` (trusted
-    code only: logged as a warning)."""
-    if cfg.function == "custom":
-        if not cfg.custom_path:
-            raise RewardCodeError("reward.function='custom' needs reward.custom_path")
-        code, name, filename = read_reward_file(cfg.custom_path), cfg.custom_name, cfg.custom_path
-    elif cfg.function in BUILTIN_REWARDS:
-        code, name, filename = builtin_source(cfg.function), "compute_score", "reward.py"
-    else:
-        raise RewardCodeError(
-            f"reward.function={cfg.function!r} is not a built-in; choose one of "
-            f"{', '.join(BUILTIN_REWARDS)} or 'custom' with reward.custom_path"
-        )
-    if cfg.executor == "inprocess":
-        logger.warning(
-            "reward.executor='inprocess': reward %r runs in this process, unsandboxed "
-            "(trusted code only)",
-            cfg.custom_path if cfg.function == "custom" else cfg.function,
-        )
-        if cfg.function != "custom":
-            return InProcessScorer(BUILTIN_REWARDS[cfg.function], kwargs=cfg.kwargs)
-        loaded = load_reward(code, name, filename=filename)
-        return InProcessScorer(loaded.fn, loaded.batch_fn, kwargs=cfg.kwargs)
+    """The scorer ``reward`` config asks for: a built-in or custom function, or with no
+    function chosen the built-in each row's data source resolves to (`DataSourceScorer`);
+    run in a `SandboxPool` (the default), or in-process for ``executor="inprocess"``
+    (trusted code only: logged as a warning)."""
     count = workers if workers is not None else max(1, min(2, os.cpu_count() or 1))
-    return SandboxPool(
-        code,
-        name,
-        count,
-        limits,
-        require_full_isolation=require_full_isolation,
-        filename=filename,
-        kwargs=cfg.kwargs,
-    )
+
+    def scorer_of(function: str) -> RewardScorer:
+        if function == "custom":
+            if not cfg.custom_path:
+                raise RewardCodeError("reward.function='custom' needs reward.custom_path")
+            code = read_reward_file(cfg.custom_path)
+            name, filename = cfg.custom_name, cfg.custom_path
+        elif function in BUILTIN_REWARDS:
+            code, name, filename = builtin_source(function), "compute_score", "reward.py"
+        else:
+            raise RewardCodeError(
+                f"reward.function={function!r} is not a built-in; choose one of "
+                f"{', '.join(BUILTIN_REWARDS)} or 'custom' with reward.custom_path"
+            )
+        if cfg.executor == "inprocess":
+            logger.warning(
+                "reward.executor='inprocess': reward %r runs in this process, unsandboxed "
+                "(trusted code only)",
+                cfg.custom_path if function == "custom" else function,
+            )
+            if function != "custom":
+                return InProcessScorer(BUILTIN_REWARDS[function], kwargs=cfg.kwargs)
+            loaded = load_reward(code, name, filename=filename)
+            return InProcessScorer(loaded.fn, loaded.batch_fn, kwargs=cfg.kwargs)
+        return SandboxPool(
+            code,
+            name,
+            count,
+            limits,
+            require_full_isolation=require_full_isolation,
+            filename=filename,
+            kwargs=cfg.kwargs,
+        )
+
+    if cfg.function is None:
+        return DataSourceScorer(scorer_of)
+    return scorer_of(cfg.function)

@@ -101,8 +101,9 @@ export function useLogs(id: number, level: string) {
   return useQuery({ queryKey: runKeys.logs(id, level), queryFn: ({ signal }) => fetchLogs(id, level, signal) });
 }
 
-export function useCheckpoints(id: number) {
-  return useQuery({ queryKey: runKeys.checkpoints(id), queryFn: ({ signal }) => fetchCheckpoints(id, signal) });
+/** A run's checkpoints (none asked for while `enabled` is false: no run chosen yet). */
+export function useCheckpoints(id: number, enabled = true) {
+  return useQuery({ queryKey: runKeys.checkpoints(id), queryFn: ({ signal }) => fetchCheckpoints(id, signal), enabled });
 }
 
 export function useAlerts(id: number) {

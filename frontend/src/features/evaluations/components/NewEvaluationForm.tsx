@@ -8,6 +8,7 @@ import { errorMessage } from "../../../api/client";
 import type { Schemas } from "../../../api/client";
 import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useModels } from "../../models/hooks";
+import { RewardVersionPicker } from "../../runs/components/Pickers";
 import { useCheckpoints, useRuns } from "../../runs/hooks";
 import type { EvaluationCreate } from "../api";
 import styles from "../evaluations.module.css";
@@ -30,12 +31,13 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
   const [checkpointRun, setCheckpointRun] = useState<number | null>(null);
   const [chosenSteps, setChosenSteps] = useState<number[]>([]);
   const [prompts, setPrompts] = useState<Prompts>({ kind: "run", run: null });
+  const [rewardVersion, setRewardVersion] = useState<number | null>(null);
   const [builtin, setBuiltin] = useState<Builtin | "">("");
   const [greedy, setGreedy] = useState(true);
   const [k, setK] = useState("4");
   const [temperature, setTemperature] = useState("1.0");
   const [maxPrompts, setMaxPrompts] = useState("");
-  const checkpoints = useCheckpoints(checkpointRun ?? 0);
+  const checkpoints = useCheckpoints(checkpointRun ?? 0, checkpointRun !== null);
   const policies = useMemo(() => (models.data ?? []).filter((m) => m.role === "policy" && m.status === "ready"), [models.data]);
   const runList = runs.data?.results ?? [];
   const versions = [...datasets.versions.entries()].flatMap(([id, list]) =>
@@ -51,7 +53,7 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
       name: name || undefined,
       models: [...chosenModels.map((model) => ({ model })), ...chosenSteps.map((step) => ({ run: checkpointRun as number, step }))],
       ...(prompts.kind === "run" ? { validation_of_run: prompts.run } : { dataset_version: prompts.version }),
-      ...(builtin ? { builtin_reward: builtin } : {}),
+      ...(rewardVersion !== null ? { reward_version: rewardVersion } : builtin ? { builtin_reward: builtin } : {}),
       greedy,
       k: greedy ? 1 : Number(k),
       temperature: Number(temperature),
@@ -146,18 +148,25 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
           </select>
         )}
       </Field>
-      <Field label="Reward" help="Default: the run's reward (for a run's validation data), else the built-in arith." errors={fieldErrorsAt(error, "builtin_reward")}>
-        {(props) => (
-          <select {...props} className={inputClass} value={builtin} onChange={(e) => setBuiltin(e.target.value as Builtin | "")}>
-            <option value="">Default</option>
-            {BUILTINS.map((b) => (
-              <option key={b} value={b}>
-                built-in {b}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <RewardVersionPicker slug={slug} value={rewardVersion} onChange={setRewardVersion} errors={fieldErrorsAt(error, "reward_version")} emptyLabel="None: a built-in reward or the default" />
+      {rewardVersion === null ? (
+        <Field
+          label="Built-in reward"
+          help="Default: the run's reward for a run's validation data; otherwise each row's data source picks its scorer (arith, countdown, and verl's GSM8K, MATH, DAPO and Search-R1 sources). Data of any other source needs a reward."
+          errors={fieldErrorsAt(error, "builtin_reward")}
+        >
+          {(props) => (
+            <select {...props} className={inputClass} value={builtin} onChange={(e) => setBuiltin(e.target.value as Builtin | "")}>
+              <option value="">Default</option>
+              {BUILTINS.map((b) => (
+                <option key={b} value={b}>
+                  built-in {b}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      ) : null}
       <label>
         <input type="checkbox" checked={greedy} onChange={(e) => setGreedy(e.target.checked)} /> Greedy (one response per prompt)
       </label>
@@ -167,7 +176,7 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
             {(props) => <input {...props} className={inputClass} type="number" min={1} max={64} value={k} onChange={(e) => setK(e.target.value)} />}
           </Field>
           <Field label="Temperature" errors={fieldErrorsAt(error, "temperature")}>
-            {(props) => <input {...props} className={inputClass} type="number" step="0.1" min={0.01} max={2} value={temperature} onChange={(e) => setTemperature(e.target.value)} />}
+            {(props) => <input {...props} className={inputClass} type="number" step={0.01} min={0.01} max={2} value={temperature} onChange={(e) => setTemperature(e.target.value)} />}
           </Field>
         </div>
       ) : null}

@@ -261,7 +261,7 @@ export function RewardVersionPicker({
   value,
   onChange,
   errors,
-  emptyLabel = "(the config's built-in reward)",
+  emptyLabel = "(the config's built-in, or the scorer of each row's data source)",
   offerBuiltin = false,
 }: PickerProps & { offerBuiltin?: boolean }) {
   const [functionId, setFunctionId] = useState<number | null>(null);
