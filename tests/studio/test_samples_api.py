@@ -126,6 +126,13 @@ def test_reward_version_filter(world, run, varied):
     version = varied["middle"].reward_version
     assert version is not None
     assert listed(world.client("viewer"), run, reward_version=version.pk) == [varied["middle"].pk]
+    # People know it as v1: the number filters too, and a sample names it so.
+    assert listed(world.client("viewer"), run, reward_version_number=1) == [varied["middle"].pk]
+    assert listed(world.client("viewer"), run, reward_version_number=2) == []
+    sample = world.client("viewer").get(f"/api/samples/{varied['middle'].pk}/").json()
+    assert (sample["reward_function_name"], sample["reward_version_number"]) == ("exact", 1)
+    plain = world.client("viewer").get(f"/api/samples/{varied['early'].pk}/").json()
+    assert (plain["reward_function_name"], plain["reward_version_number"]) == (None, None)
 
 
 @pytest.mark.parametrize(

@@ -3758,6 +3758,9 @@ export interface components {
             readonly finish_reason: string;
             readonly error: string;
             readonly reward_version: number | null;
+            /** @description The reward version's number within its function (v2), as people know it. */
+            readonly reward_version_number: number | null;
+            readonly reward_function_name: string | null;
             readonly superseded: boolean;
             /** Format: date-time */
             readonly created_at: string;
@@ -3792,6 +3795,9 @@ export interface components {
             readonly finish_reason: string;
             readonly error: string;
             readonly reward_version: number | null;
+            /** @description The reward version's number within its function (v2), as people know it. */
+            readonly reward_version_number: number | null;
+            readonly reward_function_name: string | null;
             readonly superseded: boolean;
             /** Format: date-time */
             readonly created_at: string;
@@ -7398,6 +7404,7 @@ export interface operations {
                 /** @description Full-text search of prompt and response (web syntax: words, "a phrase", or, -word). */
                 q?: string;
                 reward_version?: number;
+                reward_version_number?: number;
                 run: number;
                 score_max?: number;
                 score_min?: number;

@@ -159,6 +159,7 @@ def with_labels(samples: QuerySet[RolloutSample]) -> QuerySet[RolloutSample]:
     labels = SampleLabel.objects.select_related("author").order_by("id")
     return (
         samples.prefetch_related(Prefetch("labels", queryset=labels))
+        .select_related("reward_version__function")
         .defer("search", "token_data", "turns")
         .annotate(
             token_data_recorded=ExpressionWrapper(

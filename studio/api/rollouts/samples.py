@@ -71,7 +71,9 @@ class SampleViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectSco
         if not user.is_authenticated:
             return RolloutSample.objects.none()
         labels = SampleLabel.objects.select_related("author").order_by("id")
-        samples = RolloutSample.objects.prefetch_related(Prefetch("labels", queryset=labels))
+        samples = RolloutSample.objects.prefetch_related(
+            Prefetch("labels", queryset=labels)
+        ).select_related("reward_version__function")
         if self.action == "retrieve":
             samples = samples.defer("search")
         else:  # token data and turns only travel in the detail

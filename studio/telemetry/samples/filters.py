@@ -73,6 +73,11 @@ class SampleFilter(filters.FilterSet):
         "groups whose scores are all equal (at their step).",
     )
     reward_version = IntegerFilter(field_name="reward_version_id", min_value=1)
+    reward_version_number = IntegerFilter(
+        field_name="reward_version__number",
+        min_value=1,
+        help_text="Samples scored by version N of a reward function (v2: 2).",
+    )
     turns_min = IntegerFilter(
         field_name="num_turns",
         lookup_expr="gte",

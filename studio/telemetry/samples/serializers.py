@@ -54,6 +54,15 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
     num_turns = serializers.IntegerField(
         read_only=True, help_text="Turns of a multi-turn episode (0: a single-turn sample)."
     )
+    reward_version_number = serializers.IntegerField(
+        source="reward_version.number",
+        read_only=True,
+        allow_null=True,
+        help_text="The reward version's number within its function (v2), as people know it.",
+    )
+    reward_function_name = serializers.CharField(
+        source="reward_version.function.name", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = RolloutSample
@@ -77,6 +86,8 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
             "finish_reason",
             "error",
             "reward_version",
+            "reward_version_number",
+            "reward_function_name",
             "superseded",
             "created_at",
             "labels",

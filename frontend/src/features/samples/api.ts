@@ -32,6 +32,7 @@ export type SampleQuery = {
   split?: string;
   data_source?: string;
   reward_version?: number;
+  reward_version_number?: number;
   label?: string;
   has_error?: boolean;
   turns_min?: number;

@@ -11,7 +11,7 @@ function answer(id: number, step: number, prompt = "Q"): Sample {
   return {
     id, run: 9, attempt: 1, step, split: "eval", group_id: "0:7", data_source: "arith", prompt, response: `A${id}`,
     ground_truth: "5", score: 1, components: {}, reward_extra: {}, advantage: 0, prompt_length: 3, response_length: 4,
-    finish_reason: "stop", error: "", reward_version: null, superseded: false, created_at: "2026-01-01T00:00:00Z",
+    finish_reason: "stop", error: "", reward_version: null, reward_version_number: null, reward_function_name: null, superseded: false, created_at: "2026-01-01T00:00:00Z",
     labels: [], has_token_data: false, num_turns: 0,
   };  // prettier-ignore
 }

@@ -65,7 +65,7 @@ describe("EvaluationPage", () => {
     const answer = (id: number, step: number, response: string) => ({
       id, run: 12, attempt: 1, step, split: "eval", group_id: "0:7", data_source: "arith", prompt, response,
       ground_truth: "1 2 3", score: step === 3 ? 1 : 0, components: {}, reward_extra: {}, advantage: 0, prompt_length: 9,
-      response_length: 4, finish_reason: "stop", error: "", reward_version: null, superseded: false,
+      response_length: 4, finish_reason: "stop", error: "", reward_version: null, reward_version_number: null, reward_function_name: null, superseded: false,
       created_at: "2026-01-01T00:00:00Z", labels: [], has_token_data: false, num_turns: 0,
     });  // prettier-ignore
     const running = { ...evaluation, status: "running", question, results: { ...evaluation.results, progress: { responses: 2, total: 3, fraction: 2 / 3 } } };

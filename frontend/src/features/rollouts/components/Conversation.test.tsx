@@ -26,7 +26,7 @@ function sample(turns: Turn[] | null): Sample & { turns: Turn[] | null } {
     id: 7, run: 3, attempt: 1, step: 2, split: "train", group_id: "g1", data_source: "arith",
     prompt: "What is 2 + 3?", response: "FLAT RESPONSE TEXT", ground_truth: "5", score: 1,
     components: {}, reward_extra: {}, advantage: 0.5, prompt_length: 5, response_length: 30, finish_reason: "stop",
-    error: "", reward_version: null, superseded: false, created_at: "2026-01-01T00:00:00Z",
+    error: "", reward_version: null, reward_version_number: null, reward_function_name: null, superseded: false, created_at: "2026-01-01T00:00:00Z",
     labels: [], has_token_data: true, num_turns: turns?.length ?? 0, turns,
   };  // prettier-ignore
 }

@@ -181,6 +181,7 @@ export function FilterBar(props: Props) {
         label="Reward version"
         type="number"
         narrow
+        placeholder="v…"
         value={show(filters.rewardVersion)}
         onCommit={(v) => onChange({ ...filters, rewardVersion: num(v) })}
       />

@@ -52,8 +52,10 @@ export function SampleDetail({ sample, base, me }: Props) {
         </div>
         {sample.reward_version ? (
           <div className={styles.stat}>
-            <dt>reward version</dt>
-            <dd>{sample.reward_version}</dd>
+            <dt>reward</dt>
+            <dd>
+              {sample.reward_function_name} v{sample.reward_version_number}
+            </dd>
           </div>
         ) : null}
       </dl>

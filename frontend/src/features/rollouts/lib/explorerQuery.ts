@@ -79,7 +79,7 @@ export function parseFilters(params: URLSearchParams): ExplorerFilters {
     scoreMin: number(params.get("score_min")),
     scoreMax: number(params.get("score_max")),
     dataSource: params.get("data_source") ?? "",
-    rewardVersion: step(params.get("reward_version")),
+    rewardVersion: step(params.get("reward_version_number")),
     label: params.get("label") ?? "",
     errorsOnly: params.get("errors") === "1",
     episodesOnly: params.get("episodes") === "1",
@@ -99,7 +99,7 @@ export function writeFilters(filters: ExplorerFilters, base?: URLSearchParams): 
   const params = new URLSearchParams(base);
   for (const key of [
     "step", "steps", "step_min", "step_max", "split", "score_min", "score_max", "data_source",
-    "reward_version", "label", "errors", "episodes", "q", "signal", "groups", "component", "follow",
+    "reward_version_number", "label", "errors", "episodes", "q", "signal", "groups", "component", "follow",
   ]) {
     params.delete(key);
   }
@@ -118,7 +118,7 @@ export function writeFilters(filters: ExplorerFilters, base?: URLSearchParams): 
   set("score_min", filters.scoreMin);
   set("score_max", filters.scoreMax);
   set("data_source", filters.dataSource);
-  set("reward_version", filters.rewardVersion);
+  set("reward_version_number", filters.rewardVersion);
   set("label", filters.label);
   set("errors", filters.errorsOnly);
   set("episodes", filters.episodesOnly);
@@ -139,7 +139,7 @@ export function sampleQuery(run: number, filters: ExplorerFilters): SampleQuery 
   if (filters.scoreMax !== null) query.score_max = filters.scoreMax;
   if (filters.split) query.split = filters.split;
   if (filters.dataSource) query.data_source = filters.dataSource;
-  if (filters.rewardVersion !== null) query.reward_version = filters.rewardVersion;
+  if (filters.rewardVersion !== null) query.reward_version_number = filters.rewardVersion;
   if (filters.label) query.label = filters.label;
   if (filters.errorsOnly) query.has_error = true;
   if (filters.episodesOnly) query.turns_min = 1;

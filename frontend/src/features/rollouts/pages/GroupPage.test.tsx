@@ -7,7 +7,7 @@ function sample(id: number, score: number) {
     id, run: 3, attempt: 1, step: 2, split: "train", group_id: "g1", data_source: "arith",
     prompt: "What is 2 + 3?", response: `answer ${id}`, ground_truth: "5", score,
     components: { format: 1 }, advantage: 0, prompt_length: 5, response_length: 3,
-    finish_reason: "eos", error: "", reward_version: null, superseded: false,
+    finish_reason: "eos", error: "", reward_version: null, reward_version_number: null, reward_function_name: null, superseded: false,
     created_at: "2026-01-01T00:00:00Z", labels: [], has_token_data: false,
   };  // prettier-ignore
 }
