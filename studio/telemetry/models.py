@@ -99,6 +99,10 @@ class RolloutSample(models.Model):
     # episodes without reading the conversation; db_default keeps COPY paths working.
     turns = models.JSONField(null=True, blank=True)
     num_turns = models.PositiveIntegerField(default=0, db_default=0)
+    # The prompt's row in the data file the run read (0-based; its dataset version's row
+    # through the run's split): what a label export copies. Null for samples reported
+    # without one (older trainers, prompts from no file).
+    source_row = models.PositiveIntegerField(null=True, blank=True)
     # to_tsvector('english', prompt || response), kept current by a database trigger
     # (migration 0002), so every insert path (ingest, bulk_create, COPY) is searchable.
     search = SearchVectorField(null=True)

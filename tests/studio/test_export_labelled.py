@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from django.core.files.storage import default_storage
 
+from studio.datasets.heldout import held_out_mask
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.projects.models import AuditEvent
 from studio.runs.models import Run
@@ -97,9 +99,13 @@ def test_a_dry_run_to_a_new_dataset_says_what_it_would_hold_and_stores_nothing(w
         url(run), {"new_dataset": "fresh", "dry_run": True}, format="json"
     )
     assert response.status_code == 200, response.content
-    assert response.json() == {
+    body = response.json()
+    examples = body.pop("examples")
+    assert body == {
         "rows": 3,
+        "samples": 3,
         "labels": [{"name": "good", "count": 2}, {"name": "bad", "count": 1}],
+        "from_text": 3,  # stored without their dataset row
         "new_dataset": True,
         "dataset": None,
         "name": "fresh",
@@ -107,6 +113,13 @@ def test_a_dry_run_to_a_new_dataset_says_what_it_would_hold_and_stores_nothing(w
         "latest_number": None,
         "latest_rows": None,
     }
+    assert examples[0] == {
+        "data_source": "gsm8k",
+        "prompt": [{"role": "user", "content": "What is 6 * 7?"}],
+        "ground_truth": "42",
+        "label_names": "good",
+    }
+    assert len(examples) == 3
     assert stored(media) == before
     assert not Dataset.objects.filter(name="fresh").exists()
 
@@ -119,9 +132,13 @@ def test_a_dry_run_to_an_existing_dataset_names_the_version_it_would_become(
         url(run), {"dataset": dataset.pk, "label": "bad", "dry_run": True}, format="json"
     )
     assert response.status_code == 200, response.content
-    assert response.json() == {
+    body = response.json()
+    assert [e["label_names"] for e in body.pop("examples")] == ["bad"]
+    assert body == {
         "rows": 1,
+        "samples": 1,
         "labels": [{"name": "bad", "count": 1}],
+        "from_text": 1,
         "new_dataset": False,
         "dataset": dataset.pk,
         "name": "gsm8k",
@@ -198,3 +215,86 @@ def test_viewers_may_neither_export_nor_preview(world, run, media):
         response = viewer.post(url(run), {"new_dataset": "mine", **extra}, format="json")
         assert response.status_code == 403
     assert not Dataset.objects.exists()
+
+
+def _version_of_rows(world, media) -> DatasetVersion:
+    """A CSV-like version: prompt and answer columns plus a `difficulty` column (its
+    rows' own extra info); one of its ten rows is held out (chosen by hash)."""
+    from studio.datasets.normalise import ColumnMapping
+    from studio.datasets.versions import add_version
+    from tests.verl_data import parquet_bytes
+
+    rows = [
+        {
+            "prompt": f"max({i},{20 - i})=",
+            "answer": str(max(i, 20 - i)),
+            "difficulty": "hard" if i % 2 else "easy",
+        }
+        for i in range(10)
+    ]
+    source = media / "larger.parquet"
+    source.write_bytes(parquet_bytes(rows))
+    dataset = Dataset.objects.create(project=world.project, name="larger", created_by=world.owner)
+    return add_version(
+        dataset, source, "larger.parquet", ColumnMapping(), message="", user=world.owner
+    )
+
+
+def test_an_export_copies_each_samples_dataset_row_untemplated_with_its_own_extra_info(
+    world, media
+):
+    version = _version_of_rows(world, media)
+    run = make_run(world.project, name="larger-run")
+    run.dataset_version, run.validation = version, "held_out"
+    run.save()
+    with version.file.open("rb") as handle:
+        held_out = held_out_mask(pq.read_table(handle))
+    training = [i for i, held in enumerate(held_out) if not held]
+    validating = [i for i, held in enumerate(held_out) if held]
+    assert len(validating) == 1
+    # The trainer reports a row of the file it read: the training rows, or the held-out
+    # ones. Two samples of one GRPO group share a row.
+    trained, checked = training[4], validating[0]
+    templated = "<|im_start|>user\nmax({i},{j})=<|im_end|>\n<|im_start|>assistant\n"
+    for position in (0, 1):
+        sample = make_sample(
+            run,
+            prompt=templated.format(i=trained, j=20 - trained),
+            source_row=4,
+            position=position,
+        )
+        label(sample, "good", world.member)
+    held = make_sample(
+        run, prompt=templated.format(i=checked, j=20 - checked), source_row=0, split="val"
+    )
+    label(held, "bad", world.member)
+    old = make_sample(run, prompt="an old sample's prompt", ground_truth="9")
+    label(old, "good", world.member)
+
+    client = world.client("member")
+    preview = client.post(url(run), {"new_dataset": "x", "dry_run": True}, format="json").json()
+    assert (preview["rows"], preview["samples"], preview["from_text"]) == (3, 4, 1)
+    assert preview["labels"] == [{"name": "good", "count": 3}, {"name": "bad", "count": 1}]
+    first = f"max({trained},{20 - trained})="
+    second = f"max({checked},{20 - checked})="
+    assert preview["examples"][0]["prompt"] == [{"role": "user", "content": first}]
+
+    response = client.post(url(run), {"new_dataset": "larger-labelled"}, format="json")
+    assert response.status_code == 201, response.content
+    exported = Dataset.objects.get(name="larger-labelled").versions.get()
+    records = read_prompt_records(
+        Path(default_storage.path(str(exported.file.name))), DataConfig(format="verl")
+    )
+    by_prompt = {r.messages[0]["content"]: r for r in records}
+    assert set(by_prompt) == {first, second, "an old sample's prompt"}
+    for row, prompt in ((trained, first), (checked, second)):
+        record = by_prompt[prompt]
+        assert record.messages == [{"role": "user", "content": prompt}]  # templated once
+        assert record.ground_truth == str(max(row, 20 - row))
+        assert record.extra_info["difficulty"] == ("hard" if row % 2 else "easy")
+    assert (by_prompt[first].extra_info["label"], by_prompt[first].extra_info["split"]) == (
+        "good",
+        "train",
+    )
+    assert by_prompt[second].extra_info["split"] == "val"
+    assert by_prompt["an old sample's prompt"].extra_info["from_sample_text"] is True

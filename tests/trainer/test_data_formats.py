@@ -102,6 +102,7 @@ def test_it_maps_a_prompt_answer_csv_to_records(tmp_path: Path) -> None:
             messages=[{"role": "user", "content": "2+2="}],
             ground_truth="4",
             extra_info={"level": "easy", "index": 0},
+            position=0,
         ),
         PromptRecord(
             index=1,
@@ -109,6 +110,7 @@ def test_it_maps_a_prompt_answer_csv_to_records(tmp_path: Path) -> None:
             messages=[{"role": "user", "content": "9-3="}],
             ground_truth="6",
             extra_info={"level": "hard", "index": 1},
+            position=1,
         ),
     ]
 

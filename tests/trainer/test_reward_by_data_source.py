@@ -49,6 +49,11 @@ def test_a_run_with_no_reward_scores_gsm8k_and_math_rows_with_verls_default(demo
     }
     assert {s.reward_extra.get("scorer") for s in reporter.samples_seen} == {"verl_default"}
     assert not [s for s in reporter.samples_seen if s.error]
+    # Each sample names its row of the file (GSM8K rows are the even ones).
+    for sample in reporter.samples_seen:
+        assert sample.row is not None
+        even = sample.data_source == "openai/gsm8k"
+        assert sample.row % 2 == (0 if even else 1)
 
 
 def test_data_of_a_source_without_a_scorer_is_refused_before_step_1(demo_assets, tmp_path):

@@ -79,6 +79,7 @@ class PromptRecord:
     messages: list[dict[str, str]]  # chat messages; a plain string prompt is one user message
     ground_truth: Any  # reward_model.ground_truth (or the answer column), type as stored
     extra_info: dict[str, Any]  # passed to the reward function unchanged
+    position: int = -1  # 0-based row of its file (-1: a prompt that came from no file)
 
 
 def read_rows(path: str | Path, limits: ReadLimits | None = None) -> list[Row]:
@@ -300,6 +301,7 @@ def _verl_record(row: Row, position: int, path: Path, cfg: DataConfig) -> Prompt
         messages=_messages(row.get(cfg.prompt_key), path, number, cfg.prompt_key),
         ground_truth=reward_model["ground_truth"],
         extra_info=dict(extra_info),
+        position=position,
     )
 
 
@@ -324,6 +326,7 @@ def _prompt_answer_record(row: Row, position: int, path: Path, cfg: DataConfig) 
         messages=_messages(row.get(cfg.prompt_key), path, number, cfg.prompt_key),
         ground_truth=answer,
         extra_info=extra_info,
+        position=position,
     )
 
 

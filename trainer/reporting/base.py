@@ -41,6 +41,10 @@ class SampleRecord:
     # "tool_calls": [{"name": str, "arguments": dict}] (assistant), "name": str and
     # "error": str (tool results), "reward": float (per-turn reward). None for single-turn.
     turns: list[dict[str, Any]] | None = None
+    # The prompt's row: its 0-based position in its data file (train_files for training
+    # samples, val_files for validation and evaluation ones); None: from no file row.
+    # The studio finds the dataset version's row by it (a label export copies that row).
+    row: int | None = None
 
 
 class Reporter(Protocol):

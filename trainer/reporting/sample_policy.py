@@ -151,6 +151,7 @@ def to_record(
         split=split,
         token_data=tokens,
         turns=recorded_turns(sample.completion.turns),
+        row=sample.prompt.row if sample.prompt.row >= 0 else None,
     )
 
 

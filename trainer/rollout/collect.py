@@ -19,6 +19,7 @@ class PromptItem:
     data_source: str
     ground_truth: Any
     extra_info: dict[str, Any] = field(default_factory=dict)
+    row: int = -1  # its row's 0-based position in its data file (-1: from no file)
 
 
 @dataclass

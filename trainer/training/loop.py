@@ -59,6 +59,7 @@ def load_prompt_items(
                 data_source=e.record.data_source,
                 ground_truth=e.record.ground_truth,
                 extra_info=dict(e.record.extra_info),
+                row=e.record.position,
             )
             for e in encoded
         ]

@@ -2362,11 +2362,27 @@ export interface components {
             sampling?: components["schemas"]["SamplingRequest"];
             chats: components["schemas"]["ChatRequest"][];
         };
+        ExportExample: {
+            data_source: string;
+            /** @description The row's chat messages, as the dataset holds them (no chat template). */
+            prompt: {
+                [key: string]: string;
+            }[];
+            ground_truth: string;
+            /** @description Its labels, comma separated. */
+            label_names: string;
+        };
         ExportPreview: {
             /** @description Rows the version would hold (one per prompt). */
             rows: number;
-            /** @description Rows per label, most first (a row with two labels counts twice). */
+            /** @description Labelled samples the rows come from. */
+            samples: number;
+            /** @description Labelled samples per label, most first (a sample with two labels counts twice). */
             labels: components["schemas"]["LabelCount"][];
+            /** @description Rows whose dataset row is unknown (samples stored before the trainer reported it): their prompt is the text the sample shows, chat template included. */
+            from_text: number;
+            /** @description The first rows it would write. */
+            examples: components["schemas"]["ExportExample"][];
             /** @description Whether the export creates the dataset. */
             new_dataset: boolean;
             /** @description The existing dataset's id; null: a new one. */
@@ -2637,6 +2653,11 @@ export interface components {
              * @default null
              */
             turns: components["schemas"]["IngestTurn"][] | null;
+            /**
+             * Row
+             * @default null
+             */
+            row: number | null;
         };
         /** @enum {string} */
         IngestSampleDataSplitEnum: "train" | "val" | "eval";

@@ -240,7 +240,10 @@ class RunSamplesViewSet(ProjectScopedViewSet):
                 preview = preview_export(run, target, label)
                 body = {
                     "rows": preview.rows,
+                    "samples": preview.samples,
                     "labels": [{"name": n, "count": c} for n, c in preview.labels],
+                    "from_text": preview.from_text,
+                    "examples": preview.examples,
                     "new_dataset": preview.dataset is None,
                     "dataset": preview.dataset.pk if preview.dataset is not None else None,
                     "name": preview.name,

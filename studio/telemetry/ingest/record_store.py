@@ -266,6 +266,7 @@ class _Writer:
                     "token_data": None if s.token_data is None else Jsonb(_json_safe_series(s)),
                     "turns": None if s.turns is None else Jsonb(s.stored_turns()),
                     "num_turns": len(s.turns or ()),
+                    "source_row": s.row,
                     "created_at": _datetime(r.time),
                 }
                 for name, _ in _SAMPLE_COLUMNS:
@@ -357,6 +358,7 @@ _SAMPLE_COLUMNS = (
     ("token_data", "jsonb"),
     ("turns", "jsonb"),
     ("num_turns", "integer"),
+    ("source_row", "integer"),
     ("created_at", "timestamptz"),
 )
 

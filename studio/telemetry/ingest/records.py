@@ -178,6 +178,8 @@ class SampleData(Strict):
     split: Literal["train", "val", "eval"] = "train"
     token_data: dict[Name, TokenSeries] | None = Field(None, max_length=MAX_TOKEN_SERIES)
     turns: list[Turn] | None = Field(None, max_length=MAX_TURNS)
+    # The prompt's row in the run's data file (trainer.reporting.base.SampleRecord.row).
+    row: int | None = Field(None, ge=0, le=2**31 - 1)
 
     @field_validator("token_data")
     @classmethod

@@ -31,6 +31,7 @@ from studio.datasets.stats import dataset_stats
 from studio.datasets.versions import staging_folder, store_version
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, SampleLabel
+from studio.telemetry.samples.source_rows import source_records
 from trainer.config.schema import DataConfig
 from trainer.data.formats import DataFormatError, records_from_rows
 
@@ -60,8 +61,11 @@ class ExportTarget:
 class ExportPreview:
     """What an export would store, and where."""
 
-    rows: int
-    labels: list[tuple[str, int]]  # rows per label, most rows first (a row may have several)
+    rows: int  # one per prompt
+    samples: int  # labelled samples (a GRPO group's samples share one prompt)
+    labels: list[tuple[str, int]]  # samples per label, most first (a sample may have several)
+    from_text: int  # rows made from a sample's shown prompt: its dataset row is unknown
+    examples: list[dict[str, Any]]  # the first rows, as they would be written
     dataset: Dataset | None  # None: a new dataset
     name: str  # the dataset's name (the new one's, or the existing one's)
     number: int  # the version number the export would get
@@ -81,9 +85,13 @@ def _check_name_free(run: Run, name: str) -> None:
         )
 
 
-def _rows_of(run: Run, label: str | None) -> list[dict[str, Any]]:
+def _rows_of(
+    run: Run, label: str | None, samples: list[RolloutSample] | None = None
+) -> list[dict[str, Any]]:
     """The verl rows of the export, refused like the export refuses them."""
-    rows = verl_rows(run, labelled_samples(run, label), label)
+    if samples is None:
+        samples = labelled_samples(run, label)
+    rows = verl_rows(run, samples, label)
     if not rows:
         raise NothingToExport(f"run {run.pk} has no live samples with {_wanted(label)}")
     try:
@@ -97,21 +105,42 @@ def preview_export(run: Run, target: ExportTarget, label: str | None) -> ExportP
     """What `export_labelled(run, target, label, ...)` would store now; stores nothing."""
     if target.new_name is not None:
         _check_name_free(run, target.new_name)
-    rows = _rows_of(run, label)
-    counts = Counter(name for row in rows for name in row["extra_info"]["label"].split(","))
+    samples = labelled_samples(run, label)
+    rows = _rows_of(run, label, samples)
+    counts = Counter(
+        name
+        for sample in samples
+        for name in ([label] if label else {item.label for item in sample.labels.all()})
+    )
     labels = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     latest = None
     if target.dataset is not None:
         latest = target.dataset.versions.order_by("-number").first()
     return ExportPreview(
         rows=len(rows),
+        samples=len(samples),
         labels=labels,
+        from_text=sum(1 for row in rows if row["extra_info"].get("from_sample_text")),
+        examples=[_example(row) for row in rows[:PREVIEW_ROWS]],
         dataset=target.dataset,
         name=target.dataset.name if target.dataset is not None else str(target.new_name),
         number=latest.number + 1 if latest is not None else 1,
         latest_number=latest.number if latest is not None else None,
         latest_rows=latest.row_count if latest is not None else None,
     )
+
+
+PREVIEW_ROWS = 3
+
+
+def _example(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as the confirmation shows it: the prompt's messages, ground truth, labels."""
+    return {
+        "data_source": row["data_source"],
+        "prompt": row["prompt"],
+        "ground_truth": str(row["reward_model"]["ground_truth"])[:500],
+        "label_names": row["extra_info"]["label"],
+    }
 
 
 def labelled_samples(run: Run, label: str | None) -> list[RolloutSample]:
@@ -129,22 +158,38 @@ def labelled_samples(run: Run, label: str | None) -> list[RolloutSample]:
 
 
 def verl_rows(run: Run, samples: list[RolloutSample], label: str | None) -> list[dict[str, Any]]:
+    """One verl row per labelled prompt: the dataset version's own row where the sample
+    says which it was (its prompt before any chat template, its ground truth and extra
+    info), else the sample's prompt text (`extra_info.from_sample_text`)."""
     rows: list[dict[str, Any]] = []
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[Any, ...]] = set()
+    sources = source_records(run, samples)
     # Only when some sample has it, so an export without extras keeps verl's columns.
     with_extras = any(sample.reward_extra for sample in samples)
     for sample in samples:
-        identity = (sample.data_source, sample.prompt, sample.ground_truth)
+        record = sources.get(sample.pk)
+        identity: tuple[Any, ...] = (
+            ("row", sample.split, sample.source_row)
+            if record is not None
+            else ("text", sample.data_source, sample.prompt, sample.ground_truth)
+        )
         if identity in seen:
             continue
         seen.add(identity)
         names = label or ",".join(sorted({item.label for item in sample.labels.all()}))
+        own = {**record.extra_info} if record is not None else {"from_sample_text": True}
         rows.append(
             {
-                "data_source": sample.data_source,
-                "prompt": [{"role": "user", "content": sample.prompt}],
-                "reward_model": {"style": "rule", "ground_truth": sample.ground_truth},
+                "data_source": record.data_source if record else sample.data_source,
+                "prompt": record.messages
+                if record
+                else [{"role": "user", "content": sample.prompt}],
+                "reward_model": {
+                    "style": "rule",
+                    "ground_truth": record.ground_truth if record else sample.ground_truth,
+                },
                 "extra_info": {
+                    **own,
                     "split": sample.split,
                     "index": len(rows),
                     "source_run": run.pk,
@@ -161,6 +206,21 @@ def verl_rows(run: Run, samples: list[RolloutSample], label: str | None) -> list
             }
         )
     return rows
+
+
+def _table(rows: list[dict[str, Any]]) -> pa.Table:
+    """The rows as one table. Rows copied from a dataset keep their ground truth's type;
+    beside rows made from sample text (strings) the types may disagree, and then every
+    ground truth is written as text, as the samples show it."""
+    try:
+        return pa.Table.from_pylist(rows)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        as_text = [
+            {**row, "reward_model": {**row["reward_model"], "ground_truth": str(truth)}}
+            for row in rows
+            for truth in [row["reward_model"]["ground_truth"]]
+        ]
+        return pa.Table.from_pylist(as_text)
 
 
 def export_labelled(
@@ -184,7 +244,7 @@ def export_labelled(
     staging = staging_folder()
     try:
         path = staging / filename
-        pq.write_table(pa.Table.from_pylist(rows), path)
+        pq.write_table(_table(rows), path)
         table = pq.read_table(path)
         cfg = DataConfig(format="verl")
         try:

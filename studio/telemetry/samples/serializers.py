@@ -209,11 +209,28 @@ class LabelCountSerializer(serializers.Serializer):
     count = serializers.IntegerField()
 
 
+class ExportExampleSerializer(serializers.Serializer):
+    data_source = serializers.CharField()
+    prompt = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()),
+        help_text="The row's chat messages, as the dataset holds them (no chat template).",
+    )
+    ground_truth = serializers.CharField()
+    label_names = serializers.CharField(help_text="Its labels, comma separated.")
+
+
 class ExportPreviewSerializer(serializers.Serializer):
     rows = serializers.IntegerField(help_text="Rows the version would hold (one per prompt).")
+    samples = serializers.IntegerField(help_text="Labelled samples the rows come from.")
     labels = LabelCountSerializer(
-        many=True, help_text="Rows per label, most first (a row with two labels counts twice)."
+        many=True,
+        help_text="Labelled samples per label, most first (a sample with two labels counts twice).",
     )
+    from_text = serializers.IntegerField(
+        help_text="Rows whose dataset row is unknown (samples stored before the trainer "
+        "reported it): their prompt is the text the sample shows, chat template included."
+    )
+    examples = ExportExampleSerializer(many=True, help_text="The first rows it would write.")
     new_dataset = serializers.BooleanField(help_text="Whether the export creates the dataset.")
     dataset = serializers.IntegerField(
         allow_null=True, help_text="The existing dataset's id; null: a new one."

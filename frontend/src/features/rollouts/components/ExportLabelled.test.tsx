@@ -38,7 +38,10 @@ function setup({ trainedOn = null as number | null, taken = false } = {}) {
         if (body.dry_run) {
           return jsonResponse({
             rows: 3,
-            labels: [{ name: "good", count: 2 }, { name: "bad", count: 1 }],
+            samples: 5,
+            labels: [{ name: "good", count: 4 }, { name: "bad", count: 1 }],
+            from_text: 1,
+            examples: [{ data_source: "arith", prompt: [{ role: "user", content: "max(2,15)=" }], ground_truth: "15", label_names: "good" }],
             new_dataset: !existing,
             dataset: existing?.id ?? null,
             name: existing?.name ?? body.new_dataset,
@@ -74,7 +77,9 @@ test("exporting defaults to a new dataset and confirms what it creates before wr
 
   fireEvent.click(screen.getByRole("button", { name: "Export…" }));
   const dialog = await screen.findByRole("dialog", { name: "Confirm the export" });
-  expect(dialog).toHaveTextContent("Creates dataset gsm8k-grpo-labelled v1 with 3 rows (good: 2, bad: 1).");
+  expect(dialog).toHaveTextContent("max(2,15)=");
+  expect(dialog).toHaveTextContent("1 row comes from samples stored without their dataset row");
+  expect(dialog).toHaveTextContent("Creates dataset gsm8k-grpo-labelled v1 with 3 rows, one per prompt of 5 labelled samples (good: 4 samples, bad: 1).");
   expect(screen.getByRole("button", { name: "Confirm" })).toHaveFocus();
   expect(posted).toEqual([{ new_dataset: "gsm8k-grpo-labelled", dry_run: true }]);
 
@@ -106,7 +111,7 @@ test("a new version of an existing dataset preselects the run's dataset and Esca
   fireEvent.click(screen.getByRole("button", { name: "Export…" }));
   const dialog = await screen.findByRole("dialog");
   expect(dialog).toHaveTextContent(
-    "Adds v5 to dataset gsm8k (its v4 has 1,200 rows) holding 3 rows (good: 2, bad: 1): this becomes its latest version.",
+    "Adds v5 to dataset gsm8k (its v4 has 1,200 rows) holding 3 rows, one per prompt of 5 labelled samples (good: 4 samples, bad: 1): this becomes its latest version.",
   );
   expect(posted).toEqual([{ dataset: 9, label: "good", dry_run: true }]);
 
@@ -136,8 +141,8 @@ test("the suggested name skips names the project's datasets have", () => {
 test("an existing dataset without versions is described as such", () => {
   expect(
     describePreview({
-      rows: 1, labels: [{ name: "bad", count: 1 }], new_dataset: false, dataset: 2, name: "empty",
-      number: 1, latest_number: null, latest_rows: null,
+      rows: 1, samples: 1, labels: [{ name: "bad", count: 1 }], new_dataset: false, dataset: 2, name: "empty",
+      number: 1, latest_number: null, latest_rows: null, from_text: 0, examples: [],
     }), // prettier-ignore
-  ).toBe("Adds v1 to dataset empty (it has no versions yet) holding 1 row (bad: 1): this becomes its latest version.");
+  ).toBe("Adds v1 to dataset empty (it has no versions yet) holding 1 row, one per prompt of 1 labelled sample (bad: 1 sample): this becomes its latest version.");
 });

@@ -29,13 +29,17 @@ export function suggestedName(runName: string, datasets: Dataset[]): string {
 const count = (n: number) => n.toLocaleString("en-US");
 const rows = (n: number) => `${count(n)} row${n === 1 ? "" : "s"}`;
 
-/** "Creates dataset X v1 with N rows (good: a, bad: b)" or "Adds v5 to dataset Y ...". */
+const samples = (n: number) => `${count(n)} sample${n === 1 ? "" : "s"}`;
+
+/** "Creates dataset X v1 with N rows, one per prompt of M labelled samples (good: a
+ * samples, bad: b)" or "Adds v5 to dataset Y ...". */
 export function describePreview(preview: ExportPreview): string {
   const labels = preview.labels.length
-    ? ` (${preview.labels.map((l) => `${l.name}: ${count(l.count)}`).join(", ")})`
+    ? ` (${preview.labels.map((l, i) => `${l.name}: ${i === 0 ? samples(l.count) : count(l.count)}`).join(", ")})`
     : "";
+  const holding = `${rows(preview.rows)}, one per prompt of ${count(preview.samples)} labelled ${preview.samples === 1 ? "sample" : "samples"}${labels}`;
   if (preview.new_dataset) {
-    return `Creates dataset ${preview.name} v1 with ${rows(preview.rows)}${labels}.`;
+    return `Creates dataset ${preview.name} v1 with ${holding}.`;
   }
   const latest =
     preview.latest_number !== null && preview.latest_rows !== null
@@ -43,7 +47,7 @@ export function describePreview(preview: ExportPreview): string {
       : "it has no versions yet";
   return (
     `Adds v${preview.number} to dataset ${preview.name} (${latest}) holding ` +
-    `${rows(preview.rows)}${labels}: this becomes its latest version.`
+    `${holding}: this becomes its latest version.`
   );
 }
 
@@ -228,6 +232,7 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
             Confirm the export
           </h3>
           <p id={`${ids}-confirm-text`}>{describePreview(pending.preview)}</p>
+          <ExportExamples preview={pending.preview} />
           <div className={reviewStyles.buttons}>
             <Button id={`${ids}-confirm`} variant="primary" onClick={confirm} disabled={exporting.isPending}>
               {exporting.isPending ? "Exporting…" : "Confirm"}
@@ -252,5 +257,38 @@ export function ExportLabelled({ run, project }: { run: number; project: string 
         </div>
       ) : null}
     </section>
+  );
+}
+
+/** The first rows the export writes, as the dataset will hold them (no chat template),
+ * and a note when some rows can only be made from a sample's shown prompt. */
+function ExportExamples({ preview }: { preview: ExportPreview }) {
+  return (
+    <>
+      <table className={ui.table} aria-label="Rows it will write">
+        <thead>
+          <tr>
+            <th scope="col">Prompt</th>
+            <th scope="col">Ground truth</th>
+            <th scope="col">Labels</th>
+          </tr>
+        </thead>
+        <tbody>
+          {preview.examples.map((row, i) => (
+            <tr key={i}>
+              <td className={ui.mono}>{row.prompt.map((m) => (row.prompt.length > 1 ? `${m.role}: ${m.content}` : m.content)).join("\n")}</td>
+              <td className={ui.mono}>{row.ground_truth}</td>
+              <td>{row.label_names}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {preview.rows > preview.examples.length ? <p className={ui.muted}>…and {rows(preview.rows - preview.examples.length)} more.</p> : null}
+      {preview.from_text > 0 ? (
+        <p className={`${ui.notice}`} role="note">
+          {rows(preview.from_text)} {preview.from_text === 1 ? "comes" : "come"} from samples stored without their dataset row: the prompt is the text the sample shows, chat template included, and the row&apos;s own extra info is not there.
+        </p>
+      ) : null}
+    </>
   );
 }
