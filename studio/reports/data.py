@@ -17,6 +17,7 @@ from studio.reports.html import ReportRun, ReportSample, pick_keys, render_repor
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample, RunAlert
 from studio.telemetry.series import StepRange, downsample, metric_keys
+from studio.telemetry.series.reward_errors import reward_error_rates
 
 CHART_POINTS = 500  # per series: min/max downsampled, so spikes stay visible
 MAX_ALERTS = 50  # per run, newest first
@@ -52,6 +53,7 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
     """Each run's summary, config, downsampled charts, newest alerts and extreme samples."""
     keys = pick_keys(key for run in runs for key in metric_keys(run.pk))
     series = downsample([run.pk for run in runs], keys, CHART_POINTS, StepRange()) if keys else []
+    error_rates = reward_error_rates([run.pk for run in runs])
     found: list[ReportRun] = []
     for run in runs:
         alerts = RunAlert.objects.filter(run=run).order_by("-step", "kind")[:MAX_ALERTS]
@@ -61,6 +63,7 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
                 name=run.name,
                 project=run.project.slug,
                 status=run.status,
+                reward_error_rate=error_rates[run.pk],
                 created_at=_iso(run.created_at) or "",
                 started_at=_iso(run.started_at),
                 finished_at=_iso(run.finished_at),

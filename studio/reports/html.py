@@ -61,6 +61,7 @@ class ReportRun(TypedDict):
     name: str
     project: str
     status: str
+    reward_error_rate: float | None  # share of scored rows whose reward failed
     created_at: str
     started_at: str | None
     finished_at: str | None
@@ -138,6 +139,18 @@ def _figures(runs: Sequence[ReportRun]) -> Iterator[tuple[str, str]]:
         yield key, chart_html(figure, include_plotlyjs=i == 0)
 
 
+def reward_errors_text(rate: float | None) -> str:
+    """ "25% of rows" (never rounded to 0% or 100% when it is not), "none", or "" before
+    the first step."""
+    if rate is None:
+        return ""
+    if rate <= 0:
+        return "none"
+    percent = rate * 100
+    shown = "<1" if percent < 1 else ">99" if 99 < percent < 100 else f"{percent:.0f}"
+    return f"{shown}% of rows"
+
+
 def cell(value: Any) -> str:
     """One escaped table cell: text as is, anything else as JSON."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
@@ -146,7 +159,8 @@ def cell(value: Any) -> str:
 
 def _runs_table(runs: Sequence[ReportRun]) -> str:
     head = "".join(
-        f"<th>{h}</th>" for h in ("Run", "Project", "Status", "Created", "Started", "Finished")
+        f"<th>{h}</th>"
+        for h in ("Run", "Project", "Status", "Reward errors", "Created", "Started", "Finished")
     )
     rows = "".join(
         "<tr>"
@@ -156,6 +170,7 @@ def _runs_table(runs: Sequence[ReportRun]) -> str:
                 _label(run),
                 run["project"],
                 run["status"],
+                reward_errors_text(run["reward_error_rate"]),
                 run["created_at"],
                 run["started_at"],
                 run["finished_at"],

@@ -13,6 +13,7 @@ from studio.references.summary import RunInputsSerializer, run_inputs
 from studio.runs.fair_share import QueueEntry
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
 from studio.runs.queue import queue_view
+from studio.telemetry.series.reward_errors import reward_error_rates
 from studio.telemetry.series.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
 from trainer.config import preset_names
 
@@ -227,6 +228,10 @@ class RunSerializer(serializers.ModelSerializer):
         help_text=f"At most {SPARKLINE_POINTS} points of {SPARKLINE_KEY} over the run, "
         "oldest first ([] before the first step)."
     )
+    reward_error_rate = serializers.SerializerMethodField(
+        help_text="The share of scored rows whose reward function failed (0 to 1; the mean "
+        "of its steps' reward/error_rate); null before the first step."
+    )
 
     @extend_schema_field(RunInputsSerializer)
     def get_inputs(self, run: Run) -> dict[str, Any]:
@@ -252,6 +257,20 @@ class RunSerializer(serializers.ModelSerializer):
         if run.pk not in lines:  # a run serialized outside the page it was read with
             lines.update(reward_sparklines([run.pk]))
         return lines[run.pk]
+
+    def _page_runs(self, run: Run) -> list[Run]:
+        page = self.parent.instance if isinstance(self.parent, serializers.ListSerializer) else None
+        return list(page) if page is not None else [run]
+
+    def get_reward_error_rate(self, run: Run) -> float | None:
+        # One query for every run of a list, as for the sparklines.
+        context = cast(dict[str, Any], self.context)
+        if "_error_rates" not in context:
+            context["_error_rates"] = reward_error_rates([r.pk for r in self._page_runs(run)])
+        rates: dict[int, float | None] = context["_error_rates"]
+        if run.pk not in rates:
+            rates.update(reward_error_rates([run.pk]))
+        return rates[run.pk]
 
     def _queue_entry(self, run: Run) -> QueueEntry | None:
         if run.status != RunStatus.QUEUED:
@@ -302,6 +321,7 @@ class RunSerializer(serializers.ModelSerializer):
             "waiting_for",
             "duration_s",
             "reward_sparkline",
+            "reward_error_rate",
         ]
         read_only_fields = fields
 

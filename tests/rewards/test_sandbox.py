@@ -83,8 +83,33 @@ def compute_score(data_source, solution_str, ground_truth, extra_info):
     with SandboxPool(code, limits=LIMITS) as pool:
         ok, bad = pool.score_batch([request("4"), request("0")])
     assert (ok.score, ok.error, ok.output) == (0.25, "", "scoring 4\n")
-    assert bad.error == "exception: ZeroDivisionError: float division by zero (line 4)"
+    first, *frames = bad.error.splitlines()
+    assert first == "exception: ZeroDivisionError: float division by zero (line 4)"
+    # The failed sample keeps the user's frames of the traceback, never a server path.
+    assert frames == [
+        "Traceback (most recent call last):",
+        '  File "reward.py", line 4, in compute_score',
+    ]
     assert "return 1.0 / int(solution_str)" in bad.output  # the source line is shown
+
+
+def test_a_deep_traceback_keeps_its_last_user_frames_only():
+    code = """
+def down(n):
+    return down(n + 1)
+
+
+def compute_score(data_source, solution_str, ground_truth, extra_info):
+    return down(0)
+"""
+    with SandboxPool(code, limits=LIMITS) as pool:
+        (result,) = pool.score_batch([request("1")])
+    first, header, skipped, *frames = result.error.splitlines()
+    assert first.startswith("exception: RecursionError") and first.endswith("(line 3)")
+    assert header == "Traceback (most recent call last):"
+    assert skipped.startswith("  ... ") and skipped.endswith(" earlier frames")
+    assert frames == ['  File "reward.py", line 3, in down'] * 8
+    assert "/" not in result.error
 
 
 def test_extra_info_and_structured_ground_truth_arrive_intact():

@@ -77,6 +77,19 @@ def test_a_compare_report_overlays_runs_and_lists_the_config_keys_that_differ(wo
     assert not REMOTE.search(html)
 
 
+def test_a_report_gives_each_runs_reward_error_share(world):
+    failing = make_run(world.project, "failing", lr=0.001)
+    healthy = make_run(world.project, "healthy", lr=0.002)
+    MetricPoint.objects.bulk_create(
+        MetricPoint(run=run, attempt=1, seq=step, step=step, key="reward/error_rate", value=v)
+        for run, values in ((failing, (0.25, 0.25)), (healthy, (0.0, 0.0)))
+        for step, v in enumerate(values, start=1)
+    )
+    html = download(world.client("viewer"), "/api/runs/report", ids=f"{failing.pk},{healthy.pk}")
+    assert "<th>Reward errors</th>" in html
+    assert "<td>25% of rows</td>" in html and "<td>none</td>" in html
+
+
 def test_reports_of_other_projects_runs_are_404(world):
     mine = make_run(world.project, "mine", lr=0.1)
     theirs = make_run(world.other_project, "theirs", lr=0.1)

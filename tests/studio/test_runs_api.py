@@ -693,3 +693,23 @@ def test_a_run_sandboxes_its_reward_by_default(member):
     response = create(member)
     assert response.status_code == 201
     assert response.json()["config"]["reward"]["executor"] == "sandbox"
+
+
+def test_a_runs_reward_error_rate_is_the_share_of_rows_whose_reward_failed(member):
+    from studio.telemetry.models import MetricPoint
+
+    failing = create(member, preset="grpo-tiny-arith").json()["id"]
+    healthy = create(member, preset="grpo-tiny-arith").json()["id"]
+    fresh = create(member, preset="grpo-tiny-arith").json()["id"]
+    points = [(failing, 1, 0.0, False), (failing, 2, 0.5, False), (failing, 3, 1.0, True)]
+    points += [(healthy, 1, 0.0, False)]
+    MetricPoint.objects.bulk_create(
+        MetricPoint(
+            run_id=run, attempt=1, seq=step, step=step, key="reward/error_rate", value=value,
+            superseded=superseded,
+        )
+        for run, step, value, superseded in points
+    )  # fmt: skip
+    listed = {r["id"]: r["reward_error_rate"] for r in member.get("/api/runs/").json()["results"]}
+    assert (listed[failing], listed[healthy], listed[fresh]) == (0.25, 0.0, None)
+    assert member.get(f"/api/runs/{failing}/").json()["reward_error_rate"] == 0.25

@@ -106,8 +106,11 @@ def error_result(reason: str, elapsed_ms: float = 0.0, output: str = "") -> Rewa
 
 
 def scored_alone(error: str, batch_rows: int) -> str:
-    """A row's own error when it failed again after its batch call failed as a whole."""
-    return f"{error} (scored alone after the batch call of its {batch_rows} rows failed)"
+    """A row's own error when it failed again after its batch call failed as a whole (the
+    note ends the first line: a traceback may follow)."""
+    first, newline, frames = error.partition("\n")
+    note = f" (scored alone after the batch call of its {batch_rows} rows failed)"
+    return first + note + newline + frames
 
 
 def error_rate(results: list[RewardResult]) -> float:

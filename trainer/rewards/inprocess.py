@@ -15,8 +15,8 @@ from trainer.rewards.contract import (
     normalise,
     scored_alone,
 )
-from trainer.rewards.loader import describe_exception
 from trainer.rewards.sandbox.values import batch_length_problem
+from trainer.rewards.signature import call_error
 
 
 class InProcessScorer:
@@ -68,7 +68,7 @@ class InProcessScorer:
             )
             result = normalise(value)
         except Exception as exc:
-            result = error_result(f"exception: {describe_exception(exc)}")
+            result = error_result(call_error(exc))
         result.elapsed_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -98,7 +98,7 @@ class InProcessScorer:
                 **self.kwargs,
             )
         except Exception as exc:
-            return None, f"exception: {describe_exception(exc)}"
+            return None, call_error(exc)
         problem = batch_length_problem(values, len(requests))
         if problem:
             return None, problem

@@ -112,3 +112,33 @@ def describe_exception(exc: BaseException, filename: str = "reward.py") -> str:
     if isinstance(exc, SyntaxError) and exc.lineno and exc.filename == filename:
         line = exc.lineno
     return text + (f" (line {line})" if line else "")
+
+
+# Frames of the user's code kept in a failed call's error: enough for a recursion's
+# pattern, bounded so an error stays small in every stored sample.
+MAX_USER_FRAMES = 8
+
+
+def user_frames(exc: BaseException, filename: str = "reward.py") -> str:
+    """The traceback of `exc` trimmed to the frames in the user's file (never a path of
+    the server's own code), most recent last; "" when none is there."""
+    frames: list[str] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename:
+            frames.append(f'  File "{filename}", line {tb.tb_lineno}, in {code.co_name}')
+        tb = tb.tb_next
+    if not frames:
+        return ""
+    if len(frames) > MAX_USER_FRAMES:
+        skipped = len(frames) - MAX_USER_FRAMES
+        frames = [f"  ... {skipped} earlier frames", *frames[-MAX_USER_FRAMES:]]
+    return "Traceback (most recent call last):\n" + "\n".join(frames)
+
+
+def call_error(exc: BaseException, filename: str = "reward.py") -> str:
+    """A failed call's error: ``exception: ValueError: bad (line 7)`` and, on the next
+    lines, the user's frames of its traceback."""
+    frames = user_frames(exc, filename)
+    return f"exception: {describe_exception(exc, filename)}" + (f"\n{frames}" if frames else "")

@@ -3894,6 +3894,11 @@ export interface components {
             readonly duration_s: number | null;
             /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
             readonly reward_sparkline: number[];
+            /**
+             * Format: double
+             * @description The share of scored rows whose reward function failed (0 to 1; the mean of its steps' reward/error_rate); null before the first step.
+             */
+            readonly reward_error_rate: number | null;
         };
         RunAlert: {
             readonly id: number;
@@ -4111,6 +4116,11 @@ export interface components {
             readonly duration_s: number | null;
             /** @description At most 32 points of critic/score/mean over the run, oldest first ([] before the first step). */
             readonly reward_sparkline: number[];
+            /**
+             * Format: double
+             * @description The share of scored rows whose reward function failed (0 to 1; the mean of its steps' reward/error_rate); null before the first step.
+             */
+            readonly reward_error_rate: number | null;
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;

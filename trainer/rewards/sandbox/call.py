@@ -29,7 +29,13 @@ from trainer.rewards.sandbox.values import (
     wire_error,
     wire_from_return,
 )
-from trainer.rewards.signature import BATCH_ARGS, SINGLE_ARGS, describe_exception, find_reward
+from trainer.rewards.signature import (
+    BATCH_ARGS,
+    SINGLE_ARGS,
+    call_error,
+    describe_exception,
+    find_reward,
+)
 
 # Frames of the user's code read `File "reward.py", line N`: the studio points at them.
 FILENAME = "reward.py"
@@ -251,7 +257,7 @@ def _call(
         return [wire_from_return(fn(**arguments, **kwargs))]
     except BaseException as exc:
         _print_traceback()
-        return [wire_error(f"exception: {describe_exception(exc, FILENAME)}")] * len(requests)
+        return [wire_error(call_error(exc, FILENAME))] * len(requests)
 
 
 def _flush_std() -> None:

@@ -51,6 +51,7 @@ export const sampleKeys = {
   histogram: (run: number, steps: StepSpan) => ["samples", "run", run, "histogram", steps] as const,
   lengths: (run: number, steps: StepSpan) => ["samples", "run", run, "lengths", steps] as const,
   prompts: (run: number, q: string) => ["samples", "run", run, "prompts", q] as const,
+  failing: (run: number) => ["samples", "run", run, "failing"] as const,
 };
 
 export const PAGE_SIZE = 100;

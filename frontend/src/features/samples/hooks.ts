@@ -207,3 +207,12 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
 
   return { pager, loading, error, loadMore, refreshNewer, patch, generation: restarts };
 }
+
+/** The newest page of a run's samples whose reward failed (none asked for unless `enabled`). */
+export function useFailingSamples(run: number, enabled: boolean) {
+  return useQuery({
+    queryKey: sampleKeys.failing(run),
+    queryFn: ({ signal }) => fetchSamplePage({ run, has_error: true }, null, signal),
+    enabled,
+  });
+}

@@ -18,7 +18,7 @@ import { reportUrl, type RunDetail } from "../api";
 import { ChartGrid } from "../components/ChartGrid";
 import { differingInputs, inputItems, inputStyles } from "../components/RunInputs";
 import { useConfigDiff } from "../components/RunPanels";
-import { RunStatusPill } from "../components/RunStatus";
+import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { useRunsById } from "../hooks";
 import { formatValue } from "../lib/configDiff";
 
@@ -67,6 +67,7 @@ export function ComparePage() {
               <span key={r.id} className={ui.row}>
                 <Link to={`/p/${slug}/runs/${r.id}`}>{r.name}</Link>
                 <RunStatusPill status={r.status} />
+                <RewardErrorBadge rate={r.reward_error_rate} />
               </span>
             ))}
           </span>

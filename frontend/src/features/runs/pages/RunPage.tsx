@@ -21,7 +21,8 @@ import { ACTIVE_STATUSES, reportUrl, type LogLine, type RunDetail } from "../api
 import { ChartGrid, type LiveMetrics } from "../components/ChartGrid";
 import { RunInputs } from "../components/RunInputs";
 import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
-import { formatDuration, RunStatusPill } from "../components/RunStatus";
+import { RewardErrors } from "../components/RewardErrors";
+import { formatDuration, RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { RunTraceback } from "../components/RunTraceback";
 import { useLiveRun, useRun, useRunAction } from "../hooks";
 
@@ -79,6 +80,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
         description={
           <span className={ui.row}>
             <RunStatusPill status={run.status} />
+            <RewardErrorBadge rate={run.reward_error_rate} />
             <span>#{run.id}</span>
             {run.preset ? <span>preset {run.preset}</span> : null}
             <span>
@@ -134,7 +136,12 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
           )
         ) : null}
         {tab === "samples" ? <ExplorerPage embedded /> : null}
-        {tab === "logs" ? <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} failure={failure} rewardCode={rewardCode} /> : null}
+        {tab === "logs" ? (
+          <>
+            <RewardErrors run={run.id} slug={slug} rate={run.reward_error_rate} code={rewardCode} />
+            <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} failure={failure} rewardCode={rewardCode} />
+          </>
+        ) : null}
         {tab === "checkpoints" ? <CheckpointsPanel run={run.id} slug={slug} /> : null}
         {tab === "alerts" ? <AlertsPanel run={run.id} slug={slug} /> : null}
         {tab === "config" ? <ConfigPanel run={run} slug={slug} /> : null}

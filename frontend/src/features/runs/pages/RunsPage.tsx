@@ -14,7 +14,7 @@ import { useProjectSlug } from "../../projects/hooks";
 import { ALL_STATUSES, type Ordering, type Run, type RunStatus } from "../api";
 import { QueueSummary } from "../components/QueueSummary";
 import { inputsLine } from "../components/RunInputs";
-import { formatAge, formatDuration, RunStatusPill } from "../components/RunStatus";
+import { formatAge, formatDuration, RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { Sparkline } from "../components/Sparkline";
 import { useLiveRunLists, useRuns } from "../hooks";
 
@@ -130,6 +130,7 @@ export function RunsPage() {
               cell: (r) => (
                 <span className={ui.row}>
                   <RunStatusPill status={r.status} />
+                  <RewardErrorBadge rate={r.reward_error_rate} />
                   {r.queue_position ? (
                     <span className={ui.muted} title={r.waiting_for ? `Waits for ${r.waiting_for}` : undefined}>
                       #{r.queue_position} in queue
