@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import pyarrow.parquet as pq
 from django.utils import timezone
 
+from studio.datasets.heldout import held_out_mask
 from studio.evaluations.questions import question_of
 from studio.evaluations.results import results
 from studio.references.summary import run_inputs
@@ -68,7 +70,7 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
                 started_at=_iso(run.started_at),
                 finished_at=_iso(run.finished_at),
                 config=run.config,
-                inputs=input_lines(run_inputs(run)),
+                inputs=input_lines(run_inputs(run), held_out_count(run)),
                 metrics=[
                     {"key": s.key, "steps": s.steps, "values": s.values}
                     for s in series
@@ -89,12 +91,28 @@ def _dataset_line(ref: dict[str, Any] | None) -> str:
     return f"{ref['name']} v{ref['number']} ({ref['rows']} rows)" if ref else "none"
 
 
-def input_lines(inputs: dict[str, Any]) -> dict[str, str]:
-    """A run's inputs as the report's rows."""
+def held_out_count(run: Run) -> int | None:
+    """How many of its version's rows a run holding rows out validates on (reads the
+    version's file: for reports, not lists); None for other runs."""
+    version = run.dataset_version
+    if run.validation != "held_out" or version is None:
+        return None
+    with version.file.open("rb") as handle:
+        return sum(held_out_mask(pq.read_table(handle)))
+
+
+def input_lines(inputs: dict[str, Any], held_out: int | None = None) -> dict[str, str]:
+    """A run's inputs as the report's rows; `held_out`: how many rows it holds out."""
     model = inputs["model"]
     reward = inputs["reward"]
+    whole = inputs["validation_dataset"]
+    held = (
+        f"{held_out} held-out rows of {whole['name']} v{whole['number']} ({whole['rows']} rows)"
+        if held_out is not None and whole
+        else f"held-out rows of {_dataset_line(whole)}"
+    )
     validation = {
-        "held_out": f"held-out rows of {_dataset_line(inputs['validation_dataset'])}",
+        "held_out": held,
         "dataset_version": _dataset_line(inputs["validation_dataset"]),
         "none": "none",
         "config": "the config's files",
@@ -127,7 +145,7 @@ def report_filename(runs: Sequence[Run]) -> str:
 def evaluation_report(run: Run) -> EvaluationReport:
     """An evaluation's report data: its results as the API serves them, and provenance."""
     found = results(run)
-    lines = input_lines(run_inputs(run))
+    lines = input_lines(run_inputs(run), held_out_count(run))
     question = question_of(run)
     prompts = lines["Validation"]
     asked: dict[str, str] | None = None

@@ -26,6 +26,14 @@ FAILING_REWARD = """def compute_score(data_source, solution_str, ground_truth, e
 LIMIT = 1 / 0
 """
 FAILING_LINE = 4
+# Raises on about a quarter of the demo's rows (below reward.max_error_rate, 0.5): the
+# run trains on and succeeds, and must still say its reward failed.
+PARTIAL_REWARD = """def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if int(ground_truth) % 4 == 0:
+        raise ValueError("no multiples of four")
+    return 1.0 if solution_str.strip().startswith(str(ground_truth)) else 0.0
+"""
+PARTLY_FAILING_LINE = 3
 
 
 @dataclass
@@ -33,6 +41,7 @@ class OwnRuns:
     owner: StudioUser
     failing: int
     to_cancel: int
+    partly_failing: int
 
 
 def _new_run(studio: LiveStudio, owner: StudioUser, name: str, **inputs: Any) -> int:
@@ -58,25 +67,39 @@ def own_runs(studio: LiveStudio, django_db_blocker: Any) -> OwnRuns:
         owner = studio.new_user("runpage")
         dataset = studio.demo_dataset(owner)
         connections.close_all()  # see test_web_foundation: the ORM call's connection
+    failing = _new_run(
+        studio,
+        owner,
+        "fails",
+        dataset_version=dataset,
+        reward_version=_reward_version(studio, owner, "divides by zero", FAILING_REWARD),
+    )
+    partly_failing = _new_run(
+        studio,
+        owner,
+        "partly fails",
+        dataset_version=dataset,
+        reward_version=_reward_version(studio, owner, "no fours", PARTIAL_REWARD),
+    )
+    to_cancel = _new_run(studio, owner, "to cancel", dataset_version=dataset, priority=-10)
+    return OwnRuns(owner, failing, to_cancel, partly_failing)
+
+
+def _reward_version(studio: LiveStudio, owner: StudioUser, name: str, code: str) -> int:
     api = studio.api(owner)
     function = api.post(
         f"{studio.url}/api/reward-functions/",
-        json={"project": owner.project_slug, "name": "divides by zero"},
+        json={"project": owner.project_slug, "name": name},
         timeout=30,
     )
     assert function.status_code == 201, function.text
     version = api.post(
         f"{studio.url}/api/reward-functions/{function.json()['id']}/versions/",
-        json={"code": FAILING_REWARD, "message": "a limit"},
+        json={"code": code, "message": "first"},
         timeout=30,
     )
     assert version.status_code == 201, version.text
-    reward_version = version.json()["id"]
-    failing = _new_run(
-        studio, owner, "fails", dataset_version=dataset, reward_version=reward_version
-    )
-    to_cancel = _new_run(studio, owner, "to cancel", dataset_version=dataset, priority=-10)
-    return OwnRuns(owner, failing, to_cancel)
+    return int(version.json()["id"])
 
 
 def _box(page: Any, selector: str) -> dict[str, float]:
@@ -193,3 +216,33 @@ def test_the_logs_of_a_failed_run_point_at_the_line_of_the_users_reward(
     expect(failed.locator("[data-current=true]")).to_have_text(f"{FAILING_LINE}LIMIT = 1 / 0")
     expect(failed.locator("pre").last).to_be_hidden()  # collapsed
     page.shot("failed-header")
+
+
+def test_a_run_whose_reward_fails_on_some_rows_says_so_where_people_look(
+    page: Any, studio: LiveStudio, own_runs: OwnRuns
+) -> None:
+    run = studio.wait_for_run(own_runs.owner, own_runs.partly_failing, TERMINAL, timeout_s=300)
+    assert run["status"] == "succeeded", run
+    rate = run["reward_error_rate"]
+    assert 0.05 < rate < 0.5, rate
+    badge = re.compile(r"^reward errors: \d+% of rows$")
+    sign_in(page, studio, own_runs.owner)
+    slug = own_runs.owner.project_slug
+    page.goto(f"{studio.url}/p/{slug}/runs")
+    row = page.get_by_role("row").filter(has_text="partly fails")
+    expect(row.get_by_text(badge)).to_be_visible()
+    page.shot("runs-reward-errors")
+    page.goto(f"{studio.url}/p/{slug}/runs/{own_runs.partly_failing}?tab=logs")
+    header = page.locator("header").filter(has=page.get_by_role("heading", name="partly fails"))
+    expect(header.get_by_text(badge)).to_be_visible()
+    errors = page.get_by_role("region", name="Reward errors")
+    expect(errors.get_by_role("heading")).to_contain_text("% of scored rows")
+    expect(errors).to_contain_text("ValueError: no multiples of four")
+    marked = errors.locator(f"mark[data-user-frame='{PARTLY_FAILING_LINE}']")
+    expect(marked.first).to_be_visible()
+    source = errors.get_by_role("figure", name=f"reward.py, line {PARTLY_FAILING_LINE}").first
+    expect(source.locator("[data-current=true]")).to_contain_text("raise ValueError")
+    page.shot("partly-failed-logs")
+    page.shot("partly-failed-logs", narrow=True)
+    errors.get_by_role("link", name="Open the failing samples").click()
+    page.wait_for_url(re.compile(r"/rollouts\?.*errors=1"))

@@ -68,7 +68,7 @@ def test_the_report_holds_the_results_the_chart_data_and_the_provenance(member, 
     assert html.count("plotly.js v") == 1
     assert "checkpoint of run #" in html
     # What it used: the prompts, dataset version, reward, and the sampling.
-    assert "held-out rows of counting v1" in html
+    assert "2 held-out rows of counting v1 (25 rows)" in html  # 10% of its rows
     assert "greedy" in html and "Max new tokens" in html and "Resolved config" in html
 
 
