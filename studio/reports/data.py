@@ -71,6 +71,7 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
                 finished_at=_iso(run.finished_at),
                 config=run.config,
                 inputs=input_lines(run_inputs(run), held_out_count(run)),
+                reward_code=run.reward_version.code if run.reward_version else None,
                 metrics=[
                     {"key": s.key, "steps": s.steps, "values": s.values}
                     for s in series

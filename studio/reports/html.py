@@ -12,8 +12,10 @@ would otherwise draw a name's `<a href>` as a live link.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import Any, TypedDict
@@ -31,6 +33,8 @@ FIRST_KEYS = (
     "response_length/mean",
     "perf/throughput",
 )
+VALIDATION_SCORE = re.compile(r"^val-core/.+/reward/mean@")
+REWARD_COMPONENT = re.compile(r"^reward/.+/mean$")
 MAX_CHARTS = 24  # a report is read top to bottom; dozens more charts help nobody
 TEXT_LIMIT = 2000  # characters of a prompt or response shown
 
@@ -67,16 +71,37 @@ class ReportRun(TypedDict):
     finished_at: str | None
     config: dict[str, Any]
     inputs: dict[str, str]  # what the run used, by row label (studio.references.summary)
+    reward_code: str | None  # its reward version's code (None: a built-in, by name)
     metrics: list[ReportSeries]
     alerts: list[ReportAlert]
     best_samples: list[ReportSample]
     worst_samples: list[ReportSample]
 
 
+def headline_keys(present: set[str]) -> list[str]:
+    """The run page's headline charts, in its order (frontend/src/features/runs/lib/
+    headline.ts): reward, validation scores, response length, KL, entropy, then the
+    reward's components."""
+    kl = next(
+        (k for k in ("actor/kl_loss", "actor/reward_kl_penalty", "actor/ppo_kl") if k in present),
+        None,
+    )
+    return [
+        *(["critic/score/mean"] if "critic/score/mean" in present else []),
+        *sorted(k for k in present if VALIDATION_SCORE.match(k)),
+        *(["response_length/mean"] if "response_length/mean" in present else []),
+        *([kl] if kl else []),
+        *(["actor/entropy"] if "actor/entropy" in present else []),
+        *sorted(k for k in present if REWARD_COMPONENT.match(k)),
+    ]
+
+
 def pick_keys(keys: Iterable[str]) -> list[str]:
-    """Metric keys to chart: the well-known ones first, then the rest, sorted."""
+    """Metric keys to chart: the run page's headline ones first, then the other
+    well-known ones, then the rest, sorted."""
     present = set(keys)
-    first = [key for key in FIRST_KEYS if key in present]
+    first = headline_keys(present)
+    first += [key for key in FIRST_KEYS if key in present and key not in first]
     return (first + sorted(present - set(first)))[:MAX_CHARTS]
 
 
@@ -217,6 +242,40 @@ def _config_section(runs: Sequence[ReportRun]) -> str:
     return "".join(parts)
 
 
+def _reward_diff_section(runs: Sequence[ReportRun]) -> str:
+    """How each run's reward code differs from the first run's (compare reports)."""
+    if len(runs) < 2:
+        return ""
+    first = runs[0]
+    parts: list[str] = []
+    for run in runs[1:]:
+        if run["reward_code"] == first["reward_code"]:
+            continue
+        if first["reward_code"] is None or run["reward_code"] is None:
+            parts.append(
+                f"<p>{escape(_label(first))} uses {escape(first['inputs']['Reward'])}; "
+                f"{escape(_label(run))} uses {escape(run['inputs']['Reward'])}.</p>"
+            )
+            continue
+        lines = difflib.unified_diff(
+            first["reward_code"].splitlines(),
+            run["reward_code"].splitlines(),
+            fromfile=f"{_label(first)}: {first['inputs']['Reward']}",
+            tofile=f"{_label(run)}: {run['inputs']['Reward']}",
+            lineterm="",
+        )
+        body = "\n".join(
+            f"<span class='{DIFF_CLASS.get(line[:1], '')}'>{escape(line)}</span>" for line in lines
+        )
+        parts.append(f"<pre class='diff'>{body}</pre>")
+    if not parts:
+        return "<h2>Reward code</h2><p>Every run uses the same reward code.</p>"
+    return "<h2>Reward code</h2>" + "".join(parts)
+
+
+DIFF_CLASS = {"+": "added", "-": "removed", "@": "hunk"}
+
+
 def _alerts_section(runs: Sequence[ReportRun]) -> str:
     parts = ["<h2>Alerts</h2>"]
     for run in runs:
@@ -272,6 +331,8 @@ pre.response { background: #eef5ff; } .sample { margin-bottom: 1rem; }
 .meta { color: #555; font-size: .85rem; } figure { margin: 0; }
 figcaption { font-family: monospace; font-weight: bold; } .charts { display: grid;
 grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: .5rem; }
+pre.diff .added { background: #e6ffec; } pre.diff .removed { background: #ffebe9; }
+pre.diff .hunk { color: #57606a; }
 """
 
 
@@ -289,6 +350,7 @@ def render_report(runs: Sequence[ReportRun], generated_at: str) -> str:
         f"{_runs_table(runs)}<h2>Metrics</h2>"
         + (f"<div class='charts'>{charts}</div>" if charts else "<p>No metrics yet.</p>")
         + _inputs_section(runs)
+        + _reward_diff_section(runs)
         + _config_section(runs)
         + _alerts_section(runs)
         + _samples_section(runs)

@@ -10,7 +10,7 @@ import pytest
 
 from studio.cli.main import main
 from studio.projects.models import ApiToken, Project
-from studio.reports.html import config_differences, flatten
+from studio.reports.html import config_differences, flatten, pick_keys
 from studio.runs.models import Run
 from studio.telemetry.models import MetricPoint, RolloutSample, RunAlert
 
@@ -99,6 +99,55 @@ def test_reports_of_other_projects_runs_are_404(world):
     assert both.status_code == 404
     assert both.json()["error"]["message"] == f"No run {theirs.pk} in your projects."
     assert client.get("/api/runs/report", {"ids": "x"}).status_code == 400
+
+
+def test_a_compare_report_shows_how_the_reward_code_differs(world):
+    from studio.rewards.models import RewardFunction, RewardVersion
+
+    function = RewardFunction.objects.create(
+        project=world.project, name="larger", created_by=world.owner
+    )
+    code = "def compute_score(data_source, solution_str, ground_truth, extra_info):\n"
+    versions = [
+        RewardVersion.objects.create(
+            function=function, number=n, code=code + body, author=world.owner
+        )
+        for n, body in (
+            (1, "    return 1.0\n"),
+            (2, "    return 0.5 if '<' in solution_str else 1.0\n"),
+        )
+    ]
+    first, second = make_run(world.project, "v1", 0.001), make_run(world.project, "v2", 0.001)
+    for run, version in ((first, versions[0]), (second, versions[1])):
+        run.reward_version = version
+        run.save()
+    html = download(world.client("viewer"), "/api/runs/report", ids=f"{first.pk},{second.pk}")
+    assert "<h2>Reward code</h2>" in html
+    assert "<span class='removed'>-    return 1.0</span>" in html
+    added = escape("+    return 0.5 if '<' in solution_str else 1.0")
+    assert f"<span class='added'>{added}</span>" in html
+    assert "larger v1" in html and "larger v2" in html
+    alone = download(world.client("viewer"), f"/api/runs/{first.pk}/report")
+    assert "Reward code" not in alone
+
+
+def test_a_report_leads_with_the_run_pages_headline_charts():
+    logged = [f"timing_s/{i}" for i in range(40)] + [
+        "actor/entropy", "actor/pg_loss", "actor/kl_loss", "actor/ppo_kl",
+        "critic/score/mean", "response_length/mean", "reward/error_rate",
+        "reward/format/mean", "reward/answer/mean", "val-core/arith/reward/mean@1",
+    ]  # fmt: skip
+    assert pick_keys(logged)[:8] == [
+        "critic/score/mean",
+        "val-core/arith/reward/mean@1",
+        "response_length/mean",
+        "actor/kl_loss",
+        "actor/entropy",
+        "reward/answer/mean",
+        "reward/format/mean",
+        "actor/pg_loss",
+    ]
+    assert len(pick_keys(logged)) == 24
 
 
 def test_config_differences_keep_only_keys_whose_values_differ():

@@ -44,8 +44,13 @@ export function EvaluationPage() {
             </span>
             <span>#{e.id}</span>
             <span>{settings.greedy ? "greedy" : `k=${settings.k} at temperature ${settings.temperature}`}</span>
-            {e.inputs.validation_dataset ? <span>on {e.inputs.validation_dataset.name} v{e.inputs.validation_dataset.number}</span> : null}
-            <span>reward {e.inputs.reward.name}</span>
+            {e.inputs.validation_dataset ? (
+              <span>
+                on {e.inputs.validation === "held_out" ? "the held-out rows of " : ""}
+                {e.inputs.validation_dataset.name} v{e.inputs.validation_dataset.number}
+              </span>
+            ) : null}
+            <span>reward {e.inputs.reward.function !== null ? `${e.inputs.reward.name} v${e.inputs.reward.number}` : `built-in ${e.inputs.reward.name}`}</span>
           </span>
         }
         actions={
