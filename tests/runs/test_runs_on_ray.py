@@ -10,6 +10,7 @@ import random
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -270,3 +271,54 @@ def test_a_hub_model_is_fetched_by_the_worker_with_progress_and_trains(
     done = api.wait_status(run["id"], TERMINAL, 180, stack)
     assert done["status"] == "succeeded", done["last_error"]
     assert done["inputs"]["model"] == {"id": added["id"], "name": "tiny/model", "kind": "hub"}
+
+
+# Fails on any row without its `difficulty`: the exported rows must keep their extra info.
+NEEDS_DIFFICULTY = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    level = extra_info["difficulty"]
+    return 1.0 if solution_str.strip().startswith(str(ground_truth)) else 0.5 * (level == "easy")
+"""
+
+
+def test_a_label_export_trains_on_its_rows_templated_once_with_their_extra_info(
+    stack: Stack, api: Api, tiny_assets: Path, tmp_path: Path
+) -> None:
+    table = pq.read_table(tiny_assets / "data" / "arith" / "train.parquet").slice(0, 24)
+    rows = table.to_pylist()
+    for i, row in enumerate(rows):
+        row["extra_info"] = {**row["extra_info"], "difficulty": "easy" if i % 2 else "hard"}
+    source = tmp_path / "arith-with-levels.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), source)
+    version = api.upload_dataset("levels", source)
+    reward = api.post(
+        "/api/reward-functions/",
+        {"project": api.project.slug, "name": "levels", "code": NEEDS_DIFFICULTY},
+        201,
+    )["latest_version"]["id"]
+    config = tiny_config(tiny_assets, logging={"samples_per_step": 4})
+    first = api.create_run("labelled", config, dataset_version=version, reward_version=reward)
+    run = api.wait_status(first["id"], TERMINAL, 180, stack)
+    assert run["status"] == "succeeded", run["last_error"]
+    samples = api.get(f"/api/samples/?run={run['id']}&page_size=100")["results"]
+    assert samples and not [s["error"] for s in samples if s["error"]]
+    by_prompt = {s["prompt"]: s for s in samples}
+    assert len(by_prompt) >= 2
+    for sample in by_prompt.values():
+        api.post(f"/api/samples/{sample['id']}/labels/", {"label": "keep"}, 201)
+    exported = api.post(f"/api/runs/{run['id']}/export-labelled", {"new_dataset": "kept"}, 201)
+    assert exported["row_count"] == len(by_prompt)
+
+    again = api.create_run(
+        "on the export",
+        tiny_config(tiny_assets, logging={"samples_per_step": 4}),
+        dataset_version=exported["id"],
+        reward_version=reward,
+        validation="none",
+    )
+    retrained = api.wait_status(again["id"], TERMINAL, 180, stack)
+    assert retrained["status"] == "succeeded", retrained["last_error"]
+    trained = api.get(f"/api/samples/?run={retrained['id']}&page_size=100")["results"]
+    assert trained and not [s["error"] for s in trained if s["error"]]  # difficulty kept
+    # The same rows, templated once: each prompt is one the first run showed, verbatim.
+    assert {s["prompt"] for s in trained} <= set(by_prompt)
