@@ -321,6 +321,7 @@ def test_export_creates_a_dataset_version_whose_parquet_round_trips(world, run, 
         "source_run": run.pk,
         "source_sample": first.pk,
         "label": "hard",
+        "from_sample_text": True,  # stored without its dataset row: the shown prompt
     }
     assert records[1].extra_info["label"] == "good,hard"
     assert version.stats["data_sources"] == [
