@@ -242,6 +242,9 @@ def test_a_run_whose_reward_fails_on_some_rows_says_so_where_people_look(
     expect(marked.first).to_be_visible()
     source = errors.get_by_role("figure", name=f"reward.py, line {PARTLY_FAILING_LINE}").first
     expect(source.locator("[data-current=true]")).to_contain_text("raise ValueError")
+    lines = page.get_by_test_id("log-lines")
+    expect(lines).to_contain_text("reward errors at step ")
+    expect(lines).to_contain_text(re.compile(r"reward errors in \d+ of 4 steps"))
     page.shot("partly-failed-logs")
     page.shot("partly-failed-logs", narrow=True)
     errors.get_by_role("link", name="Open the failing samples").click()

@@ -33,6 +33,7 @@ from trainer.training.checkpoint import (
     prune_checkpoints,
     save_checkpoint,
 )
+from trainer.training.reward_error_log import RewardErrorLog
 from trainer.training.roles import Runtime, StepContext, local_runtime
 from trainer.training.step import train_step
 
@@ -124,6 +125,7 @@ class Trainer:
             self.sampler.steps_per_epoch * cfg.trainer.total_epochs
         )
         self.step = 0
+        self.reward_errors = RewardErrorLog(cfg.reward.max_error_rate)
         self.sample_policy = SamplePolicy.from_config(cfg)
         self.decoder = cast(TokenDecoder, self.state.tokenizer)
 
@@ -167,6 +169,9 @@ class Trainer:
                 self.next_prompts,
             )
             self.step += 1
+            warning = self.reward_errors.observe(self.step, result.samples)
+            if warning:
+                self.reporter.log("warning", warning)
             last = result.metrics
             if val_every and self.step % val_every == 0 and self.val_items:
                 last |= self.validate()
@@ -195,6 +200,9 @@ class Trainer:
             self.save()
         if self.cfg.checkpoint.save_hf:
             export_hf(self.state, self.roles, Path(self.cfg.checkpoint.dir) / "hf")
+        summary = self.reward_errors.summary()
+        if summary:
+            self.reporter.log("warning", summary)
         self.reporter.status("succeeded")
         return last
 

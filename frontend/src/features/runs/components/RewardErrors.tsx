@@ -45,8 +45,7 @@ export function RewardErrors({ run, slug, rate, code }: { run: number; slug: str
       {errors.slice(0, SHOWN).map(({ error, count }) => (
         <div key={error}>
           <p className={ui.muted} style={{ margin: "8px 0 4px" }}>
-            {count} of the {stored}
-            {samples.data?.next ? "+" : ""} stored failing samples:
+            {count === stored ? `All of the ${stored} newest failing samples:` : `${count} of the ${stored} newest failing samples:`}
           </p>
           <RunTraceback text={error} code={code} label="Reward error" />
         </div>

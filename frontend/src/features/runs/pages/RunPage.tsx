@@ -139,7 +139,8 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
         {tab === "logs" ? (
           <>
             <RewardErrors run={run.id} slug={slug} rate={run.reward_error_rate} code={rewardCode} />
-            <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} failure={failure} rewardCode={rewardCode} />
+            {/* The reward errors above show the failing line once; the log need not again. */}
+            <LogsPanel run={run.id} live={liveLogs} active={ACTIVE_STATUSES.includes(run.status)} failure={failure} rewardCode={(run.reward_error_rate ?? 0) > 0 ? undefined : rewardCode} />
           </>
         ) : null}
         {tab === "checkpoints" ? <CheckpointsPanel run={run.id} slug={slug} /> : null}
