@@ -125,3 +125,76 @@ def test_ask_the_checkpoints_from_a_sample_of_the_run(
     with page.expect_download() as download:
         page.get_by_role("link", name="Download report").click()
     assert download.value.suggested_filename == f"report-evaluation-{evaluation}.html"
+
+
+LARGER_V1 = """def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    return float(str(ground_truth) in solution_str)
+"""
+LARGER_V2 = """def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    return 1.0 if solution_str.strip().startswith(str(ground_truth)) else 0.0
+"""
+
+
+def test_an_evaluation_on_a_users_data_scores_with_the_reward_chosen_in_the_form(
+    page: Any, studio: LiveStudio, trained_run: TrainedRun
+) -> None:
+    from tests.verl_data import verl_parquet
+
+    owner, slug = trained_run.owner, trained_run.project_slug
+    api = studio.api(owner)
+    # Data no built-in scorer knows: its evaluation needs a reward, chosen in the form.
+    answers = [str(max(i, 5)) for i in range(12)]
+    dataset = api.post(
+        f"{studio.url}/api/datasets/", json={"project": slug, "name": "larger"}, timeout=30
+    )
+    assert dataset.status_code == 201, dataset.text
+    uploaded = api.post(
+        f"{studio.url}/api/datasets/{dataset.json()['id']}/versions/",
+        files={"file": ("larger.parquet", verl_parquet(answers, "max_task", "max({i}, 5)="))},
+        timeout=60,
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    function = api.post(
+        f"{studio.url}/api/reward-functions/",
+        json={"project": slug, "name": "larger", "code": LARGER_V1},
+        timeout=30,
+    )
+    assert function.status_code == 201, function.text
+    second = api.post(
+        f"{studio.url}/api/reward-functions/{function.json()['id']}/versions/",
+        json={"code": LARGER_V2, "message": "the answer first"},
+        timeout=30,
+    )
+    assert second.status_code == 201, second.text
+
+    sign_in(page, studio, owner)
+    page.goto(f"{studio.url}/p/{slug}/evaluations")
+    page.get_by_role("button", name="New evaluation").first.click()
+    form = page.get_by_role("form", name="New evaluation")
+    form.get_by_role("group", name="Models").get_by_role("checkbox").first.check()
+    form.get_by_role("combobox", name="Prompts").select_option(label="Dataset larger v1")
+    form.get_by_role("button", name="Start evaluation").click()
+    refusal = form.get_by_role("alert").filter(has_text="no built-in scorer knows")
+    expect(refusal.first).to_contain_text("'max_task' (12 rows)")
+    page.shot("evaluation-needs-a-reward")
+    form.get_by_role("combobox", name="Reward function").select_option(label="larger")
+    expect(form.get_by_role("combobox", name="Reward version")).to_have_value(
+        str(second.json()["id"])
+    )
+    page.shot("evaluation-reward-chosen", narrow=True)
+    form.get_by_role("button", name="Start evaluation").click()
+    page.wait_for_url(re.compile(rf"/p/{slug}/evaluations/(\d+)$"))
+    evaluation = int(page.url.rsplit("/", 1)[1])
+    expect(page.locator("header:has(h1)")).to_contain_text("reward larger v2")
+    expect(page.locator("header:has(h1)")).to_contain_text("on larger v1")
+    done = studio.wait_for_run(owner, evaluation, TERMINAL, timeout_s=180)
+    assert done["status"] == "succeeded", done.get("last_error")
+    assert done["inputs"]["reward"]["number"] == 2
+
+    # Each response was scored by v2, and says so as people know it: "larger v2".
+    page.get_by_role("link", name="Responses in the explorer").click()
+    page.wait_for_selector("[data-testid=list-status][data-state=ready]")
+    page.locator("[data-sample-id]").first.click()
+    detail = page.get_by_role("region", name=re.compile(r"^Sample \d+$"))
+    expect(detail).to_contain_text("larger v2")
+    page.shot("evaluation-sample-reward-version")

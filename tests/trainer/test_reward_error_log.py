@@ -15,7 +15,7 @@ def _samples(errors: list[str]) -> list:
 
 def test_the_first_failing_step_and_the_end_of_the_run_are_logged_once():
     log = RewardErrorLog(max_error_rate=0.5)
-    raised = 'exception: KeyError: \'level\' (line 3)\nTraceback ...\n  File "reward.py", line 3'
+    raised = "exception: KeyError: 'level' (line 3)\nTraceback ...\n  File \"reward.py\", line 3"
     assert log.observe(1, _samples(["", ""])) is None
     first = log.observe(2, _samples([raised, "", "", ""]))
     assert first is not None

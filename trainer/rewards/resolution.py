@@ -59,8 +59,17 @@ def scorer_for(data_source: str) -> str | None:
 
 
 def known_data_sources() -> list[str]:
-    """Every data source with a scorer, for messages (prefix rules written ``aime*``)."""
+    """Every data source with a scorer (prefix rules written ``aime*``)."""
     return [*SCORER_BY_DATA_SOURCE, *(f"{prefix}*" for prefix, _ in SCORER_BY_PREFIX)]
+
+
+def _known_in_short() -> str:
+    """The known data sources in a few words: ours by name, verl's as a count."""
+    ours = [s for s, name in SCORER_BY_DATA_SOURCE.items() if name != "verl_default"]
+    return (
+        f"{', '.join(ours)} and verl's {len(known_data_sources()) - len(ours)} GSM8K, MATH, "
+        "DAPO and Search-R1 sources (openai/gsm8k, lighteval/MATH, ...: docs/from-verl.md)"
+    )
 
 
 def unresolved_message(unknown: Mapping[str, int], where: str = "the data") -> str:
@@ -70,10 +79,10 @@ def unresolved_message(unknown: Mapping[str, int], where: str = "the data") -> s
     )
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
     return (
-        f"no reward function was chosen and no built-in scorer knows the data source of "
+        f"No reward function was chosen, and no built-in scorer knows the data source of "
         f"{where}: {shown}{more}. Choose a reward (reward.function, or a reward version in "
-        f"the studio); a built-in scorer is chosen by data source only for: "
-        f"{', '.join(known_data_sources())}"
+        f"the studio); a built-in scorer is chosen by data source only for "
+        f"{_known_in_short()}"
     )
 
 

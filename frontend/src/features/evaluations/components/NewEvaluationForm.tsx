@@ -4,7 +4,7 @@ import { useNavigate } from "react-router";
 import { Button } from "../../../components/Button";
 import { Field, fieldErrorsAt, inputClass } from "../../../components/Field";
 import ui from "../../../components/ui.module.css";
-import { errorMessage } from "../../../api/client";
+import { errorMessage, FieldErrors } from "../../../api/client";
 import type { Schemas } from "../../../api/client";
 import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useModels } from "../../models/hooks";
@@ -16,6 +16,14 @@ import { useCreateEvaluation } from "../hooks";
 
 type Builtin = Schemas["BuiltinRewardEnum"];
 const BUILTINS: Builtin[] = ["arith", "exact_match", "numeric", "gsm8k", "boxed_math", "countdown", "format_regex", "length_penalty", "verl_default"];
+
+/** The request fields this form shows errors beside. */
+const FORM_FIELDS = new Set(["models", "dataset_version", "validation_of_run", "reward_version", "builtin_reward", "k", "temperature", "max_prompts"]);
+
+/** Whether every error of a 400 is shown at its field (else the form says it once below). */
+function shownAtFields(error: Error): boolean {
+  return error instanceof FieldErrors && Object.keys(error.fields).length > 0 && Object.keys(error.fields).every((f) => FORM_FIELDS.has(f));
+}
 
 type Prompts = { kind: "run"; run: number | null } | { kind: "version"; version: number | null };
 
@@ -148,7 +156,16 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
           </select>
         )}
       </Field>
-      <RewardVersionPicker slug={slug} value={rewardVersion} onChange={setRewardVersion} errors={fieldErrorsAt(error, "reward_version")} emptyLabel="None: a built-in reward or the default" />
+      <RewardVersionPicker
+        slug={slug}
+        value={rewardVersion}
+        onChange={(id) => {
+          setRewardVersion(id);
+          create.reset(); // the answer was about the reward that was chosen then
+        }}
+        errors={fieldErrorsAt(error, "reward_version")}
+        emptyLabel="None: a built-in reward or the default"
+      />
       {rewardVersion === null ? (
         <Field
           label="Built-in reward"
@@ -183,7 +200,7 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
       <Field label="At most this many prompts" help="Empty: all of them." errors={fieldErrorsAt(error, "max_prompts")}>
         {(props) => <input {...props} className={inputClass} type="number" min={1} value={maxPrompts} onChange={(e) => setMaxPrompts(e.target.value)} />}
       </Field>
-      {error ? <p role="alert">{errorMessage(error)}</p> : null}
+      {error && !shownAtFields(error) ? <p role="alert">{errorMessage(error)}</p> : null}
       <div className={ui.row}>
         <Button type="submit" variant="primary" disabled={!canSubmit || create.isPending}>
           {create.isPending ? "Queueing…" : "Start evaluation"}
