@@ -120,7 +120,9 @@ class RewardFunctionUpdateSerializer(ProjectResourceUpdateSerializer):
 
 class RewardTemplateSerializer(serializers.Serializer):
     name = serializers.CharField()
-    description = serializers.CharField(help_text="The first line of the template's docstring.")
+    description = serializers.CharField(
+        help_text="The first paragraph of the template's docstring, as plain text."
+    )
     code = serializers.CharField()
 
 

@@ -91,6 +91,8 @@ def compute_score(data_source, solution_str, ground_truth, extra_info):
         '  File "reward.py", line 4, in compute_score',
     ]
     assert "return 1.0 / int(solution_str)" in bad.output  # the source line is shown
+    assert "ZeroDivisionError: float division by zero" in bad.output.splitlines()
+    assert "/" not in bad.output.replace("1.0 / int", "")  # no path of the server's code
 
 
 def test_a_deep_traceback_keeps_its_last_user_frames_only():

@@ -301,7 +301,10 @@ class RewardTemplateViewSet(viewsets.ViewSet):
 
 
 def _summary_line(code: str) -> str:
+    """The docstring's first paragraph as plain text: its lines joined, reST's double
+    backticks dropped (the UI shows it as text)."""
     import ast
 
     docstring = ast.get_docstring(ast.parse(code)) or ""
-    return docstring.strip().splitlines()[0] if docstring.strip() else ""
+    paragraph = docstring.strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split()).replace("``", "")

@@ -267,6 +267,15 @@ def _flush_std() -> None:
 
 
 def _print_traceback() -> None:
+    """The traceback, as the user's code sees it: only its own frames (never a path of
+    the sandbox's code), each with its source line."""
     # The user's code may have closed or replaced sys.stderr: never fail because of it.
     with contextlib.suppress(BaseException):
-        traceback.print_exc()
+        exc = sys.exc_info()[1]
+        if exc is None:
+            return
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == FILENAME]
+        text = "".join(traceback.format_list(frames)) + "".join(
+            traceback.format_exception_only(type(exc), exc)
+        )
+        sys.stderr.write("Traceback (most recent call last):\n" + text)

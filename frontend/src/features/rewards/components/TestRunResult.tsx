@@ -7,7 +7,7 @@ import { Facts } from "../../../components/Facts";
 import { Table } from "../../../components/Table";
 import ui from "../../../components/ui.module.css";
 import type { TestRun } from "../api";
-import { binScores, errorKind, filterRows, NO_FILTER, scoresOf, type ErrorFilter, type RowFilter, type TestRow } from "../lib/results";
+import { binScores, errorKind, errorSummary, filterRows, NO_FILTER, scoresOf, type ErrorFilter, type RowFilter, type TestRow } from "../lib/results";
 import { BinsChart } from "./BinsChart";
 import { scoredColumns } from "./scoredColumns";
 import styles from "./TestPanel.module.css";
@@ -120,7 +120,7 @@ function RowsTable({ rows }: { rows: readonly TestRow[] }) {
               {row.error ? (
                 <details className={styles.errorDetails}>
                   <summary>
-                    <span className={styles.errorKind}>{errorKind(row.error)}</span> {row.error}
+                    <span className={styles.errorKind}>{errorKind(row.error)}</span> {errorSummary(row.error)}
                   </summary>
                   {row.output ? <pre className={styles.traceback}>{row.output}</pre> : null}
                 </details>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { binScores, errorKind, filterRows, NO_FILTER, scoresOf, type TestRow } from "./results";
+import { binScores, errorKind, errorSummary, filterRows, NO_FILTER, scoresOf, type TestRow } from "./results";
 
 function row(score: number, error = "", skipped = false): TestRow {
   return {
@@ -45,5 +45,11 @@ describe("test-run rows", () => {
     expect(errorKind("timeout: the call ran longer than 2 s")).toBe("timeout");
     expect(errorKind("invalid return: value is nan")).toBe("invalid return");
     expect(errorKind("???")).toBe("error");
+  });
+
+  it("summarises an error without its kind, on one line", () => {
+    const raised = 'exception: ZeroDivisionError: division by zero (line 4)\nTraceback (most recent call last):\n  File "reward.py", line 4, in compute_score';
+    expect(errorSummary(raised)).toBe("ZeroDivisionError: division by zero (line 4)");
+    expect(errorSummary("???")).toBe("???");
   });
 });

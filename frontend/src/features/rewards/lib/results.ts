@@ -55,3 +55,11 @@ export function errorKind(error: string): string {
   const match = /^([a-z ]+?):/.exec(error);
   return match?.[1] ?? "error";
 }
+
+/** The error's first line without its kind ("ZeroDivisionError: ... (line 4)"): the kind
+ * is its label. */
+export function errorSummary(error: string): string {
+  const first = error.split("\n", 1)[0] ?? "";
+  const match = /^([a-z ]+?):\s*/.exec(first);
+  return match ? first.slice(match[0].length) : first;
+}
