@@ -11,10 +11,11 @@ const exact = { id: 3, project: "demo", name: "exact", description: "", created_
 const row = { index: 0, sample: null, finish_reason: "", data_source: "playground", prompt: null, solution_str: "15", ground_truth: "15", score: 1, components: {}, error: "", seconds: 0.01 };
 
 describe("ScoreReply", () => {
-  it("scores the reply with the latest version of the picked reward against the expected answer", async () => {
+  it("scores the reply with the latest version (or one picked) of a reward against the expected answer", async () => {
     const sent: unknown[] = [];
     mockApi({
       "GET /api/reward-functions/": pageOf([exact]),
+      "GET /api/reward-functions/3/versions/": [version, { ...version, id: 30, number: 1 }],
       "POST /api/reward-test-runs/": (request: Request) => {
         void request.clone().json().then((body) => sent.push(body));
         return jsonResponse({ id: 5, status: "queued" }, 202);
@@ -30,7 +31,9 @@ describe("ScoreReply", () => {
       </QueryClientProvider>,
     );
     fireEvent.click(screen.getByRole("button", { name: "Score with a reward" }));
-    expect(await screen.findByRole("option", { name: "exact v2" })).toBeInTheDocument();
+    expect(await screen.findByRole("option", { name: "exact" })).toBeInTheDocument();
+    expect(await screen.findByRole("option", { name: "v1" })).toBeInTheDocument(); // any version
+    expect(screen.getByRole("combobox", { name: "Reward version" })).toHaveValue("31"); // the latest
     fireEvent.change(screen.getByRole("textbox", { name: "Expected answer" }), { target: { value: "15" } });
     fireEvent.click(screen.getByRole("button", { name: "Score" }));
     expect(await screen.findByTestId("reply-score")).toHaveTextContent("score 1.000");
