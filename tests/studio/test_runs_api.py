@@ -713,3 +713,16 @@ def test_a_runs_reward_error_rate_is_the_share_of_rows_whose_reward_failed(membe
     listed = {r["id"]: r["reward_error_rate"] for r in member.get("/api/runs/").json()["results"]}
     assert (listed[failing], listed[healthy], listed[fresh]) == (0.25, 0.0, None)
     assert member.get(f"/api/runs/{failing}/").json()["reward_error_rate"] == 0.25
+
+
+def test_runs_can_be_listed_by_whether_they_saved_a_checkpoint(member):
+    from studio.telemetry.models import Checkpoint
+
+    saved = create(member, preset="grpo-tiny-arith").json()["id"]
+    unsaved = create(member, preset="grpo-tiny-arith").json()["id"]
+    Checkpoint.objects.create(run_id=saved, attempt=1, step=2, uri="/nowhere/step_2")
+
+    def listed(flag: str) -> set[int]:
+        return {r["id"] for r in member.get(f"/api/runs/?has_checkpoint={flag}").json()["results"]}
+
+    assert (listed("true"), listed("false")) == ({saved}, {unsaved})

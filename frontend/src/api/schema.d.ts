@@ -3462,7 +3462,7 @@ export interface components {
         };
         RewardTemplate: {
             name: string;
-            /** @description The first line of the template's docstring. */
+            /** @description The first paragraph of the template's docstring, as plain text. */
             description: string;
             code: string;
         };
@@ -6529,6 +6529,8 @@ export interface operations {
     runs_list: {
         parameters: {
             query?: {
+                /** @description true: only runs that saved a checkpoint (what a model can be made from). */
+                has_checkpoint?: string;
                 /**
                  * @description train (the default) or evaluation (also listed at /api/evaluations/).
                  *

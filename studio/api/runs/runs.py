@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any
 
 import django_filters.rest_framework as filters
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status
@@ -38,6 +38,7 @@ from studio.runs.serializers import (
     RunSerializer,
     RunUpdateSerializer,
 )
+from studio.telemetry.models import Checkpoint
 from trainer.config import PRESETS, RunConfig, preset_names
 
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
@@ -64,6 +65,10 @@ class RunFilter(ProjectRunsFilter):
         method="filter_kind",
         help_text="train (the default) or evaluation (also listed at /api/evaluations/).",
     )
+    has_checkpoint = filters.BooleanFilter(
+        method="filter_has_checkpoint",
+        help_text="true: only runs that saved a checkpoint (what a model can be made from).",
+    )
     ordering = filters.OrderingFilter(
         fields=["created_at", "priority", "name", "status", "started_at", "finished_at"]
     )
@@ -71,6 +76,14 @@ class RunFilter(ProjectRunsFilter):
     class Meta:
         model = Run
         fields = ["project", "status", "tag", "search"]
+
+    def filter_has_checkpoint(
+        self, queryset: QuerySet[Run], name: str, value: bool | None
+    ) -> QuerySet[Run]:
+        if value is None:
+            return queryset
+        saved = Exists(Checkpoint.objects.filter(run=OuterRef("pk")))
+        return queryset.filter(saved) if value else queryset.exclude(saved)
 
     def filter_tag(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
         return queryset.filter(tags__contains=[value])

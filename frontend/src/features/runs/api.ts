@@ -24,7 +24,7 @@ type SortField = "created_at" | "priority" | "name" | "status" | "started_at" | 
 export type Ordering = SortField | `-${SortField}`;
 
 /** A list's filters; absent ones do not filter. They are part of the list's query key. */
-export type RunFilters = { status?: RunStatus[]; tag?: string; search?: string; ordering?: Ordering };
+export type RunFilters = { status?: RunStatus[]; tag?: string; search?: string; ordering?: Ordering; hasCheckpoint?: boolean };
 
 export const runKeys = {
   all: ["runs"] as const,
@@ -50,6 +50,7 @@ export async function listRuns(slug: string, filters: RunFilters = {}, signal?: 
     ...(filters.tag ? { tag: filters.tag } : {}),
     ...(filters.search ? { search: filters.search } : {}),
     ...(filters.ordering ? { ordering: [filters.ordering] } : {}),
+    ...(filters.hasCheckpoint !== undefined ? { has_checkpoint: String(filters.hasCheckpoint) } : {}),
   };
   const page = await unwrap(api.GET("/api/runs/", { params: { query }, signal }));
   return { count: page.count, results: page.results };

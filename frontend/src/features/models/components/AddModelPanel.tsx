@@ -146,7 +146,7 @@ function FolderForm({ slug }: { slug: string }) {
 }
 
 function CheckpointForm({ slug }: { slug: string }) {
-  const runs = useRuns(slug, { ordering: "-created_at" });
+  const runs = useRuns(slug, { ordering: "-created_at", hasCheckpoint: true });
   const [run, setRun] = useState("");
   const [name, setName] = useState("");
   const { add, added, submit } = useAdd();
@@ -174,11 +174,11 @@ function CheckpointForm({ slug }: { slug: string }) {
         runs.isPending
           ? "Loading the project's runs…"
           : none
-            ? "This project has no runs yet: start one, and add its checkpoint once it has saved one."
-            : "Only runs that saved a checkpoint can be added."
+            ? "No run of this project has saved a checkpoint yet: add one once a run has."
+            : "Runs that saved a checkpoint (its latest is added)."
       } value={chosen} onChange={setRun} disabled={!list.length || add.isPending}>
           {runs.isPending ? <option value="">Loading…</option> : null}
-          {none || runs.isError ? <option value="">No runs</option> : null}
+          {none || runs.isError ? <option value="">No runs with a checkpoint</option> : null}
           {list.map((r) => (
             <option key={r.id} value={r.id}>
               #{r.id} {r.name} ({r.status})

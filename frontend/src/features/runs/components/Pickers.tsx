@@ -45,11 +45,14 @@ export function ModelPicker({ slug, value, onChange, errors, emptyLabel = "(the 
     <div>
       <SelectField label="Model" help={chosen ? modelSummary(chosen) : "The policy the run trains."} errors={errors} value={value ?? ""} onChange={(value) => onChange(value ? Number(value) : null)}>
         <option value="">{emptyLabel}</option>
-        {models.data?.map((m) => (
-          <option key={m.id} value={m.id}>
-            {m.name} ({m.kind})
-          </option>
-        ))}
+        {/* A demo model is what the empty choice trains already: listed only when chosen. */}
+        {models.data
+          ?.filter((m) => m.kind !== "demo" || m.id === value)
+          .map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.name} ({m.kind})
+            </option>
+          ))}
       </SelectField>
       {models.isError ? <p className={ui.muted}>Could not load the project&apos;s models.</p> : null}
       {none ? (
