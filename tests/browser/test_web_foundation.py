@@ -61,7 +61,8 @@ def test_a_new_user_trains_watches_clones_cancels_and_compares_runs(
     page.shot("runs-empty", narrow=True)
 
     # A run from the demo preset: a bad value is refused at its field, then fixed.
-    page.get_by_role("link", name="Start your first run").click()
+    expect(page.get_by_role("link", name="Upload your data")).to_be_visible()
+    page.get_by_role("link", name="Try the demo run").click()
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
     expect(page.get_by_label("Preset", exact=True)).to_have_value("grpo-tiny-arith")
     page.get_by_label("Run name", exact=True).fill("arith")

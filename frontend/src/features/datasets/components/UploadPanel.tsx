@@ -31,6 +31,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
   const [message, setMessage] = useState("");
   const [state, dispatch] = useReducer(uploadReducer, { phase: "idle" });
   const abort = useRef<(() => void) | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
 
   // A large file's import: poll the dataset (its `imports`) until this one ends.
   const importId = state.phase === "importing" ? state.job.id : null;
@@ -44,6 +45,11 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
     if (state.phase !== "done") return;
     refreshDataset(datasetId);
     onUploaded(state.version);
+    // Uploaded: the form is ready for the next version ("Version N is ready" stays).
+    setFile(null);
+    setDetected(null);
+    setMessage("");
+    if (fileInput.current) fileInput.current.value = "";
   }, [state, datasetId, refreshDataset, onUploaded]);
 
   async function choose(chosen: File | null) {
@@ -89,6 +95,7 @@ export function UploadPanel({ datasetId, onUploaded }: { datasetId: number; onUp
         {(props) => (
           <input
             {...props}
+            ref={fileInput}
             type="file"
             accept=".parquet,.pq,.jsonl,.ndjson,.json,.csv"
             onChange={(e) => void choose(e.target.files?.[0] ?? null)}

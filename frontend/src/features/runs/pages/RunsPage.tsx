@@ -89,12 +89,15 @@ export function RunsPage() {
             icon={<RunsIcon size={26} />}
             title="No runs yet"
             action={
-              <ButtonLink to={`/p/${slug}/runs/new`} variant="primary">
-                Start your first run
-              </ButtonLink>
+              <span className={ui.row}>
+                <ButtonLink to={`/p/${slug}/datasets`} variant="primary">
+                  Upload your data
+                </ButtonLink>
+                <ButtonLink to={`/p/${slug}/runs/new`}>Try the demo run</ButtonLink>
+              </span>
             }
           >
-            Pick a preset (the demo <code>grpo-tiny-arith</code> learns arithmetic on a CPU in minutes), change what you like, and watch it train live.
+            Start from your task: upload its prompts and answers, write and test a reward for them, then train on both. Or try the demo first (<code>grpo-tiny-arith</code> learns arithmetic on a CPU in minutes).
           </EmptyState>
         )
       ) : null}
