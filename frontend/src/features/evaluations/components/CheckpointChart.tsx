@@ -11,15 +11,31 @@ const W = 560;
 const H = 220;
 const PAD = { left: 48, right: 16, top: 12, bottom: 32 };
 
+/**
+ * The y range to draw `values` in: their span with a tenth of it free above and below (so
+ * no point or baseline sits on an axis), a small span around equal values, never below 0
+ * for values that are not.
+ */
+export function yRange(values: number[]): [number, number] {
+  const lowest = Math.min(...values);
+  const highest = Math.max(...values);
+  const span = highest - lowest > 1e-9 ? highest - lowest : Math.max(Math.abs(lowest) * 0.2, 0.1);
+  const middle = (lowest + highest) / 2;
+  let low = Math.min(lowest - span * 0.1, middle - span / 2);
+  const high = Math.max(highest + span * 0.1, middle + span / 2);
+  if (lowest >= 0 && low < 0) low = 0;
+  return [low, high];
+}
+
 /** A metric across a run's checkpoints (by training step), the base model as a dashed line. */
 export function CheckpointChart({ title, points, baseline }: Props) {
   if (points.length === 0) {
     return <p className={styles.muted}>No checkpoint has results yet; the chart appears as they arrive.</p>;
   }
   const values = [...points.map((p) => p.value), ...(baseline ? [baseline.value] : [])];
-  let low = Math.min(...values);
-  let high = Math.max(...values);
-  if (high - low < 1e-9) [low, high] = [low - 0.5, high + 0.5];
+  const [low, high] = yRange(values);
+  const ticks = [low, (low + high) / 2, high];
+  const digits = high - low < 0.1 ? 3 : 2;
   const first = points[0]!.step;
   const last = points[points.length - 1]!.step;
   const x = (step: number) => PAD.left + (last === first ? 0.5 : (step - first) / (last - first)) * (W - PAD.left - PAD.right);
@@ -30,8 +46,11 @@ export function CheckpointChart({ title, points, baseline }: Props) {
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={title} data-testid="checkpoint-chart">
         <line x1={PAD.left} y1={H - PAD.bottom} x2={W - PAD.right} y2={H - PAD.bottom} className={styles.axis} />
         <line x1={PAD.left} y1={PAD.top} x2={PAD.left} y2={H - PAD.bottom} className={styles.axis} />
-        <text x={4} y={y(high) + 4} className={styles.tick}>{high.toFixed(2)}</text>
-        <text x={4} y={y(low) + 4} className={styles.tick}>{low.toFixed(2)}</text>
+        {ticks.map((tick) => (
+          <text key={tick} x={PAD.left - 6} y={y(tick) + 4} textAnchor="end" className={styles.tick}>
+            {tick.toFixed(digits)}
+          </text>
+        ))}
         {baseline ? (
           <g data-testid="baseline">
             <line x1={PAD.left} x2={W - PAD.right} y1={y(baseline.value)} y2={y(baseline.value)} className={styles.baseline} />
