@@ -190,6 +190,15 @@ CACHES = {
 # in this backend (studio/core/sign_in.py, studio/core/login_limits.py): sign-in attempts
 # per client address (DRF's rate syntax), wrong passwords per account.
 AUTHENTICATION_BACKENDS = ["studio.core.sign_in.LimitedModelBackend"]
+# Notifications (studio.projects.notify): hosts on private addresses a project's webhook
+# may still reach (comma separated: the operator's choice), each post's time limit, and
+# the mail server members' emails go through (empty: no email is sent).
+RLSTUDIO_WEBHOOK_ALLOWED_HOSTS = os.environ.get("RLSTUDIO_WEBHOOK_ALLOWED_HOSTS", "").split(",")
+RLSTUDIO_WEBHOOK_TIMEOUT_S = float(os.environ.get("RLSTUDIO_WEBHOOK_TIMEOUT_S", "5"))
+EMAIL_HOST = os.environ.get("RLSTUDIO_EMAIL_HOST", "")
+EMAIL_PORT = int(os.environ.get("RLSTUDIO_EMAIL_PORT", "25"))
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("RLSTUDIO_EMAIL_FROM", "rl-studio@localhost")
 RLSTUDIO_LOGIN_RATE = os.environ.get("RLSTUDIO_LOGIN_RATE", "10/min")
 # The client's address is REMOTE_ADDR, or with RLSTUDIO_TRUSTED_PROXIES=N the address N
 # proxies in front of the studio put in X-Forwarded-For: never a header a client sets for
@@ -340,6 +349,7 @@ SPECTACULAR_SETTINGS = {
         "RunValidationEnum": "studio.runs.models.RUN_VALIDATION",  # as stored
         "ValidationEnum": "studio.references.run_inputs.VALIDATION_CHOICES",  # as requested
         "RunKindEnum": "studio.runs.models.RunKind",
+        "NotificationEventEnum": "studio.projects.models.NotificationEvent",
         "EvaluatedModelKindEnum": "studio.evaluations.serializers.EVALUATED_KINDS",
     },
 }

@@ -33,6 +33,7 @@ app.conf.include = [
     "workers.datasets",
     "workers.models",
     "workers.playground",
+    "workers.notifications",
 ]
 _RECONCILE_EVERY_S = float(settings.RLSTUDIO_RECONCILE_INTERVAL_S)
 app.conf.beat_schedule = {

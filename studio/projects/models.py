@@ -40,6 +40,14 @@ class Project(models.Model):
         return self.name
 
 
+class NotificationEvent(models.TextChoices):
+    """What a project can tell people outside the browser."""
+
+    RUN_SUCCEEDED = "run_succeeded", "A run finished"
+    RUN_FAILED = "run_failed", "A run failed"
+    CRITICAL_ALERT = "critical_alert", "A critical alert"
+
+
 class Membership(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
@@ -47,6 +55,8 @@ class Membership(models.Model):
     )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(default=timezone.now)
+    # The events this member is emailed about (NotificationEvent values): their choice.
+    email_events = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [
@@ -261,3 +271,14 @@ class ProjectResource(models.Model):
     def change(self, changes: dict[str, str]) -> None:
         """Rename or describe it (its versions never change)."""
         type(self)._default_manager.filter(pk=self.pk).update(**changes)
+
+
+class ProjectWebhook(models.Model):
+    """Where a project posts its notifications (JSON that chat tools accept), and which.
+    Set by its owners; the URL is checked against private addresses when set and again
+    before every post (studio.projects.webhooks)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="webhook")
+    url = models.URLField(max_length=500, blank=True)
+    events = models.JSONField(default=list, blank=True)  # NotificationEvent values
+    updated_at = models.DateTimeField(auto_now=True)

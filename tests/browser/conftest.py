@@ -133,6 +133,7 @@ def studio(
         # Every browser test signs a user in from 127.0.0.1; the login limit has its own
         # tests (tests/security/test_login_throttle.py).
         "RLSTUDIO_LOGIN_RATE": "600/min",
+        "RLSTUDIO_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",  # the notification sink's host
         "RLSTUDIO_LAUNCH_GRACE_S": "4",
         "RLSTUDIO_CHECKPOINT_ROOT": str(tmp_path_factory.mktemp("checkpoints")),
         "MEDIA_ROOT": str(tmp_path_factory.mktemp("media")),

@@ -72,3 +72,31 @@ def test_an_invited_user_joins_by_accepting_and_an_owner_makes_a_scoped_token(
     expect(page.get_by_role("table", name="Members")).to_contain_text(guest.username)
     expect(page.get_by_text("Only the project's owners can invite people")).to_be_visible()
     page.shot("members-as-viewer")
+
+
+def test_an_owner_points_notifications_at_a_chat_webhook_and_picks_emails(
+    studio: Any, page: Any, studio_orm: None
+) -> None:
+    owner = studio.new_user("notifier")
+    connections.close_all()
+    sign_in(page, studio, owner)
+    page.goto(f"{studio.url}/p/{owner.project_slug}/members")
+    card = page.get_by_role("form", name="Notifications")
+    url = card.get_by_label("Webhook URL")
+    url.fill("http://10.0.0.7/hooks/studio")  # the studio's own network: refused
+    card.get_by_role("button", name="Save").click()
+    expect(card.get_by_text(re.compile("is a private address"))).to_be_visible()
+    page.shot("notifications-refused")
+    url.fill("http://127.0.0.1:9/hooks/studio")  # the operator allows this host
+    card.get_by_role("group", name="Post to the webhook").get_by_label("A run failed").check()
+    card.get_by_role("group", name="Email me when").get_by_label("A critical alert").check()
+    card.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("Notification settings saved.")).to_be_visible()
+    saved = studio.api(owner).get(
+        f"{studio.url}/api/projects/{owner.project_slug}/notifications/", timeout=30
+    )
+    body = saved.json()
+    assert body["webhook_url"] == "http://127.0.0.1:9/hooks/studio", body
+    assert (body["webhook_events"], body["email_events"]) == (["run_failed"], ["critical_alert"])
+    page.shot("notifications")
+    page.shot("notifications", narrow=True)

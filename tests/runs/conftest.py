@@ -194,6 +194,8 @@ def _stack(
         # of their own (tests/runs/test_queue.py, tests/security/test_queue_share.py).
         "RLSTUDIO_PROJECT_MAX_RUNNING_JOBS": "0",
         "RLSTUDIO_USER_MAX_RUNNING_JOBS": "0",
+        # Notifications go to a webhook sink on loopback (tests.notification_sinks).
+        "RLSTUDIO_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
         **(extra_env or {}),
     }
     web = start_web_server(log_dir, port=port, **env)

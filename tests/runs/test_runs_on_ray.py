@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from studio.runs.models import RunAttempt
+from tests.notification_sinks import webhook_sink
 from tests.runs.conftest import (
     TERMINAL,
     Api,
@@ -110,9 +111,18 @@ def test_a_config_that_fails_in_the_trainer_ends_failed_with_its_error_in_the_ap
         data={"train_files": [str(small)], "train_batch_size": 4},
         actor={"ppo_mini_batch_size": 4},
     )
-    created = api.create_run("too-few-prompts", config)
-
-    run = api.wait_status(created["id"], TERMINAL, 120, stack)
+    with webhook_sink() as hook:
+        # The project's chat channel hears of the failure, from the stack's Celery worker.
+        webhook = {"webhook_url": hook.url, "webhook_events": ["run_failed"]}
+        api.session.put(
+            f"{api.url}/api/projects/{api.project.slug}/notifications/", json=webhook, timeout=30
+        ).raise_for_status()
+        created = api.create_run("too-few-prompts", config)
+        run = api.wait_status(created["id"], TERMINAL, 120, stack)
+        eventually(lambda: bool(hook.received), 20, "the webhook was posted to")
+    [posted] = hook.received
+    assert posted["event"] == "run_failed" and "too-few-prompts" in posted["text"]
+    assert posted["link"].endswith(f"/runs/{run['id']}")
 
     assert run["status"] == "failed"
     assert "only 3 usable training prompts" in run["last_error"]

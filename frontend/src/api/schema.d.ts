@@ -912,6 +912,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{slug}/notifications/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What the project sends outside the browser: its webhook (owners set it and its
+         *     events; other members see only whether one is set) and the events you are emailed
+         *     about (your own choice, any role). PUT changes the fields it names.
+         */
+        get: operations["projects_notifications_retrieve"];
+        /**
+         * @description What the project sends outside the browser: its webhook (owners set it and its
+         *     events; other members see only whether one is set) and the events you are emailed
+         *     about (your own choice, any role). PUT changes the fields it names.
+         */
+        put: operations["projects_notifications_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/queue/": {
         parameters: {
             query?: never;
@@ -2977,6 +3003,33 @@ export interface components {
              * @description Memory reserved here for the attempt, GiB.
              */
             memory_gb: number;
+        };
+        /**
+         * @description * `run_succeeded` - A run finished
+         *     * `run_failed` - A run failed
+         *     * `critical_alert` - A critical alert
+         * @enum {string}
+         */
+        NotificationEventEnum: "run_succeeded" | "run_failed" | "critical_alert";
+        Notifications: {
+            /** @description The webhook (owners only; null for other members). */
+            webhook_url: string | null;
+            /** @description Whether the project posts to a webhook. */
+            webhook_set: boolean;
+            webhook_events: string[];
+            /** @description The events you are emailed about. */
+            email_events: string[];
+            /** @description Whether this studio sends email at all (its operator set a mail server). */
+            email_enabled: boolean;
+            /** @description Every event, with its label. */
+            events: {
+                [key: string]: string;
+            };
+        };
+        NotificationsUpdateRequest: {
+            webhook_url?: string;
+            webhook_events?: components["schemas"]["NotificationEventEnum"][];
+            email_events?: components["schemas"]["NotificationEventEnum"][];
         };
         /** @enum {unknown} */
         NullEnum: null;
@@ -6054,6 +6107,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Membership"][];
+                };
+            };
+        };
+    };
+    projects_notifications_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notifications"];
+                };
+            };
+        };
+    };
+    projects_notifications_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NotificationsUpdateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["NotificationsUpdateRequest"];
+                "multipart/form-data": components["schemas"]["NotificationsUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notifications"];
                 };
             };
         };

@@ -30,11 +30,14 @@ from studio.projects.models import (
     Invitation,
     InvitationStatus,
     Membership,
+    NotificationEvent,
     Project,
+    ProjectWebhook,
     Role,
     TokenScope,
     default_token_scopes,
 )
+from studio.projects.webhooks import WebhookRefused, checked_address
 from studio.runs.models import RunStatus
 
 # Runs whose Ray job may still be going: their project can't be deleted under them.
@@ -97,6 +100,64 @@ def refuse_over_project_cap(user_id: int) -> None:
 OWNER_ACTIONS = ("update", "partial_update", "destroy", "members", "invitations", "uninvite")
 
 
+class NotificationsSerializer(serializers.Serializer):
+    webhook_url = serializers.CharField(
+        allow_null=True, help_text="The webhook (owners only; null for other members)."
+    )
+    webhook_set = serializers.BooleanField(help_text="Whether the project posts to a webhook.")
+    webhook_events = serializers.ListField(child=serializers.CharField())
+    email_events = serializers.ListField(
+        child=serializers.CharField(), help_text="The events you are emailed about."
+    )
+    email_enabled = serializers.BooleanField(
+        help_text="Whether this studio sends email at all (its operator set a mail server)."
+    )
+    events = serializers.DictField(
+        child=serializers.CharField(), help_text="Every event, with its label."
+    )
+
+
+class NotificationsUpdateSerializer(serializers.Serializer):
+    webhook_url = serializers.CharField(max_length=500, allow_blank=True, required=False)
+    webhook_events = serializers.ListField(
+        child=serializers.ChoiceField(choices=NotificationEvent.choices),
+        max_length=len(NotificationEvent.choices),
+        required=False,
+    )
+    email_events = serializers.ListField(
+        child=serializers.ChoiceField(choices=NotificationEvent.choices),
+        max_length=len(NotificationEvent.choices),
+        required=False,
+    )
+
+    def validate_webhook_url(self, url: str) -> str:
+        if url:
+            try:
+                checked_address(url)
+            except WebhookRefused as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return url
+
+    def validate_webhook_events(self, events: list[str]) -> list[str]:
+        return sorted(set(events))
+
+    def validate_email_events(self, events: list[str]) -> list[str]:
+        return sorted(set(events))
+
+
+def notifications_view(project: Project, membership: Membership) -> dict[str, Any]:
+    hook = ProjectWebhook.objects.filter(project=project).first()
+    owner = membership.role == Role.OWNER
+    return {
+        "webhook_url": (hook.url if hook else "") if owner else None,
+        "webhook_set": bool(hook and hook.url),
+        "webhook_events": hook.events if hook else [],
+        "email_events": membership.email_events,
+        "email_enabled": bool(settings.EMAIL_HOST),
+        "events": dict(NotificationEvent.choices),
+    }
+
+
 class ProjectViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -121,6 +182,8 @@ class ProjectViewSet(
     def get_permissions(self) -> Any:
         if self.action in OWNER_ACTIONS:
             self.write_role = Role.OWNER
+        elif self.action == "notifications":
+            self.write_role = Role.VIEWER  # everyone picks their own emails; owners the webhook
         return super().get_permissions()
 
     @transaction.atomic
@@ -193,6 +256,34 @@ class ProjectViewSet(
             self.audit("member.set", membership, project, role=role)
         members = project.memberships.select_related("user").order_by("id")
         return Response(MembershipSerializer(members, many=True).data)
+
+    @extend_schema(
+        methods=["PUT"], request=NotificationsUpdateSerializer, responses=NotificationsSerializer
+    )
+    @extend_schema(methods=["GET"], responses=NotificationsSerializer)
+    @action(detail=True, methods=["get", "put"], pagination_class=None)
+    def notifications(self, request: Request, slug: str | None = None) -> Response:
+        """What the project sends outside the browser: its webhook (owners set it and its
+        events; other members see only whether one is set) and the events you are emailed
+        about (your own choice, any role). PUT changes the fields it names."""
+        project = self.get_object()
+        user = signed_in_user(request)
+        membership = project.memberships.get(user=user)
+        if request.method == "PUT":
+            update = NotificationsUpdateSerializer(data=request.data)
+            update.is_valid(raise_exception=True)
+            v = update.validated_data
+            if "webhook_url" in v or "webhook_events" in v:
+                self.require_role(project, Role.OWNER)
+                hook, _ = ProjectWebhook.objects.get_or_create(project=project)
+                hook.url = v.get("webhook_url", hook.url)
+                hook.events = v.get("webhook_events", hook.events)
+                hook.save()
+                self.audit("project.webhook", project, project, events=hook.events)
+            if "email_events" in v:
+                membership.email_events = v["email_events"]
+                membership.save(update_fields=["email_events"])
+        return Response(notifications_view(project, membership))
 
     @extend_schema(methods=["GET"], responses=InvitationSerializer(many=True))
     @extend_schema(

@@ -44,7 +44,7 @@ from studio.telemetry.ingest.superseding import resume_step_of, supersede_earlie
 from studio.telemetry.live import pubsub
 from studio.telemetry.live import sse_frames as frames
 from studio.telemetry.live.sse_frames import EventKey
-from studio.telemetry.models import Checkpoint, IngestedRecord, LogLine
+from studio.telemetry.models import Checkpoint, IngestedRecord, LogLine, RunAlert
 
 Event = tuple[EventKey, bytes]
 
@@ -229,6 +229,8 @@ class _Writer:
             )
         by_seq: dict[int, list[dict[str, Any]]] = {}
         for seq, alert in raise_alerts(self.run.pk, self.attempt, alert_steps):
+            if alert.severity == "critical":
+                _notify_first_critical(self.run.pk, alert)
             by_seq.setdefault(seq, []).append(
                 frames.alert_payload(
                     alert.kind, alert.step, alert.severity, alert.message, alert.values
@@ -361,6 +363,15 @@ _SAMPLE_COLUMNS = (
     ("source_row", "integer"),
     ("created_at", "timestamptz"),
 )
+
+
+def _notify_first_critical(run_id: int, alert: Any) -> None:
+    """Tell the project's webhook and members about a run's first critical alert of a
+    kind (later steps of the same trouble are on the run's Alerts tab, not in inboxes)."""
+    from studio.projects import notify
+
+    if RunAlert.objects.filter(run_id=run_id, kind=alert.kind, severity="critical").count() <= 1:
+        notify.critical_alert(run_id, alert.kind, alert.step, alert.message)
 
 
 def _number(value: float | None) -> float:

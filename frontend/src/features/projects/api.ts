@@ -4,11 +4,14 @@ export type Project = Schemas["Project"];
 export type Membership = Schemas["Membership"];
 export type Role = Schemas["RoleEnum"];
 export type Invitation = Schemas["Invitation"];
+export type Notifications = Schemas["Notifications"];
+export type NotificationsUpdate = Schemas["NotificationsUpdateRequest"];
 
 export const projectKeys = {
   all: ["projects"] as const,
   members: (slug: string) => ["projects", slug, "members"] as const,
   invitations: (slug: string) => ["projects", slug, "invitations"] as const,
+  notifications: (slug: string) => ["projects", slug, "notifications"] as const,
 };
 
 /** Invitations addressed to the signed-in user (not one project's). */
@@ -58,4 +61,14 @@ export function acceptInvitation(id: number): Promise<Invitation> {
 
 export async function declineInvitation(id: number): Promise<void> {
   await unwrap(api.POST("/api/invitations/{id}/decline/", { params: { path: { id } } }));
+}
+
+/** What the project sends outside the browser, and what you are emailed about. */
+export function fetchNotifications(slug: string, signal?: AbortSignal): Promise<Notifications> {
+  return unwrap(api.GET("/api/projects/{slug}/notifications/", { params: { path: { slug } }, signal }));
+}
+
+/** Changes the fields named (the webhook's: owners only). */
+export function updateNotifications(slug: string, body: NotificationsUpdate): Promise<Notifications> {
+  return unwrap(api.PUT("/api/projects/{slug}/notifications/", { params: { path: { slug } }, body }));
 }

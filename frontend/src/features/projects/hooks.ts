@@ -7,6 +7,7 @@ import {
   declineInvitation,
   fetchMembers,
   fetchMyInvitations,
+  fetchNotifications,
   fetchProjectInvitations,
   fetchProjects,
   invitationKeys,
@@ -14,6 +15,8 @@ import {
   projectKeys,
   revokeInvitation,
   setMember,
+  updateNotifications,
+  type NotificationsUpdate,
   type Role,
 } from "./api";
 
@@ -91,5 +94,17 @@ export function useAnswerInvitation() {
       await queryClient.invalidateQueries({ queryKey: invitationKeys.mine });
       if (accept) await queryClient.invalidateQueries({ queryKey: projectKeys.all, exact: true });
     },
+  });
+}
+
+export function useNotifications(slug: string) {
+  return useQuery({ queryKey: projectKeys.notifications(slug), queryFn: ({ signal }) => fetchNotifications(slug, signal) });
+}
+
+export function useUpdateNotifications(slug: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: NotificationsUpdate) => updateNotifications(slug, body),
+    onSuccess: (saved) => queryClient.setQueryData(projectKeys.notifications(slug), saved),
   });
 }

@@ -11,6 +11,7 @@ import { Table } from "../../../components/Table";
 import { useToast } from "../../../components/Toast";
 import ui from "../../../components/ui.module.css";
 import type { Invitation, Role } from "../api";
+import { NotificationSettings } from "../components/NotificationSettings";
 import { useCurrentProject, useInviteMember, useMembers, useProjectInvitations, useProjectSlug, useRevokeInvitation, useSetMember } from "../hooks";
 
 const ROLES: Role[] = ["owner", "member", "viewer"];
@@ -75,6 +76,9 @@ export function MembersPage() {
           Only the project&apos;s owners can invite people or change roles.
         </p>
       )}
+      <div style={{ marginTop: 28 }}>
+        <NotificationSettings slug={slug} isOwner={isOwner} />
+      </div>
     </>
   );
 }
