@@ -470,6 +470,13 @@ MATRIX: dict[tuple[str, str], Op] = {
         "/api/projects/{o.slug}/members/",
         body=lambda o: {"username": "viewer", "role": "viewer"},  # members only: others are invited
     ),
+    # notifications: any role reads and picks its own emails; the webhook is the owners'
+    ("GET", "/api/projects/{slug}/notifications/"): Op(
+        read(), "/api/projects/{o.slug}/notifications/"
+    ),
+    ("PUT", "/api/projects/{slug}/notifications/"): Op(
+        read(), "/api/projects/{o.slug}/notifications/", body=lambda o: {"email_events": []}
+    ),
     ("GET", "/api/projects/{slug}/invitations/"): Op(
         owner_only(200), "/api/projects/{o.slug}/invitations/", kind="invitation"
     ),
