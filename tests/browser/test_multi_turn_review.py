@@ -148,7 +148,7 @@ def test_a_user_reads_a_multi_turn_episode_as_a_conversation(
     arguments = conversation.get_by_label("arguments of calc").nth(1).inner_text()
     assert '"expr": "17 * 23"' in arguments and '"round": 0' in arguments
     rewards = conversation.get_by_test_id("turn-reward").all_inner_texts()
-    assert rewards == ["reward -0.100", "reward +1.0"]
+    assert rewards == ["reward -0.100", "reward +1.000"]
     assert "6 turns" in page.get_by_test_id("sample-list").inner_text()
     page.shot("episode")
     page.shot("episode", narrow=True)

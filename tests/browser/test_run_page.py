@@ -142,18 +142,20 @@ def test_the_run_page_leads_with_headline_charts_and_has_a_samples_tab(
     page.shot("headline")
     page.shot("headline", narrow=True)
 
-    # The Samples tab: the explorer of this run, on its latest step.
+    # The Samples tab: the explorer of this run, every step, the newest first.
     steps = studio.api(trained_run.owner).get(
         f"{studio.url}/api/runs/{trained_run.id}/rollouts/steps", timeout=30
     )
     latest = max(s["step"] for s in steps.json()["steps"])
     page.get_by_role("tab", name="Samples").click()
-    page.wait_for_url(re.compile(rf"/runs/{trained_run.id}/samples\?.*step={latest}\b"))
+    page.wait_for_url(re.compile(rf"/runs/{trained_run.id}/samples\?.*step_max={latest}\b"))
     page.wait_for_selector("[data-testid=list-status][data-state=ready]")
     rows = page.eval_on_selector_all(
-        "[data-sample-id]", "rows => rows.map(r => r.getAttribute('data-step'))"
+        "[data-sample-id]", "rows => rows.map(r => Number(r.getAttribute('data-step')))"
     )
-    assert rows and set(rows) == {str(latest)}, rows
+    # Every step, as in the explorer: the newest first.
+    assert rows and rows[0] == latest and len(set(rows)) > 1, rows
+    assert rows == sorted(rows, reverse=True), rows
     expect(page.get_by_role("tab", name="Samples")).to_have_attribute("aria-selected", "true")
     expect(page.get_by_role("heading", name="demo run")).to_be_visible()  # the run's header
     page.shot("samples-tab")

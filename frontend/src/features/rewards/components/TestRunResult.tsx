@@ -140,7 +140,7 @@ function RowsTable({ rows }: { rows: readonly TestRow[] }) {
             cell: (row) =>
               Object.entries(row.components)
                 .map(([name, value]) => `${name}=${fmt(value, 2)}`)
-                .join(" "),
+                .join("\n"), // one a line: the column stays narrow beside the response
           },
           { key: "time", header: "Time", cellProps: () => ({ className: styles.num }), cell: (row) => `${row.elapsed_ms.toFixed(1)} ms` },
         ]}

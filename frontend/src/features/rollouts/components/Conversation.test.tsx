@@ -73,7 +73,7 @@ describe("the conversation of a multi-turn episode", () => {
   it("puts a reward chip on the turns that have a reward, signed", () => {
     render(<Conversation turns={EPISODE} />);
     const chips = screen.getAllByTestId("turn-reward").map((chip) => chip.textContent);
-    expect(chips).toEqual(["reward -0.250", "reward 0.0", "reward +1.0"]);
+    expect(chips).toEqual(["reward -0.250", "reward 0.000", "reward +1.000"]);
     const unrewarded = screen.getByRole("listitem", { name: "Turn 1: assistant" });
     expect(within(unrewarded).queryByTestId("turn-reward")).toBeNull();
   });

@@ -146,88 +146,102 @@ function ModelFilter({ models, filters, onChange }: { models: ModelChoice[]; fil
  * Every filter of the explorer; each change is written to the URL by the page, and shows
  * here at once (a local copy), before the URL and the list have caught up.
  */
+/** How many of the filters besides the steps are set (the narrow layout's toggle says it). */
+function setCount(filters: ExplorerFilters): number {
+  const set = [filters.split, filters.scoreMin !== null, filters.scoreMax !== null, filters.dataSource, filters.rewardVersion !== null, filters.label, filters.signal, filters.errorsOnly, filters.episodesOnly, filters.q, filters.groups.length];
+  return set.filter(Boolean).length;
+}
+
 export function FilterBar(props: Props) {
   const [filters, onChange] = useLocalCopy(props.filters, props.onChange);
+  // On a phone only the steps show until asked: the other filters would fill the screen.
+  const [expanded, setExpanded] = useState(false);
+  const count = setCount(filters);
   return (
     <section className={`${ui.card} ${review.filters}`} aria-label="Filters">
       <StepSlider {...props} filters={filters} onChange={onChange} />
-      {props.models?.length ? <ModelFilter models={props.models} filters={filters} onChange={onChange} /> : null}
-      <SelectField label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
-        <option value="">any</option>
-        <option value="train">train</option>
-        <option value="val">val</option>
-        <option value="eval">eval</option>
-      </SelectField>
-      <DraftInput
-        label="Score from"
-        type="number"
-        narrow
-        value={show(filters.scoreMin)}
-        onCommit={(v) => onChange({ ...filters, scoreMin: num(v) })}
-      />
-      <DraftInput
-        label="Score to"
-        type="number"
-        narrow
-        value={show(filters.scoreMax)}
-        onCommit={(v) => onChange({ ...filters, scoreMax: num(v) })}
-      />
-      <DraftInput
-        label="Data source"
-        value={filters.dataSource}
-        onCommit={(dataSource) => onChange({ ...filters, dataSource: dataSource.trim() })}
-      />
-      <DraftInput
-        label="Reward version"
-        type="number"
-        narrow
-        placeholder="v…"
-        value={show(filters.rewardVersion)}
-        onCommit={(v) => onChange({ ...filters, rewardVersion: num(v) })}
-      />
-      <DraftInput
-        label="Label"
-        value={filters.label}
-        onCommit={(label) => onChange({ ...filters, label: label.trim() })}
-      />
-      <SelectField
-        label="Groups"
-        value={filters.signal ?? ""}
-        onChange={(v) => onChange({ ...filters, signal: (v || null) as Signal | null })}
-      >
-        <option value="">all groups</option>
-        <option value="learning">only with a learning signal</option>
-        <option value="zero">only zero-spread</option>
-      </SelectField>
-      <label className={review.check}>
-        <input
-          type="checkbox"
-          checked={filters.errorsOnly}
-          onChange={(e) => onChange({ ...filters, errorsOnly: e.target.checked })}
+      <button type="button" className={review.filtersToggle} aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+        {expanded ? "Fewer filters" : `More filters${count ? ` (${count} set)` : ""}`}
+      </button>
+      <div className={review.moreFilters} data-expanded={expanded}>
+        {props.models?.length ? <ModelFilter models={props.models} filters={filters} onChange={onChange} /> : null}
+        <SelectField label="Split" value={filters.split} onChange={(split) => onChange({ ...filters, split })}>
+          <option value="">any</option>
+          <option value="train">train</option>
+          <option value="val">val</option>
+          <option value="eval">eval</option>
+        </SelectField>
+        <DraftInput
+          label="Score from"
+          type="number"
+          narrow
+          value={show(filters.scoreMin)}
+          onCommit={(v) => onChange({ ...filters, scoreMin: num(v) })}
         />
-        Reward errors only
-      </label>
-      <label className={review.check}>
-        <input
-          type="checkbox"
-          checked={filters.episodesOnly}
-          onChange={(e) => onChange({ ...filters, episodesOnly: e.target.checked })}
+        <DraftInput
+          label="Score to"
+          type="number"
+          narrow
+          value={show(filters.scoreMax)}
+          onCommit={(v) => onChange({ ...filters, scoreMax: num(v) })}
         />
-        Multi-turn episodes only
-      </label>
-      <DraftInput
-        label="Search prompt and response"
-        type="search"
-        value={filters.q}
-        placeholder='words, "a phrase", -word'
-        onCommit={(q) => onChange({ ...filters, q })}
-      />
-      {filters.groups.length ? (
-        <span className={ui.pill}>
-          {filters.groups.length} named group{filters.groups.length > 1 ? "s" : ""}
-        </span>
-      ) : null}
-      <Button onClick={() => onChange(NO_FILTERS)}>Clear filters</Button>
+        <DraftInput
+          label="Data source"
+          value={filters.dataSource}
+          onCommit={(dataSource) => onChange({ ...filters, dataSource: dataSource.trim() })}
+        />
+        <DraftInput
+          label="Reward version"
+          type="number"
+          narrow
+          placeholder="v…"
+          value={show(filters.rewardVersion)}
+          onCommit={(v) => onChange({ ...filters, rewardVersion: num(v) })}
+        />
+        <DraftInput
+          label="Label"
+          value={filters.label}
+          onCommit={(label) => onChange({ ...filters, label: label.trim() })}
+        />
+        <SelectField
+          label="Groups"
+          value={filters.signal ?? ""}
+          onChange={(v) => onChange({ ...filters, signal: (v || null) as Signal | null })}
+        >
+          <option value="">all groups</option>
+          <option value="learning">only with a learning signal</option>
+          <option value="zero">only zero-spread</option>
+        </SelectField>
+        <label className={review.check}>
+          <input
+            type="checkbox"
+            checked={filters.errorsOnly}
+            onChange={(e) => onChange({ ...filters, errorsOnly: e.target.checked })}
+          />
+          Reward errors only
+        </label>
+        <label className={review.check}>
+          <input
+            type="checkbox"
+            checked={filters.episodesOnly}
+            onChange={(e) => onChange({ ...filters, episodesOnly: e.target.checked })}
+          />
+          Multi-turn episodes only
+        </label>
+        <DraftInput
+          label="Search prompt and response"
+          type="search"
+          value={filters.q}
+          placeholder='words, "a phrase", -word'
+          onCommit={(q) => onChange({ ...filters, q })}
+        />
+        {filters.groups.length ? (
+          <span className={ui.pill}>
+            {filters.groups.length} named group{filters.groups.length > 1 ? "s" : ""}
+          </span>
+        ) : null}
+        <Button onClick={() => onChange(NO_FILTERS)}>Clear filters</Button>
+      </div>
     </section>
   );
 }

@@ -39,9 +39,11 @@ export function PromptView({ prompt }: { prompt: string }) {
   );
 }
 
+/** A score with three decimals, whole ones too, so a list's scores line up ("1.000"
+ * beside "0.100"). */
 export function formatScore(score: number | null | undefined): string {
   if (score === null || score === undefined) return "–";
-  return Number.isInteger(score) ? score.toFixed(1) : score.toFixed(3);
+  return score.toFixed(3);
 }
 
 /** The sample's finish reason, flagged when the response hit the length limit. */

@@ -56,10 +56,11 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
     [params, setParams],
   );
 
-  // "Follow latest": the range's end (and a one-step range's start) tracks the newest step.
+  // "Follow latest": the range's end (and a one-step range's start) tracks the newest step;
+  // with no range yet (the run page's Samples tab), every step up to the newest.
   useEffect(() => {
     if (!filters.follow || latest === undefined || filters.stepMax === latest) return;
-    const single = filters.stepMin === filters.stepMax;
+    const single = filters.stepMin !== null && filters.stepMin === filters.stepMax;
     setFilters({ ...filters, stepMax: latest, stepMin: single ? latest : filters.stepMin });
   }, [filters, latest, setFilters]);
 

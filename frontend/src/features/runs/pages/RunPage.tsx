@@ -103,7 +103,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
         current={tab}
         onChange={(key) => {
           const page = `/p/${slug}/runs/${run.id}`;
-          // The explorer opens on the latest step and follows new ones while the run trains.
+          // The explorer opens on every step, newest first, and follows new ones while the run trains.
           if (key === "samples") return void navigate(`${page}/samples?follow=1`);
           if (onSamples) return void navigate(key === "charts" ? page : `${page}?tab=${key}`);
           const next = new URLSearchParams(params);
