@@ -131,6 +131,26 @@ def test_a_compare_report_shows_how_the_reward_code_differs(world):
     assert "Reward code" not in alone
 
 
+def test_a_run_report_charts_its_validation_score_and_reward_components(world):
+    run = make_run(world.project, "many metrics", lr=0.001)
+    keys = [f"timing_s/{i}" for i in range(30)] + [
+        "val-core/arith/reward/mean@1", "reward/format/mean", "actor/entropy",
+    ]  # fmt: skip
+    MetricPoint.objects.bulk_create(
+        MetricPoint(run=run, attempt=1, seq=100 + step, step=step, key=key, value=0.5)
+        for step in range(1, 4)
+        for key in keys
+    )
+    html = download(world.client("viewer"), f"/api/runs/{run.pk}/report")
+    captions = re.findall(r"<figcaption>([^<]+)</figcaption>", html)
+    assert captions[:4] == [
+        "critic/score/mean",
+        "val-core/arith/reward/mean@1",
+        "actor/entropy",
+        "reward/format/mean",
+    ], captions
+
+
 def test_a_report_leads_with_the_run_pages_headline_charts():
     logged = [f"timing_s/{i}" for i in range(40)] + [
         "actor/entropy", "actor/pg_loss", "actor/kl_loss", "actor/ppo_kl",
