@@ -68,14 +68,7 @@ export function useRewardVersion(functionId: number | null, number: number | nul
   });
 }
 
-/** Where "an empty function" starts: verl's signature, scoring 0 until it is written. */
-export const EMPTY_FUNCTION = `def compute_score(data_source, solution_str, ground_truth, extra_info=None):
-    """Score one response: return a number, or a dict with a "score" key."""
-    return 0.0
-`;
-
-/** Creates a function (from a template when named, else the empty stub as its v1); the
- * project's list refreshes. */
+/** Creates a function (from a template when named); the project's list refreshes. */
 export function useCreateRewardFunction(project: string) {
   const queryClient = useQueryClient();
   return useMutation({
@@ -86,7 +79,7 @@ export function useCreateRewardFunction(project: string) {
         description: "",
         entrypoint: ENTRYPOINT,
         message: "",
-        ...(template ? { from_template: template as never } : { code: EMPTY_FUNCTION, message: "An empty function." }),
+        ...(template ? { from_template: template as never } : {}),
       }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: rewardKeys.list(project) }),
   });

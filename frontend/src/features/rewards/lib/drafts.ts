@@ -77,11 +77,18 @@ export type OpeningText = {
 };
 
 /** What the editor opens with: a draft that differs from the latest version wins. */
+/** What the editor holds for a function with no version yet ("an empty function"):
+ * verl's signature, scoring 0 until it is written, so it opens without a problem. */
+export const EMPTY_FUNCTION = `def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    """Score one response: return a number, or a dict with a "score" key."""
+    return 0.0
+`;
+
 export function openingText(
   saved: { code: string; number: number } | null,
   draft: Draft | null,
 ): OpeningText {
-  const savedCode = saved?.code ?? "";
+  const savedCode = saved?.code ?? EMPTY_FUNCTION;
   if (draft === null || draft.code === savedCode) {
     return { code: savedCode, fromDraft: false, draftIsBehind: false };
   }

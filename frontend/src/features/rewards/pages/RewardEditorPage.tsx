@@ -15,7 +15,7 @@ import { LazyCodeEditor } from "../components/LazyEditors";
 import { TestPanel } from "../components/TestPanel";
 import { VersionsPanel } from "../components/VersionsPanel";
 import { useCodeCheck, useRewardFunction, useRewardVersion, useRewardVersions, useSaveRewardVersion, useTestRun } from "../hooks";
-import { clearDraft, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../lib/drafts";
+import { clearDraft, EMPTY_FUNCTION, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../lib/drafts";
 import { problemFromMessage, problemsToMarkers, type Problem } from "../lib/markers";
 import { useDraftKeeper } from "../lib/useDraftKeeper";
 import styles from "./RewardEditorPage.module.css";
@@ -61,7 +61,7 @@ export function RewardEditorPage() {
     );
   }, [functionId, openNumber, shownNumber, shown.data, versions.isPending]);
 
-  const savedCode = saved?.code ?? "";
+  const savedCode = saved?.code ?? EMPTY_FUNCTION; // no version yet: the stub it opened with
   const dirty = code !== null && hasUnsavedChanges(code, savedCode);
 
   const blocker = useDraftKeeper(functionId, code, dirty, saved?.number ?? null);
