@@ -132,7 +132,18 @@ function RowsTable({ rows }: { rows: readonly TestRow[] }) {
               ) : null}
             </>
           )),
-          { key: "score", header: "Score", cellProps: () => ({ className: styles.num }), cell: (row) => (row.skipped ? "skipped" : row.error ? "error" : fmt(row.score)) },
+          {
+            key: "score",
+            header: "Score",
+            cellProps: () => ({ className: styles.num }),
+            // The call's time under its score: one column fewer in a narrow panel.
+            cell: (row) => (
+              <>
+                {row.skipped ? "skipped" : row.error ? "error" : fmt(row.score)}
+                <span className={styles.elapsed}>{row.elapsed_ms.toFixed(1)} ms</span>
+              </>
+            ),
+          },
           {
             key: "components",
             header: "Components",
@@ -142,7 +153,6 @@ function RowsTable({ rows }: { rows: readonly TestRow[] }) {
                 .map(([name, value]) => `${name}=${fmt(value, 2)}`)
                 .join("\n"), // one a line: the column stays narrow beside the response
           },
-          { key: "time", header: "Time", cellProps: () => ({ className: styles.num }), cell: (row) => `${row.elapsed_ms.toFixed(1)} ms` },
         ]}
       />
       {rows.length === 0 ? <p className={ui.muted}>No rows match these filters.</p> : null}
