@@ -22,6 +22,17 @@ class Sink:
 
 
 @contextmanager
+def _serving(server: socketserver.BaseServer) -> Iterator[None]:
+    """Serve on a thread until the block ends."""
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def webhook_sink() -> Iterator[Sink]:
     sink = Sink(url="", port=0)
 
@@ -38,13 +49,8 @@ def webhook_sink() -> Iterator[Sink]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     sink.port = server.server_address[1]
     sink.url = f"http://127.0.0.1:{sink.port}/hooks/studio"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(server):
         yield sink
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager
@@ -86,10 +92,5 @@ def mail_sink() -> Iterator[Sink]:
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     sink.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(server):
         yield sink
-    finally:
-        server.shutdown()
-        server.server_close()
