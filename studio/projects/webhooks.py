@@ -21,8 +21,6 @@ from urllib.parse import urlsplit
 import urllib3
 from django.conf import settings
 
-MAX_BODY_BYTES = 16 * 1024
-
 
 class WebhookRefused(ValueError):
     """The URL may not be posted to; the message says why."""
@@ -63,7 +61,9 @@ def post_json(url: str, body: dict[str, Any]) -> int:
     """POST `body` to the webhook; its HTTP status. Raises `WebhookRefused` for a URL
     that may not be posted to and `urllib3` errors for a failed connection."""
     scheme, host, port, address = checked_address(url)
-    data = json.dumps(body, ensure_ascii=False).encode()[:MAX_BODY_BYTES]
+    # Small by construction (studio.projects.notify bounds the title and detail): cutting
+    # the encoded JSON would only make it invalid.
+    data = json.dumps(body, ensure_ascii=False).encode()
     parts = urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     timeout = urllib3.Timeout(total=settings.RLSTUDIO_WEBHOOK_TIMEOUT_S)
