@@ -14,7 +14,10 @@ from trainer.config.verl import classify
 from trainer.config.verl_tools import MT
 
 # verl keys whose value is a file that the translation would read.
-VERL_FILE_KEYS = {f"{MT}.tool_config_path": "rollout.multi_turn.environment"}
+VERL_FILE_KEYS = {
+    f"{MT}.tool_config_path": "rollout.multi_turn.environment",
+    f"{MT}.interaction_config_path": "rollout.multi_turn.interaction",
+}
 # verl keys that name a server path and set no path field of ours (those are refused by
 # `refuse_paths` once translated): the critic's model must be the actor's, so it is
 # chosen with the run's model.
@@ -68,7 +71,7 @@ def refuse_file_keys(verl_pairs: list[tuple[str, Any]]) -> None:
         ConfigIssue(
             key,
             "Names a file on the server, which a request may not do; set "
-            f"`{VERL_FILE_KEYS[key]}` to a built-in environment instead.",
+            f"`{VERL_FILE_KEYS[key]}` to one of its built-in values instead.",
             "server_path",
         )
         for key, _ in verl_pairs

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from trainer.config.overrides import ConfigError
 from trainer.config.verl_keys import TARGET_RULE, VERL_RULES
-from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS, translate_multi_turn
+from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS, episode_budget, translate_multi_turn
 
 _AR = "actor_rollout_ref"
 
@@ -312,6 +312,10 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
             if key not in seen:  # reported once, however often it is given
                 out.ignored.append(IgnoredKey(key, value, reason))
                 seen.add(key)
+        elif key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
+            pairs_set, notes = translate_multi_turn(key, value)
+            out.pairs += pairs_set
+            out.ignored += [IgnoredKey(*note) for note in notes]
         elif key in VERL_TIES:
             out.ties.append((key, value))
         elif key in _GROUPED:
@@ -319,14 +323,13 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
         else:
             out.pairs += _translate_one(key, value)
     out.pairs += _translate_groups(grouped)
+    out.pairs += episode_budget(out.pairs)
     return out
 
 
 def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
     if key == f"{_AR}.actor.clip_ratio":
         return [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
-    if key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
-        return translate_multi_turn(key, value)
     if key.startswith(_REWARD_KWARG):
         return [(f"reward.kwargs.{key.removeprefix(_REWARD_KWARG)}", value)]
     target = VERL_KEY_MAP[key]

@@ -105,10 +105,6 @@ ROLLOUT_RULES: dict[str, VerlRule] = {
     f"{_ROLLOUT}mtp": ignored(INTERPOLATED),
     f"{_ROLLOUT}qat": ignored(INTERPOLATED),
     f"{MT}.function_tool_path": refused("tools written as Python functions (code)", None),
-    f"{MT}.interaction_config_path": refused(
-        "interactions (a simulated user); RL Studio's environments are built-in tools", None
-    ),
-    f"{MT}.max_user_turns": refused("user turns come from an interaction", None),
     f"{MT}.use_inference_chat_template": refused(
         "re-rendering the conversation with the inference template changes the tokens trained on",
         False,

@@ -4,7 +4,8 @@ Every turn generates the next assistant message of all running episodes in one
 `engine.generate` call (each context is the prompt plus the episode so far), hands
 the messages to the environment in one `step`, and appends its observations,
 rendered by the chat template, as context tokens. An episode ends when the
-environment says done, at `max_turns` assistant messages, when a message is cut at
+environment says done, at `max_turns` assistant messages, after `max_user_turns`
+inserted blocks (the next message is not answered), when a message is cut at
 the per-turn token limit, or when the next block would pass its token budget
 (`max_episode_tokens`, model and inserted tokens together: the response width).
 
@@ -31,9 +32,14 @@ SEED_STRIDE = 7919  # turns sample with different seeds (a turn-0 seed would rep
 class EpisodeLimits:
     max_turns: int  # assistant messages per episode
     max_episode_tokens: int  # response tokens per episode, inserted context included
+    max_user_turns: int | None = None  # inserted blocks (tool results, user turns) at most
 
     def __post_init__(self) -> None:
-        if self.max_turns < 1 or self.max_episode_tokens < 1:
+        if (
+            self.max_turns < 1
+            or self.max_episode_tokens < 1
+            or (self.max_user_turns is not None and self.max_user_turns < 1)
+        ):
             raise ValueError(f"episode limits must be positive, got {self}")
 
 
@@ -48,6 +54,7 @@ class _Episode:
     finish_reason: FinishReason | None = None  # set when the episode ends
     last_reason: FinishReason = "eos"  # how the latest message ended (eos / stop)
     answer: str = ""
+    user_turns: int = 0  # observation blocks inserted so far
 
     @property
     def running(self) -> bool:
@@ -63,9 +70,15 @@ class EpisodeRunner:
     """Runs episodes of `env` with `engine`; `generate` mirrors `collect.generate`."""
 
     def __init__(
-        self, engine: RolloutEngine, env: Environment, tokenizer: Any, limits: EpisodeLimits
+        self,
+        engine: RolloutEngine,
+        env: Environment,
+        tokenizer: Any,
+        limits: EpisodeLimits,
+        add_step_rewards: bool = True,
     ) -> None:
         self.engine = engine
+        self.add_step_rewards = add_step_rewards
         self.env = env
         self.tokenizer = tokenizer
         self.limits = limits
@@ -85,7 +98,7 @@ class EpisodeRunner:
             if not running:
                 break
             self._generate_turn(prompts, running, sampling, turn)
-            answered = [e for e in running if e.running]
+            answered = [e for e in running if e.running and not self._out_of_user_turns(e)]
             if answered:
                 self._step_environment(answered, last_turn=turn == self.limits.max_turns - 1)
         return [(prompts[e.prompt_index], e.prompt_index, self._completion(e)) for e in episodes]
@@ -118,6 +131,15 @@ class EpisodeRunner:
             if cut or c.finish_reason == "length":
                 episode.finish_reason = "length"  # a cut message is not sent to the env
 
+    def _out_of_user_turns(self, episode: _Episode) -> bool:
+        """verl's `max_user_turns`: the message after the last allowed inserted block
+        ends the episode unanswered (its tools do not run, no interaction replies)."""
+        limit = self.limits.max_user_turns
+        if limit is None or episode.user_turns < limit:
+            return False
+        episode.finish_reason = "max_turns"
+        return True
+
     def _step_environment(self, answered: list[_Episode], last_turn: bool) -> None:
         outcomes = self.env.step(
             [e.state for e in answered], [e.turns[-1]["content"] for e in answered]
@@ -126,7 +148,7 @@ class EpisodeRunner:
             message = episode.turns[-1]
             if outcome.tool_calls:
                 message["tool_calls"] = [c.as_turn_entry() for c in outcome.tool_calls]
-            if outcome.reward is not None:
+            if outcome.reward is not None and self.add_step_rewards:
                 message["reward"] = float(outcome.reward)
             if outcome.done:
                 episode.finish_reason = episode.last_reason
@@ -140,6 +162,7 @@ class EpisodeRunner:
                 episode.finish_reason = "length"  # no room left to answer the observation
                 continue
             episode.add(ids, [0.0] * len(ids), policy=False)
+            episode.user_turns += 1
             episode.turns += [o.as_turn() for o in outcome.observations]
 
     def _completion(self, episode: _Episode) -> Completion:
