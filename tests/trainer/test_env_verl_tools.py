@@ -120,7 +120,9 @@ def _episode(tokenizer: Any, cfg: MultiTurnConfig, replies: list[str], **limits:
             EpisodeLimits(cfg.max_turns, 1024, **limits),
             add_step_rewards=cfg.add_step_rewards,
         )
-        [(_, _, episode)] = runner.generate([_prompt(tokenizer)], SamplingParams(max_new_tokens=256))
+        [(_, _, episode)] = runner.generate(
+            [_prompt(tokenizer)], SamplingParams(max_new_tokens=256)
+        )
     finally:
         env.close()
     return episode

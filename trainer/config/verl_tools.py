@@ -50,6 +50,9 @@ _INTERACTIONS = {"Gsm8kInteraction": "gsm8k"}
 RETRIEVER_SETTING = "RLSTUDIO_SEARCH_RETRIEVER_URL"
 # verl's SearchTool concurrency settings (a Ray pool and a global rate limiter).
 _SEARCH_POOL_KEYS = ("num_workers", "rate_limit", "enable_global_rate_limit")
+# verl keeps tool and interaction rewards beside the score (`tool_rewards`,
+# `turn_scores`); its reward managers do not add them, so a translated config does not.
+NO_STEP_REWARDS = ("rollout.multi_turn.add_step_rewards", False)
 
 
 def _read(key: str, path: str | Path) -> Any:
@@ -96,7 +99,7 @@ def translate_tool_config(path: str | Path) -> tuple[list[tuple[str, Any]], list
     entry = _one_entry(_read(key, path), "tools", path, "tool")
     environment, config, name = _tool_environment(entry)
     where = f"{key} ({Path(path).name}) tools[0]"
-    out: list[tuple[str, Any]] = [("rollout.multi_turn.environment", environment)]
+    out: list[tuple[str, Any]] = [("rollout.multi_turn.environment", environment), NO_STEP_REWARDS]
     notes: list[Note] = []
     timeout = config.get("default_timeout", config.get("timeout"))
     if isinstance(timeout, int | float) and timeout > 0:
@@ -136,7 +139,7 @@ def translate_interaction_config(path: str | Path) -> list[tuple[str, Any]]:
         )
     # verl picks a row's interaction by `interaction_kwargs.name`; with one entry, every
     # row gets it, so the name is not checked against the rows.
-    return [("rollout.multi_turn.interaction", ours)]
+    return [("rollout.multi_turn.interaction", ours), NO_STEP_REWARDS]
 
 
 def translate_multi_turn(key: str, value: Any) -> tuple[list[tuple[str, Any]], list[Note]]:
