@@ -126,3 +126,76 @@ def test_verls_search_tool_config_translates_and_its_url_is_ignored_for_the_sett
     assert mt["max_user_turns"] is None  # verl's 0: no bound
     [url] = [c for c in comments if "retrieval_service_url" in c]
     assert "http://127.0.0.1:8000/retrieve" in url and "RLSTUDIO_SEARCH_RETRIEVER_URL" in url
+
+
+def test_a_request_may_not_name_an_interaction_config_file(tmp_path):
+    from trainer.config import compose_tree
+
+    target = tmp_path / "interaction.yaml"
+    with pytest.raises(ConfigError, match="a request may not do"):
+        compose_tree(overrides=[f"{MT}.interaction_config_path={target}"], server_paths=False)
+
+
+def test_the_retriever_setting_is_documented_for_operators():
+    deploy = (Path(__file__).parents[2] / "docs" / "deploy.md").read_text()
+    assert "`RLSTUDIO_SEARCH_RETRIEVER_URL`" in deploy
+
+
+def test_a_translated_gsm8k_tool_and_interaction_config_trains_a_step(demo_tools_assets, tmp_path):
+    from trainer.training.loop import Trainer
+
+    from .conftest import tools_config
+    from .test_training import RecordingReporter
+
+    cfg = tools_config(
+        demo_tools_assets,
+        tmp_path,
+        f"{MT}.tool_config_path={VERL_DATA / 'gsm8k_tool_config.yaml'}",
+        f"{MT}.interaction_config_path={VERL_DATA / 'gsm8k_interaction_config.yaml'}",
+        f"{MT}.max_user_turns=2",
+        "data.train_batch_size=2",
+        "actor.ppo_mini_batch_size=2",
+        "rollout.n=2",
+        "trainer.total_steps=1",
+        "trainer.val_before_train=false",
+        "trainer.val_every=0",
+    )
+    reporter = RecordingReporter()
+    Trainer(cfg, reporter).fit()
+    assert reporter.statuses == ["running", "succeeded"]
+    assert "calc_gsm8k_reward" in reporter.samples_seen[0].prompt  # the tool is offered
+    turns = [t for s in reporter.samples_seen for t in s.turns or ()]
+    # The demo model answers without `#### `, so the interaction asks it to reflect.
+    assert any(t["role"] == "user" and "reflect" in t["content"] for t in turns)
+    assert all("reward" not in t for t in turns)  # verl adds no step reward
+
+
+def test_a_translated_search_tool_config_trains_a_step_on_the_loopback_retriever(
+    demo_tools_assets, tmp_path, monkeypatch
+):
+    from trainer.env.retriever import RETRIEVER_URL_ENV
+    from trainer.training.loop import Trainer
+
+    from .conftest import tools_config
+    from .retriever_stub import retriever_stub
+    from .test_training import RecordingReporter
+
+    with retriever_stub() as stub:
+        monkeypatch.setenv(RETRIEVER_URL_ENV, stub.url)
+        cfg = tools_config(
+            demo_tools_assets,
+            tmp_path,
+            f"{MT}.tool_config_path={VERL_DATA / 'search_tool_config.yaml'}",
+            f"{MT}.enable=true",
+            "data.train_batch_size=2",
+            "actor.ppo_mini_batch_size=2",
+            "rollout.n=2",
+            "trainer.total_steps=1",
+            "trainer.val_before_train=false",
+            "trainer.val_every=0",
+        )
+        reporter = RecordingReporter()
+        Trainer(cfg, reporter).fit()
+    assert reporter.statuses == ["running", "succeeded"]
+    assert "search" in reporter.samples_seen[0].prompt
+    assert all(s.turns for s in reporter.samples_seen)
