@@ -41,7 +41,9 @@ _ASSIGN = re.compile(r"^\s*(?:export\s+|local\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$
 # a continued command ends the command in bash; the scripts mean the words after it
 # to be part of it (they are indented as such), so the comment is dropped instead.
 _COMMENT_IN_COMMAND = re.compile(r"[ \t]*\\[ \t]+#[^\n]*\n")
-_COMMENT_LINE_IN_COMMAND = re.compile(r"\\\n(?:[ \t]*#[^\n]*\n)+")
+_COMMENT_LINE_IN_COMMAND = re.compile(r"^([ \t]*[^#\s][^\n]*)\\\n(?:[ \t]*#[^\n]*\n)+", re.M)
+# A comment's own trailing backslash continues nothing (bash ends a comment at its line).
+_COMMENT_BACKSLASH = re.compile(r"^([ \t]*#[^\n]*?)\\$", re.M)
 _STOP = {"|", "|&", "2>&1", ">", ">>", "&", "&&", ";", "||"}
 _DROP = {"$@", "${@}", "${@:1}", "${@:2}", "$*"}
 
@@ -163,7 +165,8 @@ def _logical_lines(text: str) -> list[str]:
     lines: list[str] = []
     pending = ""
     text = _COMMENT_IN_COMMAND.sub(" \\\n", text.replace("\r\n", "\n"))
-    text = _COMMENT_LINE_IN_COMMAND.sub("\\\n", text)
+    text = _COMMENT_LINE_IN_COMMAND.sub("\\1\\\n", text)
+    text = _COMMENT_BACKSLASH.sub("\\1", text)
     for line in text.replace("\\\n", " ").splitlines():
         if pending:
             if pending.rstrip().endswith("=(") or pending.count("(") > pending.count(")"):
