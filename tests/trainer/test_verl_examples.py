@@ -250,3 +250,18 @@ def test_a_megatron_config_file_is_refused_by_its_defaults(capsys, in_verl_root)
     err = capsys.readouterr().err
     assert code == 2
     assert "gsm8k_multiturn_megatron_grpo.yaml: defaults names ppo_megatron_trainer" in err
+
+
+def test_a_refused_key_of_a_config_file_is_named_with_the_file(capsys, in_verl_root):
+    code = main(
+        [
+            "check",
+            "--config-path=./examples/sglang_multiturn/config",
+            "--config-name=geo3k_multiturn_grpo",
+            "actor_rollout_ref.rollout.name=vllm",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "actor_rollout_ref.model.custom_chat_template=" in err
+    assert "(in geo3k_multiturn_grpo.yaml)" in err

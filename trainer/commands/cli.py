@@ -24,7 +24,7 @@ from trainer.config import (
     preset_names,
 )
 from trainer.config.overrides import split_override
-from trainer.config.verl_config_files import read_config_file
+from trainer.config.verl_config_files import from_the_file, read_config_file
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
 
@@ -117,9 +117,9 @@ def _resolve(
     keys unknown or refused, values that cannot be translated, and what validation of
     the rest finds (each validated field named with the verl keys typed for it)."""
     path = items[0] if items and "=" not in items[0] else None
-    overrides = items[1:] if path else items
+    typed = items[1:] if path else items
     verl_file = read_config_file(config_path, config_name)
-    overrides = [*verl_file.overrides, *overrides]  # typed keys win over the file's
+    overrides = [*verl_file.overrides, *typed]  # typed keys win over the file's
     problems = list(verl_file.refused)
     try:
         composed = compose(path, overrides, preset=preset)
@@ -133,7 +133,7 @@ def _resolve(
         issues = [_with_typed_keys(i.path, i.message, overrides) for i in exc.issues]
         problems += issues or [str(exc)]
     if problems:
-        raise ConfigError(join_problems(problems))
+        raise ConfigError(join_problems(from_the_file(problems, verl_file, typed)))
     return cfg, ignored
 
 

@@ -39,6 +39,7 @@ class ConfigFile:
     """What a `--config-path/--config-name` pair adds to a command line."""
 
     where: str  # as typed: "--config-path=... --config-name=..."
+    file: str = ""  # the file's name, when one was read
     overrides: list[str] = field(default_factory=list)  # the file's keys, as key=value
     refused: list[str] = field(default_factory=list)  # "what: why"
 
@@ -101,8 +102,25 @@ def read_config_file(config_path: str | None, config_name: str | None) -> Config
             "put its keys on the command line",
         )
         out.refused.append(f"{file.name}: defaults names {default}: {reason}")
+    out.file = file.name
     for key, value in _leaves({k: v for k, v in tree.items() if k not in _HYDRA_ONLY}):
         out.overrides.append(f"{key}={json.dumps(value)}")
+    return out
+
+
+def from_the_file(problems: list[str], config: ConfigFile, typed: list[str]) -> list[str]:
+    """`problems`, each that names a key only the file sets marked with the file's name
+    (a refusal names the key as the file spells it, and where it is)."""
+    typed_keys = {item.partition("=")[0].lstrip("+") for item in typed}
+    mine = [
+        item.partition("=")[0]
+        for item in config.overrides
+        if item.partition("=")[0] not in typed_keys
+    ]
+    out = []
+    for problem in problems:
+        named = any(problem.startswith((f"verl override {k}=", f"{k}=")) for k in mine)
+        out.append(f"{problem} (in {config.file})" if named else problem)
     return out
 
 
