@@ -15,7 +15,10 @@ and `$(pwd)` / `$PWD` written `.` (verl's scripts run from its repository's root
 `if [ "$a" = b ]` / `[[ $a == b ]]` branches are followed when both sides are known
 (the first branch otherwise); a `$(command)` other than `$(pwd)` stays as typed (it is
 only ever part of a name or a log file). The words after the launch stop at a pipe or
-redirection; `$@` (the caller's extra overrides) is dropped.
+redirection; `$@` (the caller's extra overrides) is dropped. A line's `unset` lists the
+variables it reads (itself or through the assignments it uses) that the script never
+sets, or sets only later: the shell makes them empty, and arithmetic on one is kept as
+typed (bash stops there under `set -u`).
 
 The YAML files a script names with `--config-path/--config-name` (and the tool and
 interaction configs its overrides name) are copied under tests/data/verl/examples/
@@ -54,9 +57,10 @@ def git(repo: Path, *args: str) -> str:
     ).stdout
 
 
-def _arith(expr: str, env: dict[str, str]) -> str:
+def _arith(expr: str, env: dict[str, str], unset: set[str]) -> str:
     text = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: env.get(m[1], m[0]), expr)
     if not re.fullmatch(r"[0-9+\-*/%() ]+", text):  # a name the script sets later
+        unset.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
         return f"$(({expr.replace(' ', '')}))"
     return str(eval(text.replace("/", "//")))  # integers and operators only (checked above)
 
@@ -82,9 +86,6 @@ def expand(
     """`text` with the shell's expansions done as this module's docstring says; the names
     of variables the script never sets (the shell's empty string) are added to `unset`."""
     unset = set() if unset is None else unset
-    for name, words in arrays.items():
-        joined = " ".join(shlex.quote(w) for w in words)
-        text = text.replace(f'"${{{name}[@]}}"', joined).replace(f"${{{name}[@]}}", joined)
     for word in _DROP:
         text = text.replace(f'"{word}"', " ").replace(word, " ")
     out = []
@@ -93,7 +94,7 @@ def expand(
         if text.startswith("$((", i):
             end = _closing(text, i + 3, "(", ")")
             if end > 0 and text[end : end + 1] == ")":
-                out.append(_arith(expand(text[i + 3 : end - 1], env, arrays, unset), env))
+                out.append(_arith(expand(text[i + 3 : end - 1], env, arrays, unset), env, unset))
                 i = end + 1
                 continue
         if text.startswith("$(", i):
@@ -110,6 +111,13 @@ def expand(
         if text.startswith("${", i):
             end = _closing(text, i + 2, "{", "}")
             body = text[i + 2 : end - 1]
+            if body.endswith("[@]") and body[:-3] in arrays:  # an array's words, as words
+                quoted = bool(out) and out[-1] == '"' and text[end : end + 1] == '"'
+                if quoted:
+                    out.pop()
+                out.append(" ".join(shlex.quote(w) for w in arrays[body[:-3]]))
+                i = end + 1 if quoted else end
+                continue
             replace = re.fullmatch(r"([A-Za-z_]\w*)//([^/]*)/(.*)", body, re.DOTALL)
             if replace:  # ${VAR//pattern/replacement}, a plain pattern
                 out.append(env.get(replace[1], "").replace(replace[2], replace[3]))
@@ -142,8 +150,10 @@ def expand(
     return "".join(out)
 
 
-def _value(raw: str, env: dict[str, str], arrays: dict[str, list[str]]) -> str:
-    expanded = expand(raw.strip(), env, arrays)
+def _value(
+    raw: str, env: dict[str, str], arrays: dict[str, list[str]], unset: set[str] | None = None
+) -> str:
+    expanded = expand(raw.strip(), env, arrays, unset)
     try:
         return " ".join(shlex.split(expanded, comments=True))
     except ValueError:
@@ -194,6 +204,7 @@ def extract(text: str) -> list[tuple[list[str], list[str]]]:
     env: dict[str, str] = {}
     arrays: dict[str, list[str]] = {}
     launches: list[tuple[list[str], list[str]]] = []
+    used_unset: set[str] = set()  # read by an assignment before (or without) being set
     active: list[bool] = []  # one entry per open `if`: whether its current branch runs
     taken: list[bool] = []  # whether a branch of that `if` has run
     in_function = False
@@ -229,7 +240,8 @@ def extract(text: str) -> list[tuple[list[str], list[str]]]:
         if not all(active) or stripped.startswith("#"):
             continue
         if _LAUNCH.search(stripped):
-            launches.append(_launch_words(stripped, env, arrays))
+            args, unset = _launch_words(stripped, env, arrays)
+            launches.append((args, sorted(set(unset) | used_unset)))
             continue
         match = _ASSIGN.match(line)
         if match:
@@ -238,9 +250,9 @@ def extract(text: str) -> list[tuple[list[str], list[str]]]:
                 body = "\n".join(
                     part.split(" #", 1)[0] for part in raw.strip()[1:].rsplit(")", 1)[0].split("\n")
                 )
-                arrays[name] = shlex.split(expand(body, env, arrays), comments=True)
+                arrays[name] = shlex.split(expand(body, env, arrays, used_unset), comments=True)
             else:
-                env[name] = _value(raw, env, arrays)
+                env[name] = _value(raw, env, arrays, used_unset)
     return launches
 
 
