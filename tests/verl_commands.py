@@ -3,6 +3,8 @@ user types, with the paths turned into local tiny assets."""
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from pathlib import Path
 
@@ -45,3 +47,48 @@ def verl_overrides(
 
 def without_paths(overrides: list[str]) -> list[str]:
     return [o for o in overrides if o.partition("=")[0] not in PATH_KEYS]
+
+
+# verl's example library (tests/data/verl/example_commands.json, written by
+# tests/data/verl/extract_example_commands.py from verl's examples/ folder).
+EXAMPLES = VERL_DATA / "example_commands.json"
+OUTCOMES = VERL_DATA / "example_outcomes.json"
+PREPROCESS_ROWS = VERL_DATA / "preprocess_rows.json"
+DATA_KEYS = ("data.train_files", "data.val_files")
+MODEL_KEYS = (
+    "actor_rollout_ref.model.path",
+    "critic.model.path",
+    "reward_model.model.path",
+    "reward.reward_model.model_path",
+)
+
+
+def example_lines() -> list[dict]:
+    """Every command line of verl's examples: script, family, launch, args, unset."""
+    return json.loads(EXAMPLES.read_text())["lines"]
+
+
+def localized(args: list[str], model: Path | str, train: Path | str, test: Path | str) -> list[str]:
+    """`args` with its models and data files turned into local tiny assets (a list of
+    files stays a list); everything else as typed."""
+    out = []
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        bare = key.lstrip("+")
+        if bare in MODEL_KEYS:
+            value = str(model)
+        elif bare in DATA_KEYS:
+            local = str(train if bare == "data.train_files" else test)
+            value = f"[{local}]" if value.lstrip().startswith("[") else local
+        out.append(f"{key}{sep}{value}" if sep else arg)
+    return out
+
+
+def data_files(args: list[str]) -> list[str]:
+    """The parquet files a command line's data keys name, as typed."""
+    files: list[str] = []
+    for arg in args:
+        key, _, value = arg.partition("=")
+        if key.lstrip("+") in DATA_KEYS:
+            files += re.findall(r"[^\[\],'\" ]+\.parquet", value)
+    return files

@@ -13,13 +13,18 @@ import yaml
 from trainer.commands.sample import add_parser as add_sample_parser
 from trainer.commands.sample import run as run_sample
 from trainer.config import (
+    VERL_KEY_MAP,
     ConfigError,
+    ConfigRefusals,
     IgnoredKey,
     RunConfig,
     build_config,
     compose,
+    join_problems,
     preset_names,
 )
+from trainer.config.overrides import split_override
+from trainer.config.verl_config_files import from_the_file, read_config_file
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
 
@@ -41,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("items", nargs="*", help="[CONFIG.yaml] key=value ...")
     run.add_argument("--preset", choices=preset_names(), help="start from a named preset")
+    _add_verl_config_options(run)
     run.add_argument("--jsonl", help="append every record to this JSONL file")
     run.add_argument("--quiet", action="store_true", help="no progress bar or metric lines")
     run.add_argument("--print-config", action="store_true", help="print the resolved config")
@@ -54,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="validate a config and print it resolved (YAML)")
     check.add_argument("items", nargs="*", help="[CONFIG.yaml] key=value ...")
     check.add_argument("--preset", choices=preset_names())
+    _add_verl_config_options(check)
 
     demo = sub.add_parser(
         "make-demo-model",
@@ -88,12 +95,57 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _resolve(items: list[str], preset: str | None) -> tuple[RunConfig, tuple[IgnoredKey, ...]]:
-    """The config, and the verl overrides it ignored (each reported once, with why)."""
+def _add_verl_config_options(parser: argparse.ArgumentParser) -> None:
+    """verl's (Hydra's) way to start from a YAML file (trainer.config.verl_config_files)."""
+    parser.add_argument(
+        "--config-path", "-cp", help="verl: the folder of --config-name (`config`: verl's own)"
+    )
+    parser.add_argument(
+        "--config-name", "-cn", help="verl: a trainer config YAML, read as overrides"
+    )
+
+
+def _resolve(
+    items: list[str],
+    preset: str | None,
+    config_path: str | None = None,
+    config_name: str | None = None,
+) -> tuple[RunConfig, tuple[IgnoredKey, ...]]:
+    """The config, and the verl overrides it ignored (each reported once, with why).
+
+    Every problem is reported at once in one ConfigError: verl's config file refused,
+    keys unknown or refused, values that cannot be translated, and what validation of
+    the rest finds (each validated field named with the verl keys typed for it)."""
     path = items[0] if items and "=" not in items[0] else None
-    overrides = items[1:] if path else items
-    composed = compose(path, overrides, preset=preset)
-    return build_config(composed.tree), composed.ignored
+    typed = items[1:] if path else items
+    verl_file = read_config_file(config_path, config_name)
+    overrides = [*verl_file.overrides, *typed]  # typed keys win over the file's
+    problems = list(verl_file.refused)
+    try:
+        composed = compose(path, overrides, preset=preset)
+        tree, ignored = composed.tree, composed.ignored
+    except ConfigRefusals as exc:
+        problems += exc.problems
+        tree, ignored = exc.tree, ()
+    try:
+        cfg = build_config(tree)
+    except ConfigError as exc:
+        issues = [_with_typed_keys(i.path, i.message, overrides) for i in exc.issues]
+        problems += issues or [str(exc)]
+    if problems:
+        raise ConfigError(join_problems(from_the_file(problems, verl_file, typed)))
+    return cfg, ignored
+
+
+def _with_typed_keys(path: str, message: str, overrides: list[str]) -> str:
+    """A validation problem at our `path`, naming the verl keys typed that set it."""
+    typed = []
+    for item in overrides:
+        key = split_override(item)[0]
+        if VERL_KEY_MAP.get(key) == path:
+            typed.append(key)
+    via = f" (set by {', '.join(dict.fromkeys(typed))})" if typed else ""
+    return f"{path}: {message}{via}" if path else message
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -119,7 +171,7 @@ def _run(args: argparse.Namespace) -> int:
         composed = compose(overrides=args.items, base=launched.config)
         cfg, ignored = build_config(composed.tree), composed.ignored
     else:
-        cfg, ignored = _resolve(args.items, args.preset)
+        cfg, ignored = _resolve(args.items, args.preset, args.config_path, args.config_name)
     if args.print_config:
         print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
     reporters: list[object] = []
@@ -194,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "check":
-            cfg, ignored = _resolve(args.items, args.preset)
+            cfg, ignored = _resolve(args.items, args.preset, args.config_path, args.config_name)
             # As YAML comments, so the output still loads as the resolved config.
             for item in ignored:
                 print(f"# verl override {item.describe()}")

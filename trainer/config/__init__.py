@@ -37,12 +37,14 @@ __all__ = [
     "VERL_KEY_MAP",
     "ConfigError",
     "ConfigIssue",
+    "ConfigRefusals",
     "IgnoredKey",
     "RunConfig",
     "build_config",
     "compose",
     "compose_tree",
     "deep_merge",
+    "join_problems",
     "load_config",
     "preset_names",
     "schema_paths",
@@ -132,6 +134,8 @@ def compose(
     ours = schema_paths()
     verl_pairs: list[tuple[str, Any]] = []
     pairs: list[tuple[str, Any]] = []
+    # Every problem is collected before any is raised, so one answer names them all.
+    problems: list[str] = []
     for item in overrides or []:
         key, raw = split_override(item)
         if key in ours:
@@ -139,22 +143,25 @@ def compose(
         elif is_verl_key(key):
             verl_pairs.append((key, parse_value(raw)))
         else:
-            raise ConfigError(
+            problems.append(
                 f"unknown config key {key!r}; see docs/config.md for the fields "
                 "(verl-style keys are translated, see docs/from-verl.md)"
             )
     if not server_paths:
-        refuse_file_keys(verl_pairs)
+        if problems:  # unknown keys are named before any file key is looked at
+            raise ConfigRefusals(problems, tree)
+        refuse_file_keys(verl_pairs)  # its own error: each field's issue, for the forms
     verl = translate_verl(verl_pairs)
-    problems = [f"verl override {r}" for r in verl.refused]
+    problems += [f"verl override {r}" for r in verl.refused]
     if verl.unknown:
         problems.append(
             "these verl overrides have no RL Studio equivalent: " + ", ".join(verl.unknown)
         )
-    if problems:
-        raise ConfigError("; ".join(problems) + " (see docs/from-verl.md)")
     for key, value in [*pairs, *verl.pairs]:
-        set_dotted(requested, key, value)
+        try:
+            set_dotted(requested, key, value)
+        except ConfigError as exc:
+            problems.append(str(exc))
     check_tree(requested, "the config")  # dotted keys and override values nest too
     if not server_paths:
         refuse_paths(requested)
@@ -164,8 +171,33 @@ def compose(
         # default estimator (ours is grpo), unless something chose an estimator.
         merged.setdefault("algorithm", {}).setdefault("adv_estimator", "gae")
     for key, value in verl.ties:
-        _check_tie(merged, key, value)
+        try:
+            _check_tie(merged, key, value)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ConfigRefusals(problems, merged)
     return Composed(merged, tuple(verl.ignored))
+
+
+class ConfigRefusals(ConfigError):
+    """Every problem of one config's parts, found before validation; `tree` is the config
+    composed from the parts that had none (so validation can name its problems too)."""
+
+    def __init__(self, problems: list[str], tree: dict[str, Any]) -> None:
+        super().__init__(join_problems(problems))
+        self.problems = list(problems)
+        self.tree = tree
+
+
+def join_problems(problems: list[str]) -> str:
+    """One message for one problem or several (each on its own line)."""
+    if len(problems) == 1:
+        verl = problems[0].startswith(("verl override", "these verl overrides"))
+        more = " (see docs/from-verl.md)" if verl and "docs/from-verl.md" not in problems[0] else ""
+        return problems[0] + more
+    listed = "\n".join(f"  - {p}" for p in problems)
+    return f"{len(problems)} problems (see docs/from-verl.md for verl's keys):\n{listed}"
 
 
 def _tree_value(tree: dict[str, Any], dotted: str) -> Any:

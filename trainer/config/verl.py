@@ -304,7 +304,7 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
         if found is None:
             out.unknown.append(key)
         elif found.kind == "refused" and not _accepted(value, found.accepts):
-            out.refused.append(f"{key}={value!r}: {found.reason}")
+            out.refused.append(f"{key}={shown(value)}: {found.reason}")
         elif found.kind != "mapped":
             reason = found.reason
             if found.kind == "refused":
@@ -313,7 +313,11 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
                 out.ignored.append(IgnoredKey(key, value, reason))
                 seen.add(key)
         elif key in VERL_MULTI_TURN_KEYS:  # tools and turns (trainer.config.verl_tools)
-            pairs_set, notes = translate_multi_turn(key, value)
+            try:  # an unreadable tool config or an unknown class is refused with the rest
+                pairs_set, notes = translate_multi_turn(key, value)
+            except ConfigError as exc:
+                out.refused.append(_refusal(key, value, str(exc)))
+                continue
             out.pairs += pairs_set
             out.ignored += [IgnoredKey(*note) for note in notes]
         elif key in VERL_TIES:
@@ -321,10 +325,29 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
         elif key in _GROUPED:
             grouped[key] = value
         else:
-            out.pairs += _translate_one(key, value)
-    out.pairs += _translate_groups(grouped)
+            try:  # a value that cannot be translated is refused with the rest
+                out.pairs += _translate_one(key, value)
+            except ConfigError as exc:
+                out.refused.append(_refusal(key, value, str(exc)))
+    try:
+        out.pairs += _translate_groups(grouped)
+    except ConfigError as exc:
+        out.refused.append(str(exc))
     out.pairs += episode_budget(out.pairs)
     return out
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """A value as a refusal names it: its repr, cut to `limit` characters (a chat
+    template is thousands)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 5]}...{text[-1]}"
+
+
+def _refusal(key: str, value: Any, message: str) -> str:
+    """`key=value: why`, from a value map's message (which may name the key already)."""
+    prefix = f"{key}={shown(value)}: "
+    return message if message.startswith(f"{key}=") else prefix + message
 
 
 def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
