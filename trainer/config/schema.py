@@ -167,6 +167,13 @@ class OptimConfig(Section):
     weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
     warmup_steps: int = Field(0, ge=0, description="Linear warmup steps.")
+    warmup_ratio: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Warmup as a share of the run's steps (rounded down), used when "
+        "`warmup_steps` is 0 (verl's `lr_warmup_steps_ratio`).",
+    )
     schedule: Literal["constant", "cosine", "linear"] = Field(
         "constant", description="LR schedule after warmup."
     )

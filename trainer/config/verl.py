@@ -38,6 +38,8 @@ VERL_KEY_MAP: dict[str, str] = {
     f"{_AR}.actor.optim.lr": "actor.optim.lr",
     f"{_AR}.actor.optim.weight_decay": "actor.optim.weight_decay",
     f"{_AR}.actor.optim.lr_warmup_steps": "actor.optim.warmup_steps",
+    # Used when lr_warmup_steps is <= 0 (ours: 0), of the run's steps, as verl does.
+    f"{_AR}.actor.optim.lr_warmup_steps_ratio": "actor.optim.warmup_ratio",
     f"{_AR}.actor.optim.min_lr_ratio": "actor.optim.min_lr_ratio",
     f"{_AR}.actor.optim.warmup_style": "actor.optim.schedule",
     f"{_AR}.actor.optim.lr_scheduler_type": "actor.optim.schedule",
@@ -82,6 +84,7 @@ VERL_KEY_MAP: dict[str, str] = {
     "critic.grad_clip": "critic.optim.grad_clip",
     "critic.optim.clip_grad": "critic.optim.grad_clip",
     "critic.optim.lr_warmup_steps": "critic.optim.warmup_steps",
+    "critic.optim.lr_warmup_steps_ratio": "critic.optim.warmup_ratio",
     "critic.optim.warmup_style": "critic.optim.schedule",
     "critic.optim.lr_scheduler_type": "critic.optim.schedule",
     # RL Studio's critic is a value head on the actor's model (trainer.training.state: ValueModel

@@ -60,9 +60,6 @@ def optim_rules(prefix: str) -> dict[str, VerlRule]:
     return {
         f"{prefix}optimizer": refused("RL Studio's optimiser is AdamW", "AdamW"),
         f"{prefix}optimizer_impl": refused("RL Studio's AdamW is torch.optim's", "torch.optim"),
-        f"{prefix}lr_warmup_steps_ratio": refused(
-            "warmup as a share of the run; set lr_warmup_steps instead", 0, 0.0
-        ),
         f"{prefix}total_training_steps": ignored(
             "verl fills it in from the run's length; the schedule follows trainer.total_steps"
         ),

@@ -124,6 +124,9 @@ class DistributedRoles:
     def step_schedulers(self) -> None:
         self.group.call("step_schedulers")
 
+    def set_schedule_length(self, total_steps: int) -> None:
+        self.group.call("set_schedule_length", total_steps)
+
     def sync_rollout_weights(self) -> None:
         self.group.call("sync_rollout_weights", phase="update_weights")
 

@@ -36,7 +36,7 @@ from trainer.rollout.chunked import generate_chunk
 from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.training.batch import RolloutBatch
-from trainer.training.optim import build_optimizer, build_scheduler
+from trainer.training.optim import build_optimizer, build_scheduler, set_schedule_length
 from trainer.training.roles import ModelStates, rank_logprobs, rank_values
 from trainer.training.update import update_actor, update_critic
 
@@ -297,6 +297,11 @@ class PolicyWorker:
         self.scheduler.step()
         if self.critic is not None:
             self.critic_scheduler.step()
+
+    def set_schedule_length(self, total_steps: int) -> None:
+        set_schedule_length(self.scheduler, total_steps, self.cfg.actor.optim)
+        if self.critic is not None:
+            set_schedule_length(self.critic_scheduler, total_steps, self.cfg.critic.optim)
 
     # -- checkpoints -----------------------------------------------------------------------
 

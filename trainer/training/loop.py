@@ -124,6 +124,7 @@ class Trainer:
         self.total_steps = cfg.trainer.total_steps or (
             self.sampler.steps_per_epoch * cfg.trainer.total_epochs
         )
+        self.roles.set_schedule_length(self.total_steps)
         self.step = 0
         self.reward_errors = RewardErrorLog(cfg.reward.max_error_rate)
         self.sample_policy = SamplePolicy.from_config(cfg)
