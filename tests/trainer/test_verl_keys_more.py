@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer.config import load_config
+from trainer.config import ConfigError, load_config
 from trainer.config.schema import OptimConfig
 from trainer.training.optim import build_scheduler, lr_multiplier, set_schedule_length
 
@@ -39,3 +39,29 @@ def test_the_schedule_takes_the_runs_length_when_the_loop_knows_it():
         optimizer.step()
         scheduler.step()
     assert lrs == pytest.approx([0.25, 0.5, 0.75, 1.0, 1.0])
+
+
+def test_dapos_overlong_buffer_is_our_overlong_shaping_under_either_reward_section():
+    for section in ("reward_model", "reward"):
+        kwargs = f"+{section}.reward_kwargs"
+        cfg = load_config(
+            overrides=[
+                "data.max_response_length=64",
+                f"{kwargs}.overlong_buffer_cfg.enable=True",
+                f"{kwargs}.overlong_buffer_cfg.len=16",
+                f"{kwargs}.overlong_buffer_cfg.penalty_factor=1.5",
+                f"{kwargs}.overlong_buffer_cfg.log=False",
+                f"{kwargs}.max_resp_len=64",
+            ]
+        )
+        overlong = cfg.algorithm.overlong
+        assert (overlong.enabled, overlong.buffer_len, overlong.penalty_factor) == (True, 16, 1.5)
+    off = load_config(
+        overrides=[
+            "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=False",
+            "+reward_model.reward_kwargs.overlong_buffer_cfg.len=4096",
+        ]
+    )
+    assert off.algorithm.overlong.enabled is False
+    with pytest.raises(ConfigError, match=r"max_resp_len=99 differs from rollout\.max_new_tokens"):
+        load_config(overrides=["+reward_model.reward_kwargs.max_resp_len=99"])

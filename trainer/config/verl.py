@@ -134,6 +134,19 @@ VERL_KEY_MAP: dict[str, str] = {
     "reward.reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
     "reward.reward_model.nnodes": "reward.model.resources.num_workers",
     "custom_reward_function.reward_kwargs": "reward.kwargs",
+    # verl's DAPO reward manager's overlong shaping is our algorithm.overlong (the same
+    # formula: trainer.algorithms.dapo.overlong_penalty), under either reward section.
+    **{
+        f"{section}.reward_kwargs.{key}": target
+        for section in ("reward_model", "reward")
+        for key, target in (
+            ("overlong_buffer_cfg.enable", "algorithm.overlong.enabled"),
+            ("overlong_buffer_cfg.len", "algorithm.overlong.buffer_len"),
+            ("overlong_buffer_cfg.penalty_factor", "algorithm.overlong.penalty_factor"),
+            # The formula's hard limit: ours is the response length (a tie, VERL_TIES).
+            ("max_resp_len", "rollout.max_new_tokens"),
+        )
+    },
 }
 
 SKIP: Any = object()  # a value that sets nothing (verl's spelling of "the default")
@@ -220,6 +233,12 @@ VERL_TIES: dict[str, str] = {
     "starts from the actor's model; drop the key or give it the actor's path",
     "critic.ppo_mini_batch_size": "RL Studio's critic updates on the actor's mini-batches "
     "(trainer.training.step); drop the key or give it the actor's ppo_mini_batch_size",
+    **{
+        f"{section}.reward_kwargs.max_resp_len": "RL Studio's overlong shaping "
+        "(algorithm.overlong) ends its ramp at the response length; drop the key or give "
+        "it data.max_response_length"
+        for section in ("reward_model", "reward")
+    },
 }
 
 # Keys translated together: offload (any switch on), the token budget (only with

@@ -163,6 +163,12 @@ _REWARD_MANAGER = refused(
 )
 
 REWARD_RULES: dict[str, VerlRule] = {
+    "reward_model.reward_kwargs.overlong_buffer_cfg.log": ignored(
+        "verl's DAPO manager logs its overlong reward; RL Studio reports the shaped score"
+    ),
+    "reward.reward_kwargs.overlong_buffer_cfg.log": ignored(
+        "verl's DAPO manager logs its overlong reward; RL Studio reports the shaped score"
+    ),
     "reward_model.enable": ignored("a reward model is used when reward_model.model.path is set"),
     "reward_model.model.input_tokenizer": ignored(
         "the reward model reads the prompt and response as text with its own tokenizer"
