@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from trainer.config import ConfigError, load_config
+from trainer.config import ConfigError, compose, load_config
 from trainer.config.schema import OptimConfig
 from trainer.training.optim import build_scheduler, lr_multiplier, set_schedule_length
 
@@ -65,3 +65,15 @@ def test_dapos_overlong_buffer_is_our_overlong_shaping_under_either_reward_secti
     assert off.algorithm.overlong.enabled is False
     with pytest.raises(ConfigError, match=r"max_resp_len=99 differs from rollout\.max_new_tokens"):
         load_config(overrides=["+reward_model.reward_kwargs.max_resp_len=99"])
+
+
+def test_other_inference_servers_generate_with_vllm_with_a_note_naming_the_key():
+    for name in ("sglang", "trtllm"):
+        composed = compose(overrides=[f"actor_rollout_ref.rollout.name={name}"])
+        assert composed.tree["rollout"]["engine"] == "vllm"
+        (note,) = composed.ignored
+        assert note.describe().startswith(f"actor_rollout_ref.rollout.name={name!r} is ignored")
+        assert "vLLM" in note.reason
+    assert load_config(overrides=["actor_rollout_ref.rollout.name=hf"]).rollout.engine == "hf"
+    with pytest.raises(ConfigError, match=r"actor_rollout_ref\.rollout\.name='lmdeploy': RL"):
+        load_config(overrides=["actor_rollout_ref.rollout.name=lmdeploy"])

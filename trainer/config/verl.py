@@ -336,12 +336,40 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
                 seen.add(key)
         elif key in VERL_TIES:
             out.ties.append((key, value))
+        elif key == _ENGINE:
+            _translate_engine(value, out)
         elif key in _GROUPED:
             grouped[key] = value
         else:
             out.pairs += _translate_one(key, value)
     out.pairs += _translate_groups(grouped)
     return out
+
+
+_ENGINE = f"{_AR}.rollout.name"
+_OUR_ENGINES = ("hf", "vllm")
+# verl's other inference servers: RL Studio generates with its vLLM engine instead.
+# Sampling is defined by the policy and the sampling settings, not by the server, so the
+# samples are those verl's server would draw (as with the tensor-parallel sizes, which
+# are ignored for the same reason).
+_OTHER_ENGINES = ("sglang", "trtllm")
+
+
+def _translate_engine(value: Any, out: VerlTranslation) -> None:
+    if value in _OUR_ENGINES:
+        out.pairs.append(("rollout.engine", value))
+    elif value in _OTHER_ENGINES:
+        out.pairs.append(("rollout.engine", "vllm"))
+        reason = (
+            f"RL Studio generates with its vLLM engine (rollout.engine=vllm), which samples "
+            f"from the same distribution as {value} given the same policy and sampling settings"
+        )
+        out.ignored.append(IgnoredKey(_ENGINE, value, reason))
+    elif value is not None:
+        out.refused.append(
+            f"{_ENGINE}={value!r}: RL Studio generates with hf or vllm (sglang and trtllm "
+            "are read as vllm)"
+        )
 
 
 def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
