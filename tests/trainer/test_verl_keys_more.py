@@ -77,3 +77,26 @@ def test_other_inference_servers_generate_with_vllm_with_a_note_naming_the_key()
     assert load_config(overrides=["actor_rollout_ref.rollout.name=hf"]).rollout.engine == "hf"
     with pytest.raises(ConfigError, match=r"actor_rollout_ref\.rollout\.name='lmdeploy': RL"):
         load_config(overrides=["actor_rollout_ref.rollout.name=lmdeploy"])
+
+
+def test_grpo_with_one_response_per_prompt_runs_as_in_verl_with_a_warning():
+    from trainer.algorithms.advantages import AdvantageInputs, grpo
+    from trainer.training.loop import one_response_group_note
+
+    cfg = load_config(overrides=["algorithm.adv_estimator=grpo", "actor_rollout_ref.rollout.n=1"])
+    assert "rollout.n=1" in one_response_group_note(cfg)
+    assert one_response_group_note(load_config(overrides=["rollout.n=2"])) == ""
+    with pytest.raises(ConfigError, match="rloo.*rollout.n >= 2"):
+        load_config(overrides=["algorithm.adv_estimator=rloo", "rollout.n=1"])
+    rewards = torch.tensor([[0.0, 2.0], [0.0, -1.0]])
+    inputs = AdvantageInputs(
+        token_rewards=rewards,
+        response_mask=torch.ones(2, 2),
+        group_index=torch.tensor([0, 1]),
+        values=None,
+        gamma=1.0,
+        lam=1.0,
+        norm_by_std=True,
+    )
+    advantages, _ = grpo(inputs)
+    assert advantages[:, 0].tolist() == pytest.approx([2.0, -1.0], rel=1e-5)

@@ -346,7 +346,7 @@ class RunConfig(Section):
                 f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
             )
         traits = ESTIMATOR_TRAITS[self.algorithm.adv_estimator]
-        if traits.compares_within_group and self.rollout.n < 2:
+        if traits.compares_within_group and self.rollout.n < 2 and not traits.one_response_groups:
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
                 f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
