@@ -100,3 +100,23 @@ def test_grpo_with_one_response_per_prompt_runs_as_in_verl_with_a_warning():
     )
     advantages, _ = grpo(inputs)
     assert advantages[:, 0].tolist() == pytest.approx([2.0, -1.0], rel=1e-5)
+
+
+def test_megatron_settings_are_refused_naming_the_key_as_typed():
+    for key in (
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4",
+        "actor_rollout_ref.ref.megatron.pipeline_model_parallel_size=2",
+        "actor_rollout_ref.actor.megatron.context_parallel_size=2",
+        "+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=uniform",
+        "critic.megatron.expert_model_parallel_size=8",
+    ):
+        typed = key.removeprefix("+").partition("=")[0]
+        with pytest.raises(ConfigError, match=rf"{typed.replace('.', '[.]')}=.*FSDP2"):
+            load_config(overrides=[key])
+
+
+def test_max_user_turns_without_an_interaction_is_accepted_as_the_no_op_it_is_in_verl():
+    composed = compose(overrides=["actor_rollout_ref.rollout.multi_turn.max_user_turns=5"])
+    assert [i.key for i in composed.ignored] == [
+        "actor_rollout_ref.rollout.multi_turn.max_user_turns"
+    ]

@@ -292,7 +292,16 @@ OTHER_RULES: dict[str, VerlRule] = {
     "ray_kwargs.": ignored("RL Studio starts or joins Ray itself (RAY_ADDRESS)"),
 }
 
+# verl's Megatron engine settings, under every role that has one: RL Studio trains with
+# FSDP2, so its tensor, pipeline, context and expert parallel sizes (and the rest) have no
+# meaning here, and the parallel layout they ask for is not what runs.
+MEGATRON_RULES: dict[str, VerlRule] = {
+    f"{prefix}megatron.": refused(FSDP2_ONLY)
+    for prefix in (_ACTOR, _REF, _CRITIC, "reward_model.", "reward.reward_model.")
+}
+
 VERL_RULES: dict[str, VerlRule] = {
+    **MEGATRON_RULES,
     **ACTOR_RULES,
     **REF_RULES,
     **model_rules(f"{AR}.model.", "actor"),

@@ -108,7 +108,11 @@ ROLLOUT_RULES: dict[str, VerlRule] = {
     f"{MT}.interaction_config_path": refused(
         "interactions (a simulated user); RL Studio's environments are built-in tools", None
     ),
-    f"{MT}.max_user_turns": refused("user turns come from an interaction", None),
+    # verl reads it only in an interaction's loop: without one it changes nothing, and
+    # interaction_config_path is refused.
+    f"{MT}.max_user_turns": ignored(
+        "user turns come from an interaction (interaction_config_path, refused here)"
+    ),
     f"{MT}.use_inference_chat_template": refused(
         "re-rendering the conversation with the inference template changes the tokens trained on",
         False,
