@@ -120,3 +120,39 @@ def test_max_user_turns_without_an_interaction_is_accepted_as_the_no_op_it_is_in
     assert [i.key for i in composed.ignored] == [
         "actor_rollout_ref.rollout.multi_turn.max_user_turns"
     ]
+
+
+RM_SCRIPT_KEYS = [  # examples/ppo_trainer/run_qwen2-7b_rm.sh's reward model, verbatim
+    "reward_model.enable=True",
+    "reward_model.model.path=/models/FsfairX-LLaMA3-RM-v0.1",
+    "reward_model.use_reward_loop=True",
+    "reward_model.rollout.name=vllm",
+    "reward_model.rollout.gpu_memory_utilization=0.8",
+    "reward_model.rollout.tensor_model_parallel_size=1",
+    "reward_model.rollout.prompt_length=2048",
+    "reward_model.rollout.response_length=1024",
+    "reward_model.num_workers=8",
+]
+
+
+def test_a_reward_model_served_by_verls_vllm_is_our_classifier_reward_model_with_a_note():
+    composed = compose(overrides=RM_SCRIPT_KEYS)
+    assert composed.tree["reward"]["model"]["path"] == "/models/FsfairX-LLaMA3-RM-v0.1"
+    notes = {i.key: i.reason for i in composed.ignored}
+    assert "sequence classifier" in notes["reward_model.rollout.name"]
+    assert "reward_model.use_reward_loop" in notes
+    spelled = compose(overrides=["reward.reward_model.rollout.name=vllm"])
+    assert [i.key for i in spelled.ignored] == ["reward.reward_model.rollout.name"]
+
+
+def test_a_generative_reward_model_is_refused_when_it_loads():
+    from types import SimpleNamespace
+
+    from trainer.models.reward_model import refuse_generative_reward_model
+
+    judge = SimpleNamespace(architectures=["Qwen2ForCausalLM"])
+    with pytest.raises(ValueError, match=r"Qwen2ForCausalLM, not a sequence classifier"):
+        refuse_generative_reward_model("/models/judge", judge)
+    refuse_generative_reward_model(
+        "/rm", SimpleNamespace(architectures=["LlamaForSequenceClassification"])
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from trainer.config.verl_rollout_keys import ROLLOUT_RULES
 from trainer.config.verl_rule_parts import (
     AR,
+    ENGINE,
     ENTROPY,
     FSDP2_ONLY,
     INTERPOLATED,
@@ -151,9 +152,14 @@ DATA_RULES: dict[str, VerlRule] = {
     ),
 }
 
+# verl serves its reward model from an inference server (vLLM's classify task for a
+# sequence classifier). RL Studio scores a sequence-classifier reward model in the trainer
+# (trainer.models.reward_model), the same single logit per response; a generative reward
+# model (a causal LM prompted to judge) is refused when the reward model loads.
 _REWARD_SERVER = (
-    "a generative reward model's inference server; RL Studio's reward models are sequence "
-    "classifiers (reward.model)"
+    "RL Studio scores the reward model (reward.model, a sequence classifier: its logit is "
+    "the score) in the trainer instead of in a verl inference server; a generative reward "
+    "model is refused when it loads"
 )
 _REWARD_MANAGERS = ("naive", "batch", "prime", "dapo", None)
 _REWARD_MANAGER = refused(
@@ -181,8 +187,13 @@ REWARD_RULES: dict[str, VerlRule] = {
     "reward_model.reward_loop_module_path": refused("a custom reward loop (code)", None),
     "reward_model.reward_loop_class_name": refused("a custom reward loop (code)", None),
     "reward_model.model.external_lib": refused("imports a Python library", None),
-    "reward_model.rollout.name": refused(_REWARD_SERVER, None),
-    "reward_model.rollout.": ignored("read only with reward_model.rollout.name, refused"),
+    "reward_model.rollout.name": ignored(_REWARD_SERVER),
+    "reward_model.rollout.": ignored(f"{ENGINE} (the reward model's server)"),
+    # b178a3cd5's switch between verl's reward loop and its older reward-model worker
+    # (verl 0.9.1 has only the reward loop): either way the same model scores.
+    "reward_model.use_reward_loop": ignored(
+        "which of verl's components calls the reward model; " + _REWARD_SERVER
+    ),
     "reward.num_workers": ignored(f"{SPEED}: RL Studio's reward sandbox sizes its pool"),
     "reward.reward_manager.source": ignored("where verl looks up its reward manager"),
     "reward.reward_manager.name": _REWARD_MANAGER,
@@ -191,10 +202,8 @@ REWARD_RULES: dict[str, VerlRule] = {
     "reward.reward_model.enable": ignored(
         "a reward model is used when reward.reward_model.model_path is set"
     ),
-    "reward.reward_model.rollout.name": refused(_REWARD_SERVER, None, "???"),
-    "reward.reward_model.rollout.": ignored(
-        "read only with reward.reward_model.rollout.name, refused"
-    ),
+    "reward.reward_model.rollout.name": ignored(_REWARD_SERVER),
+    "reward.reward_model.rollout.": ignored(f"{ENGINE} (the reward model's server)"),
     "reward.sandbox_fusion.": ignored(
         "verl's remote sandbox for code scorers; RL Studio's rewards run in its own sandbox"
     ),
