@@ -156,3 +156,47 @@ def test_a_generative_reward_model_is_refused_when_it_loads():
     refuse_generative_reward_model(
         "/rm", SimpleNamespace(architectures=["LlamaForSequenceClassification"])
     )
+
+
+def test_a_batch_that_is_not_a_multiple_of_the_mini_batch_ends_with_a_smaller_mini_batch():
+    from trainer.training.batch import RolloutBatch
+    from trainer.training.data_parallel import SINGLE_PROCESS
+    from trainer.training.update import PpoPasses, micro_weight
+
+    cfg = load_config(overrides=["data.train_batch_size=5", "actor.ppo_mini_batch_size=2"])
+    assert cfg.data.train_batch_size % cfg.actor.ppo_mini_batch_size == 1
+    rows, width = 15, 4  # 5 prompts x 3 responses
+    mask = (torch.arange(width) < torch.arange(rows).remainder(width).unsqueeze(1) + 1).float()
+    ids = torch.zeros(rows, 2 + width, dtype=torch.long)
+    batch = RolloutBatch(
+        input_ids=ids,
+        attention_mask=torch.ones_like(ids),
+        position_ids=ids,
+        response_mask=mask,
+        group_index=torch.arange(rows) // 3,
+        scores=torch.zeros(rows),
+        prompt_width=2,
+    )
+    seen: list[tuple[list[int], float, float]] = []
+
+    def accumulate(mini, mask_total, row_total, sums):
+        seen.append((mini.group_index.tolist(), float(mask_total), float(row_total)))
+        # Two micro-batches: their shares of the mini-batch's loss add up to one.
+        halves = (mini.response_mask[: mini.size // 2], mini.response_mask[mini.size // 2 :])
+        for mode in ("token-mean", "seq-mean-token-mean"):
+            shares = [micro_weight(h, mask_total, row_total, mode) for h in halves]
+            assert float(sum(shares)) == pytest.approx(1.0)
+        (weight.sum() * 0).backward()
+
+    weight = torch.nn.Parameter(torch.zeros(1))
+    passes = PpoPasses("actor", epochs=1, mini_batch_rows=2 * 3, grad_clip=1.0)
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+    module = torch.nn.Module()
+    module.weight = weight
+    generator = torch.Generator().manual_seed(0)
+    passes.run(module, optimizer, batch, generator, SINGLE_PROCESS, accumulate)
+    assert [len(groups) for groups, _, _ in seen] == [6, 6, 3]  # whole groups, last smaller
+    for groups, mask_total, row_total in seen:  # each normalised by its own counts
+        assert row_total == len(groups)
+        picked = [r for r in range(rows) if r // 3 in set(groups)]
+        assert mask_total == float(mask[picked].sum())

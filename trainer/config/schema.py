@@ -219,7 +219,10 @@ class ActorConfig(Section):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     ppo_epochs: int = Field(1, ge=1, description="Passes over each rollout batch.")
     ppo_mini_batch_size: int = Field(
-        8, ge=1, description="Prompts per optimizer step (times `rollout.n` responses), as verl."
+        8,
+        ge=1,
+        description="Prompts per optimizer step (times `rollout.n` responses), as verl; "
+        "when `data.train_batch_size` is not a multiple, the last mini-batch is smaller.",
     )
     micro_batch_size: int = Field(
         16, ge=1, description="Responses per forward/backward; gradients accumulate."
@@ -340,11 +343,9 @@ class RunConfig(Section):
                 f"data.train_batch_size={self.data.train_batch_size}; lower it or raise "
                 "data.train_batch_size."
             )
-        if self.data.train_batch_size % self.actor.ppo_mini_batch_size:
-            raise ValueError(
-                f"data.train_batch_size={self.data.train_batch_size} must be a multiple of "
-                f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
-            )
+        # A train_batch_size that is not a multiple of ppo_mini_batch_size leaves a smaller
+        # last mini-batch, as verl's split does (trainer.training.update.iterate_minibatches);
+        # its loss is the mean over its own tokens or rows, as every mini-batch's is.
         traits = ESTIMATOR_TRAITS[self.algorithm.adv_estimator]
         if traits.compares_within_group and self.rollout.n < 2 and not traits.one_response_groups:
             raise ValueError(
