@@ -200,3 +200,39 @@ def test_a_batch_that_is_not_a_multiple_of_the_mini_batch_ends_with_a_smaller_mi
         assert row_total == len(groups)
         picked = [r for r in range(rows) if r // 3 in set(groups)]
         assert mask_total == float(mask[picked].sum())
+
+
+def test_a_critic_starts_from_its_own_model_when_it_shares_the_actors_tokenizer(
+    demo_assets, tmp_path
+):
+    from transformers import AutoModelForCausalLM
+
+    from trainer.models.loading import check_same_tokenizer, load_tokenizer
+    from trainer.training.state import build_state
+
+    actor_path, critic_path = demo_assets / "model", tmp_path / "critic"
+    tokenizer = load_tokenizer(actor_path)
+    other = AutoModelForCausalLM.from_pretrained(actor_path, local_files_only=True)
+    with torch.no_grad():
+        other.get_input_embeddings().weight.mul_(2.0)  # another model of the same shape
+    other.save_pretrained(critic_path)
+    tokenizer.save_pretrained(critic_path)
+    data = demo_assets / "data" / "arith"
+    cfg = load_config(
+        overrides=[
+            f"model.path={actor_path}",
+            f"critic.model.path={critic_path}",  # verl's key, spelled as ours
+            f"data.train_files=[{data / 'train.parquet'}]",
+            "data.val_files=[]",
+        ]
+    )
+    assert cfg.needs_critic and cfg.critic_model_path == str(critic_path)
+    state = build_state(cfg)
+    assert state.critic is not None
+    critic_embeddings = state.critic.backbone.get_input_embeddings().weight
+    torch.testing.assert_close(critic_embeddings, other.get_input_embeddings().weight)
+    # A model with another vocabulary is refused, naming the key.
+    tokenizer.add_tokens(["<another-token>"])
+    tokenizer.save_pretrained(critic_path)
+    with pytest.raises(ValueError, match=r"critic\.model\.path=.*another tokenizer"):
+        check_same_tokenizer(load_tokenizer(actor_path), critic_path, "critic.model.path")

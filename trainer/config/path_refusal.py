@@ -16,9 +16,9 @@ from trainer.config.verl_tools import MT
 # verl keys whose value is a file that the translation would read.
 VERL_FILE_KEYS = {f"{MT}.tool_config_path": "rollout.multi_turn.environment"}
 # verl keys that name a server path and set no path field of ours (those are refused by
-# `refuse_paths` once translated): the critic's model must be the actor's, so it is
-# chosen with the run's model.
-VERL_PATH_KEYS = {"critic.model.path": "model"}
+# `refuse_paths` once translated). critic.model.path is a field of ours (refused as one):
+# the studio chooses no separate critic model yet, so its critic starts from the run's model.
+VERL_PATH_KEYS: dict[str, str] = {}
 
 # What a studio user chooses instead of each kind of path.
 INSTEAD: dict[str, str] = {

@@ -291,7 +291,17 @@ class ActorConfig(Section):
     lora: LoraConfig = Field(default_factory=LoraConfig)
 
 
+class CriticModelConfig(Section):
+    path: ModelPath | None = Field(
+        None,
+        description="Folder of the model the critic's body starts from (verl's "
+        "`critic.model.path`), under a fresh value head; it must share the actor's "
+        "tokenizer. Empty: the actor's `model.path`.",
+    )
+
+
 class CriticConfig(Section):
+    model: CriticModelConfig = Field(default_factory=CriticModelConfig)
     optim: OptimConfig = Field(default_factory=lambda: OptimConfig(lr=1e-5))
     ppo_epochs: int = Field(1, ge=1, description="Passes of critic updates per batch.")
     cliprange_value: float = Field(0.5, gt=0.0, description="Value clipping range.")
@@ -396,6 +406,11 @@ class RunConfig(Section):
     def needs_reference_model(self) -> bool:
         """A frozen reference policy is loaded only when a KL term uses it."""
         return self.actor.use_kl_loss or self.algorithm.use_kl_in_reward
+
+    @property
+    def critic_model_path(self) -> str:
+        """The folder the critic's body starts from: critic.model.path, else the actor's."""
+        return self.critic.model.path or self.model.path
 
     @property
     def needs_critic(self) -> bool:

@@ -87,10 +87,8 @@ VERL_KEY_MAP: dict[str, str] = {
     "critic.optim.lr_warmup_steps_ratio": "critic.optim.warmup_ratio",
     "critic.optim.warmup_style": "critic.optim.schedule",
     "critic.optim.lr_scheduler_type": "critic.optim.schedule",
-    # RL Studio's critic is a value head on the actor's model (trainer.training.state: ValueModel
-    # from model.path), with the actor's mini-batches: these are accepted when they equal
-    # the actor's and refused otherwise (`VERL_TIES`).
-    "critic.model.path": "model.path",
+    # RL Studio's critic updates on the actor's mini-batches: accepted when it equals the
+    # actor's and refused otherwise (`VERL_TIES`).
     "critic.ppo_mini_batch_size": "actor.ppo_mini_batch_size",
     "algorithm.adv_estimator": "algorithm.adv_estimator",
     "algorithm.norm_adv_by_std_in_grpo": "algorithm.norm_adv_by_std_in_grpo",
@@ -226,11 +224,8 @@ def _reward_model_pool(sizes: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 # verl keys accepted only when they equal our setting of the same thing (see the comment
-# at "critic.model.path" in VERL_KEY_MAP): checked on the composed config.
+# at "critic.ppo_mini_batch_size" in VERL_KEY_MAP): checked on the composed config.
 VERL_TIES: dict[str, str] = {
-    "critic.model.path": "RL Studio's critic is a value head on the actor's model "
-    "(trainer.training.state, trainer.distributed.worker: ValueModel from model.path), so it "
-    "starts from the actor's model; drop the key or give it the actor's path",
     "critic.ppo_mini_batch_size": "RL Studio's critic updates on the actor's mini-batches "
     "(trainer.training.step); drop the key or give it the actor's ppo_mini_batch_size",
     **{

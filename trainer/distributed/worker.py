@@ -30,7 +30,12 @@ from torch.distributed.device_mesh import init_device_mesh
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.distributed import fsdp
-from trainer.models.loading import ValueModel, load_policy, load_tokenizer
+from trainer.models.loading import (
+    ValueModel,
+    check_same_tokenizer,
+    load_policy,
+    load_tokenizer,
+)
 from trainer.models.lora import adapters_disabled, add_adapters
 from trainer.rollout.chunked import generate_chunk
 from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
@@ -153,8 +158,11 @@ class PolicyWorker:
             self.ref = fsdp.shard_model(ref, mesh, mixed, offload)
         self.critic: nn.Module | None = None
         if cfg.needs_critic:
+            if cfg.critic.model.path:
+                tokenizer = load_tokenizer(cfg.model.path)
+                check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
             critic = ValueModel.from_pretrained(
-                cfg.model.path,
+                cfg.critic_model_path,
                 cfg.model.dtype,
                 self.device,
                 cfg.model.cpu_linear_kernel,

@@ -77,6 +77,18 @@ def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
     return tokenizer
 
 
+def check_same_tokenizer(actor: PreTrainedTokenizerBase, path: str | Path, key: str) -> None:
+    """The model at `path` (set by `key`) reads the actor's token ids: the same vocabulary,
+    id for id. A critic with another vocabulary would value tokens it reads as others."""
+    other = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    if other.get_vocab() != actor.get_vocab():
+        raise ValueError(
+            f"{key}={path} has another tokenizer than model.path ({len(other)} tokens against "
+            f"{len(actor)}, or the same count with other ids): the critic reads the actor's "
+            "token ids, so it must start from a model with the actor's tokenizer"
+        )
+
+
 def load_policy(
     path: str | Path,
     dtype: str | torch.dtype = "float32",

@@ -14,7 +14,13 @@ from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.cpu_speed.replay_recorder import replay_recorder
-from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
+from trainer.models.loading import (
+    ValueModel,
+    check_same_tokenizer,
+    load_policy,
+    load_tokenizer,
+    resolve_device,
+)
 from trainer.models.lora import add_adapters
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.engine import Completion, RolloutEngine
@@ -109,7 +115,9 @@ def build_state(cfg: RunConfig) -> TrainingState:
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
     if cfg.needs_critic:
-        critic = ValueModel.from_pretrained(cfg.model.path, cfg.model.dtype, device, kernel)
+        if cfg.critic.model.path:
+            check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
+        critic = ValueModel.from_pretrained(cfg.critic_model_path, cfg.model.dtype, device, kernel)
         critic_optimizer = build_optimizer(critic, cfg.critic.optim)
         critic_scheduler = build_scheduler(critic_optimizer, total_steps, cfg.critic.optim)
     if cfg.rollout.engine == "vllm":
