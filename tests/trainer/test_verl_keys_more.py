@@ -236,3 +236,51 @@ def test_a_critic_starts_from_its_own_model_when_it_shares_the_actors_tokenizer(
     tokenizer.save_pretrained(critic_path)
     with pytest.raises(ValueError, match=r"critic\.model\.path=.*another tokenizer"):
         check_same_tokenizer(load_tokenizer(actor_path), critic_path, "critic.model.path")
+
+
+def test_training_starts_from_a_saved_lora_adapter_and_a_different_one_is_refused(
+    demo_assets, tmp_path
+):
+    from trainer.config.schema import LoraConfig
+    from trainer.models.loading import load_policy
+    from trainer.models.lora import add_adapters, export_adapted
+    from trainer.training.state import build_state
+
+    model_path, adapter = demo_assets / "model", tmp_path / "adapter"
+    lora = LoraConfig(rank=4, alpha=8.0, target_modules=["q_proj", "v_proj"])
+    torch.manual_seed(1)
+    saved = add_adapters(load_policy(model_path), lora)
+    with torch.no_grad():  # trained adapters: B is no longer zero
+        for name, param in saved.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=0.05)
+    export_adapted(saved, adapter, "adapter")
+    data = demo_assets / "data" / "arith"
+    cfg = load_config(
+        overrides=[
+            f"model.path={model_path}",
+            f"data.train_files=[{data / 'train.parquet'}]",
+            "data.val_files=[]",
+            "actor_rollout_ref.model.lora_rank=4",
+            "actor_rollout_ref.model.lora_alpha=8",
+            "actor_rollout_ref.model.target_modules=[q_proj,v_proj]",
+            f"actor_rollout_ref.model.lora_adapter_path={adapter}",
+        ]
+    )
+    state = build_state(cfg)
+    ids = torch.tensor([[1, 5, 9, 13, 2, 7]])
+    with torch.no_grad():
+        expected = torch.log_softmax(saved(input_ids=ids).logits, dim=-1)
+        started = torch.log_softmax(state.actor(input_ids=ids).logits, dim=-1)
+        fresh = add_adapters(load_policy(model_path), lora)
+        base = torch.log_softmax(fresh(input_ids=ids).logits, dim=-1)
+    torch.testing.assert_close(started, expected)
+    assert not torch.allclose(started, base)  # the adapter changed the policy
+    other = cfg.actor.lora.model_copy(update={"rank": 8})
+    with pytest.raises(ValueError, match=r"adapter_path=.*rank 4 where actor\.lora\.rank=8"):
+        build_state(cfg.model_copy(update={"actor": cfg.actor.model_copy(update={"lora": other})}))
+    other = cfg.actor.lora.model_copy(update={"target_modules": ["q_proj"]})
+    with pytest.raises(ValueError, match=r"adapters on other modules"):
+        build_state(cfg.model_copy(update={"actor": cfg.actor.model_copy(update={"lora": other})}))
+    with pytest.raises(ConfigError, match=r"adapter_path starts from a saved adapter; set"):
+        load_config(overrides=[f"actor_rollout_ref.model.lora_adapter_path={adapter}"])

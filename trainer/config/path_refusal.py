@@ -31,6 +31,9 @@ INSTEAD: dict[str, str] = {
     "run_folder": "the studio keeps it in the run's own folder",
     "evaluated_model": "choose the models to evaluate with /api/evaluations/ (models of the "
     "project and checkpoints of its runs)",
+    # The studio offers no saved adapters as resources: its LoRA runs start from fresh ones.
+    "lora_adapter": "studio runs start LoRA from fresh adapters (actor.lora); a saved "
+    "adapter is not a project resource",
 }
 
 

@@ -15,7 +15,13 @@ from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
 from trainer.config.multi_turn_section import MultiTurnConfig
-from trainer.config.paths import ModelPath, RunFolderPath, TrainFile, ValidationFile
+from trainer.config.paths import (
+    LoraAdapterPath,
+    ModelPath,
+    RunFolderPath,
+    TrainFile,
+    ValidationFile,
+)
 from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
 from trainer.config.reward_section import RewardConfig as RewardConfig
 from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
@@ -203,6 +209,13 @@ class LoraConfig(Section):
         description="Module names that get adapters (e.g. `q_proj`, `v_proj`); `all-linear` "
         "is every linear layer but the output head.",
     )
+    adapter_path: LoraAdapterPath | None = Field(
+        None,
+        description="A saved peft adapter folder (adapter_config.json + "
+        "adapter_model.safetensors, as `export: adapter` writes) to start from instead of "
+        "fresh adapters (verl's `lora_adapter_path`); its rank, alpha and adapted modules "
+        "must be this section's.",
+    )
     export: Literal["merged", "adapter"] = Field(
         "merged",
         description="What the final Hugging Face export holds: `merged` (a plain model folder "
@@ -361,6 +374,11 @@ class RunConfig(Section):
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
                 f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
+            )
+        if self.actor.lora.adapter_path and not self.actor.lora.enabled:
+            raise ValueError(
+                "actor.lora.adapter_path starts from a saved adapter; set actor.lora.rank "
+                "(verl's actor_rollout_ref.model.lora_rank) to the adapter's rank."
             )
         if self.reward.function == "custom" and not self.reward.custom_path:
             raise ValueError("reward.function='custom' needs reward.custom_path.")

@@ -35,6 +35,7 @@ VERL_KEY_MAP: dict[str, str] = {
     f"{_AR}.model.lora_rank": "actor.lora.rank",
     f"{_AR}.model.lora_alpha": "actor.lora.alpha",
     f"{_AR}.model.target_modules": "actor.lora.target_modules",
+    f"{_AR}.model.lora_adapter_path": "actor.lora.adapter_path",
     f"{_AR}.actor.optim.lr": "actor.optim.lr",
     f"{_AR}.actor.optim.weight_decay": "actor.optim.weight_decay",
     f"{_AR}.actor.optim.lr_warmup_steps": "actor.optim.warmup_steps",

@@ -134,7 +134,6 @@ def model_rules(prefix: str, role: str) -> dict[str, VerlRule]:
         f"{prefix}exclude_modules": refused(
             "LoRA exclusions; adapters go on actor.lora.target_modules", None
         ),
-        f"{prefix}lora_adapter_path": refused("starts from a trained LoRA adapter", None),
         f"{prefix}use_liger": ignored(KERNELS),
         f"{prefix}use_fused_kernels": ignored(KERNELS),
         f"{prefix}fused_kernel_options.": ignored(KERNELS),
@@ -157,6 +156,9 @@ def model_rules(prefix: str, role: str) -> dict[str, VerlRule]:
                 "a LoRA critic; RL Studio's critic trains every weight", 0
             ),
             f"{prefix}lora_alpha": ignored("read only with critic.model.lora_rank above 0"),
+            f"{prefix}lora_adapter_path": refused(
+                "a LoRA critic; RL Studio's critic trains every weight", None
+            ),
             f"{prefix}target_modules": ignored("read only with critic.model.lora_rank above 0"),
             # verl's older spelling of critic.fsdp.*, still in its example scripts.
             f"{prefix}fsdp_config.": ignored(

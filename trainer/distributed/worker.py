@@ -36,7 +36,7 @@ from trainer.models.loading import (
     load_policy,
     load_tokenizer,
 )
-from trainer.models.lora import adapters_disabled, add_adapters
+from trainer.models.lora import adapters_disabled, add_adapters, load_adapter
 from trainer.rollout.chunked import generate_chunk
 from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
 from trainer.rollout.hf import HFEngine
@@ -148,6 +148,8 @@ class PolicyWorker:
         self.lora = cfg.actor.lora.enabled
         if self.lora:  # seeded as in build_state: every rank starts from the same adapters
             actor = add_adapters(actor, cfg.actor.lora)
+            if cfg.actor.lora.adapter_path:
+                load_adapter(actor, cfg.actor.lora.adapter_path, cfg.actor.lora)
         self.actor = fsdp.shard_model(actor, mesh, mixed, offload)
         self.optimizer = build_optimizer(self.actor, cfg.actor.optim)
         total_steps = cfg.trainer.total_steps or 1_000_000

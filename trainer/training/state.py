@@ -21,7 +21,7 @@ from trainer.models.loading import (
     load_tokenizer,
     resolve_device,
 )
-from trainer.models.lora import add_adapters
+from trainer.models.lora import add_adapters, load_adapter
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.engine import Completion, RolloutEngine
 from trainer.rollout.hf import HFEngine
@@ -105,6 +105,8 @@ def build_state(cfg: RunConfig) -> TrainingState:
         if cfg.model.gradient_checkpointing:  # frozen embeddings: checkpoints need an input grad
             actor.enable_input_require_grads()  # type: ignore[operator]
         actor = add_adapters(actor, cfg.actor.lora)
+        if cfg.actor.lora.adapter_path:
+            load_adapter(actor, cfg.actor.lora.adapter_path, cfg.actor.lora)
     optimizer = build_optimizer(actor, cfg.actor.optim)
     total_steps = cfg.trainer.total_steps or 1_000_000
     scheduler = build_scheduler(optimizer, total_steps, cfg.actor.optim)
