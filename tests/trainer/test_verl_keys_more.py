@@ -284,3 +284,23 @@ def test_training_starts_from_a_saved_lora_adapter_and_a_different_one_is_refuse
         build_state(cfg.model_copy(update={"actor": cfg.actor.model_copy(update={"lora": other})}))
     with pytest.raises(ConfigError, match=r"adapter_path starts from a saved adapter; set"):
         load_config(overrides=[f"actor_rollout_ref.model.lora_adapter_path={adapter}"])
+
+
+def test_image_columns_are_refused_at_check_and_at_load_naming_the_column():
+    from trainer.data.formats import DataFormatError, records_from_rows
+
+    with pytest.raises(ConfigError, match=r"data\.image_key='images': multimodal inputs"):
+        load_config(overrides=["data.image_key=images"])
+    with pytest.raises(
+        ConfigError, match=r"data\.mm_processor_kwargs\.max_pixels=1024: multimodal"
+    ):
+        load_config(overrides=["+data.mm_processor_kwargs.max_pixels=1024"])
+    row = {
+        "data_source": "hiyouga/geometry3k",
+        "prompt": [{"role": "user", "content": "<image>Find x."}],
+        "reward_model": {"ground_truth": "3"},
+    }
+    cfg = load_config().data
+    assert len(records_from_rows([{**row, "images": []}], cfg)) == 1  # an empty column
+    with pytest.raises(DataFormatError, match=r"row 2, column 'images'.*text models"):
+        records_from_rows([{**row, "images": None}, {**row, "images": [{"bytes": b"x"}]}], cfg)

@@ -112,6 +112,11 @@ CRITIC_RULES: dict[str, VerlRule] = {
     f"{_CRITIC}forward_max_token_len_per_gpu": ignored(LOG_PROB_TOKENS),
 }
 
+MEDIA = (
+    "multimodal inputs (images, video, audio) for a vision or audio processor; RL Studio "
+    "trains text models, and dropping them changes what each prompt asks"
+)
+
 DATA_RULES: dict[str, VerlRule] = {
     "data.tokenizer": refused("a tokenizer other than the model folder's", None),
     "data.use_shm": ignored(f"{SPEED}: verl's shared-memory data loading"),
@@ -133,10 +138,14 @@ DATA_RULES: dict[str, VerlRule] = {
     "data.return_multi_modal_inputs": ignored(TEXT_ONLY),
     "data.dataloader_num_workers": ignored(f"{SPEED}: data loader processes"),
     "data.image_patch_size": ignored(TEXT_ONLY),
-    "data.image_key": ignored(TEXT_ONLY),
-    "data.video_key": ignored(TEXT_ONLY),
-    "data.audio_key": ignored(TEXT_ONLY),
-    "data.mm_processor_kwargs": ignored(TEXT_ONLY),
+    # Naming a media column asks for images, video or audio beside the prompt: dropping
+    # them changes what each prompt asks, so it is refused (the rows are refused too,
+    # trainer.data.formats.MEDIA_COLUMNS).
+    "data.image_key": refused(MEDIA, None),
+    "data.video_key": refused(MEDIA, None),
+    "data.audio_key": refused(MEDIA, None),
+    "data.mm_processor_kwargs": refused(MEDIA, None, {}),
+    "data.mm_processor_kwargs.": refused(MEDIA),
     "data.validation_shuffle": ignored("the order of validation prompts does not change training"),
     "data.filter_overlong_prompts": ignored(
         "always on: prompts over data.max_prompt_length are left out and counted"
