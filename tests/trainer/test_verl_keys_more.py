@@ -304,3 +304,40 @@ def test_image_columns_are_refused_at_check_and_at_load_naming_the_column():
     assert len(records_from_rows([{**row, "images": []}], cfg)) == 1  # an empty column
     with pytest.raises(DataFormatError, match=r"row 2, column 'images'.*text models"):
         records_from_rows([{**row, "images": None}, {**row, "images": [{"bytes": b"x"}]}], cfg)
+
+
+def test_model_config_overrides_that_keep_weight_shapes_apply_at_load_and_others_are_refused(
+    demo_assets,
+):
+    from trainer.models.loading import load_policy
+    from trainer.training.state import build_state
+
+    data = demo_assets / "data" / "arith"
+    cfg = load_config(
+        overrides=[
+            f"model.path={demo_assets / 'model'}",
+            f"data.train_files=[{data / 'train.parquet'}]",
+            "data.val_files=[]",
+            "+actor_rollout_ref.model.override_config.max_position_embeddings=4096",
+            "+actor_rollout_ref.model.override_config.attention_dropout=0.1",
+            "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
+        ]
+    )
+    assert cfg.model.config_overrides == {"max_position_embeddings": 4096, "attention_dropout": 0.1}
+    actor = build_state(cfg).actor
+    assert actor.config.max_position_embeddings == 4096 and actor.config.attention_dropout == 0.1
+    plain = load_policy(demo_assets / "model")
+    for (name, weight), (_, loaded) in zip(
+        plain.state_dict().items(), actor.state_dict().items(), strict=True
+    ):
+        torch.testing.assert_close(weight, loaded, msg=name)  # the same weights, as loaded
+    for typed in (
+        "+actor_rollout_ref.model.override_config.hidden_size=64",
+        "+actor_rollout_ref.model.override_config.num_hidden_layers=1",
+        "actor_rollout_ref.model.override_config={vocab_size: 10}",
+    ):
+        key = typed.removeprefix("+").partition("=")[0].removesuffix(".override_config")
+        with pytest.raises(ConfigError, match=rf"{key.replace('.', '[.]')}.*weight's shape"):
+            load_config(overrides=[typed])
+    with pytest.raises(ConfigError, match=r"model\.config_overrides.*'tie_word_embeddings'"):
+        load_config(overrides=["model.config_overrides={tie_word_embeddings: false}"])

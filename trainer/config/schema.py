@@ -7,13 +7,14 @@ where it is declared and has its default here, nowhere else.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
+from trainer.config.model_overrides import check_overrides
 from trainer.config.multi_turn_section import MultiTurnConfig
 from trainer.config.paths import (
     LoraAdapterPath,
@@ -49,6 +50,12 @@ class ModelConfig(Section):
     gradient_checkpointing: bool = Field(
         False, description="Recompute activations in backward to save memory."
     )
+    config_overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Model config keys set at load (verl's `override_config`), only those "
+        "that leave every weight's shape as loaded: context length, RoPE scaling, dropout, "
+        "use_cache, ... (trainer/config/model_overrides.py lists them and why).",
+    )
     cpu_linear_kernel: CpuLinearKernel = Field(
         "auto",
         description="On CPU, what multiplies float32 linear layers (forward and backward): "
@@ -57,6 +64,12 @@ class ModelConfig(Section):
         "`torch` keeps PyTorch's default; `auto` picks oneDNN on AMD CPUs with AVX-512 and "
         "PyTorch's elsewhere. GPUs and other dtypes always use PyTorch's.",
     )
+
+    @field_validator("config_overrides")
+    @classmethod
+    def _leaves_weights_as_loaded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        check_overrides(value)
+        return value
 
 
 class DataConfig(Section):

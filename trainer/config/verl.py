@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from trainer.config.model_overrides import refused_override
 from trainer.config.overrides import ConfigError
 from trainer.config.verl_keys import TARGET_RULE, VERL_RULES
 from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS, translate_multi_turn
@@ -291,6 +292,8 @@ def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
         return Classified("mapped")
     if key.startswith(_REWARD_KWARG) and len(key) > len(_REWARD_KWARG):
         return Classified("mapped")  # one keyword argument: reward.kwargs.<name>
+    if key == _OVERRIDE_CONFIG or key.startswith(f"{_OVERRIDE_CONFIG}."):
+        return Classified("mapped")  # model.config_overrides, key by key (_translate_override)
     rule = VERL_RULES.get(key)
     if rule is None:
         prefixes = [p for p in VERL_RULES if p.endswith(".") and key.startswith(p)]
@@ -334,6 +337,8 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
             out.ties.append((key, value))
         elif key == _ENGINE:
             _translate_engine(value, out)
+        elif key == _OVERRIDE_CONFIG or key.startswith(f"{_OVERRIDE_CONFIG}."):
+            _translate_override(key, value, out)
         elif key in _GROUPED:
             grouped[key] = value
         else:
@@ -366,6 +371,36 @@ def _translate_engine(value: Any, out: VerlTranslation) -> None:
             f"{_ENGINE}={value!r}: RL Studio generates with hf or vllm (sglang and trtllm "
             "are read as vllm)"
         )
+
+
+# verl's override of the actor's model config: ours is model.config_overrides, which takes
+# only the keys that leave every weight's shape as loaded (trainer.config.model_overrides).
+_OVERRIDE_CONFIG = f"{_AR}.model.override_config"
+# Read by verl to pick its attention kernel, not set on the config.
+_ATTENTION_KERNEL = "attn_implementation"
+
+
+def _translate_override(key: str, value: Any, out: VerlTranslation) -> None:
+    if key == _OVERRIDE_CONFIG:
+        if value is None:
+            return
+        if not isinstance(value, dict):
+            out.refused.append(f"{key}={value!r}: a mapping of model config keys is expected")
+            return
+        items = [(f"{key}.{name}", name, item) for name, item in value.items()]
+    else:
+        below = key.removeprefix(f"{_OVERRIDE_CONFIG}.")  # rope_scaling.factor: nested
+        items = [(key, below.partition(".")[0], value)]
+    for typed, name, item in items:
+        if name == _ATTENTION_KERNEL:
+            reason = "speed or memory only: RL Studio picks the attention kernel itself"
+            out.ignored.append(IgnoredKey(typed, item, reason))
+        elif reason := refused_override(name):
+            out.refused.append(f"{typed}={item!r}: {reason}")
+        else:
+            out.pairs.append(
+                (f"model.config_overrides.{typed.removeprefix(_OVERRIDE_CONFIG + '.')}", item)
+            )
 
 
 def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:

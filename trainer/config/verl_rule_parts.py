@@ -126,9 +126,6 @@ def model_rules(prefix: str, role: str) -> dict[str, VerlRule]:
             "a chat template other than the tokenizer's changes every prompt", None
         ),
         f"{prefix}external_lib": refused("imports a Python library into the trainer", None),
-        f"{prefix}override_config": refused(
-            "changes the model's architecture config (dropout, rope, ...)", None, {}
-        ),
         f"{prefix}enable_activation_offload": ignored(f"{SPEED}: activation offload"),
         f"{prefix}use_remove_padding": ignored(PACKED),
         f"{prefix}exclude_modules": refused(
@@ -156,6 +153,14 @@ def model_rules(prefix: str, role: str) -> dict[str, VerlRule]:
                 "a LoRA critic; RL Studio's critic trains every weight", 0
             ),
             f"{prefix}lora_alpha": ignored("read only with critic.model.lora_rank above 0"),
+            f"{prefix}override_config": refused(
+                "the critic's model config; RL Studio's critic loads its model's config as it is",
+                None,
+                {},
+            ),
+            f"{prefix}override_config.": refused(
+                "the critic's model config; RL Studio's critic loads its model's config as it is"
+            ),
             f"{prefix}lora_adapter_path": refused(
                 "a LoRA critic; RL Studio's critic trains every weight", None
             ),

@@ -181,7 +181,14 @@ class PolicyWorker:
     def _policy(self, dtype: str) -> nn.Module:
         # Staged on the CPU: fully_shard moves only this rank's shard to the GPU.
         kernel = self.cfg.model.cpu_linear_kernel
-        return load_policy(self.cfg.model.path, dtype, self.device, kernel, stage_on_cpu=True)
+        return load_policy(
+            self.cfg.model.path,
+            dtype,
+            self.device,
+            kernel,
+            stage_on_cpu=True,
+            config_overrides=self.cfg.model.config_overrides,
+        )
 
     def _rollout_engine(self) -> RolloutEngine:
         cfg = self.cfg
@@ -193,11 +200,15 @@ class PolicyWorker:
                 )
             from trainer.rollout.vllm import VLLMEngine
 
-            return VLLMEngine(cfg.model.path, seed=cfg.trainer.seed)
+            return VLLMEngine(
+                cfg.model.path, seed=cfg.trainer.seed, hf_overrides=cfg.model.config_overrides
+            )
         # bf16 on GPUs halves the copy; sampling log-probs are not used by the update.
         dtype = "bfloat16" if self.device.type == "cuda" else cfg.model.dtype
         kernel = cfg.model.cpu_linear_kernel
-        copy: nn.Module = load_policy(cfg.model.path, dtype, self.device, kernel)
+        copy: nn.Module = load_policy(
+            cfg.model.path, dtype, self.device, kernel, config_overrides=cfg.model.config_overrides
+        )
         if self.lora:  # the copy carries adapters too: a sync then moves only them
             with torch.random.fork_rng(devices=[]):  # the adapters' init draws no run RNG
                 copy = add_adapters(copy, cfg.actor.lora)

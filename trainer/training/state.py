@@ -97,7 +97,10 @@ def build_state(cfg: RunConfig) -> TrainingState:
         keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_speed.memory)
     tokenizer = load_tokenizer(cfg.model.path)
     kernel = cfg.model.cpu_linear_kernel
-    actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
+    overrides = cfg.model.config_overrides
+    actor: nn.Module = load_policy(
+        cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+    )
     num_params = sum(p.numel() for p in actor.parameters())
     if cfg.model.gradient_checkpointing:
         actor.gradient_checkpointing_enable()  # type: ignore[operator]
@@ -113,7 +116,9 @@ def build_state(cfg: RunConfig) -> TrainingState:
     ref = None
     # A LoRA run's reference is its actor with the adapters off (trainer.models.lora).
     if cfg.needs_reference_model and not cfg.actor.lora.enabled:
-        ref = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
+        ref = load_policy(
+            cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+        )
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
     if cfg.needs_critic:
