@@ -341,3 +341,19 @@ def test_model_config_overrides_that_keep_weight_shapes_apply_at_load_and_others
             load_config(overrides=[typed])
     with pytest.raises(ConfigError, match=r"model\.config_overrides.*'tie_word_embeddings'"):
         load_config(overrides=["model.config_overrides={tie_word_embeddings: false}"])
+
+
+def test_over_sample_rate_and_sandbox_fusion_are_accepted_with_what_they_do_in_verl():
+    composed = compose(
+        overrides=[
+            "actor_rollout_ref.rollout.over_sample_rate=0.1",
+            "reward_model.sandbox_fusion.url=https://sandbox.example/run_code",
+            "reward_model.sandbox_fusion.max_concurrent=128",
+            "reward.sandbox_fusion.memory_limit_mb=1024",
+            "sandbox_fusion.url=null",
+        ]
+    )
+    notes = {i.key: i.reason for i in composed.ignored}
+    assert "read by none of its code" in notes["actor_rollout_ref.rollout.over_sample_rate"]
+    for key in ("reward_model.sandbox_fusion.url", "reward.sandbox_fusion.memory_limit_mb"):
+        assert "no network service" in notes[key]

@@ -177,6 +177,13 @@ _REWARD_MANAGER = refused(
     *_REWARD_MANAGERS,
 )
 
+_SANDBOX_FUSION = (
+    "verl's remote code-execution service (its built-in scorer of codecontests, apps, "
+    "codeforces and taco rows); RL Studio calls no network service: rewards run in its "
+    "own sandbox pool with its own memory and process limits, and rows of those data "
+    "sources need a custom reward function"
+)
+
 REWARD_RULES: dict[str, VerlRule] = {
     "reward_model.reward_kwargs.overlong_buffer_cfg.log": ignored(
         "verl's DAPO manager logs its overlong reward; RL Studio reports the shaped score"
@@ -213,12 +220,15 @@ REWARD_RULES: dict[str, VerlRule] = {
     ),
     "reward.reward_model.rollout.name": ignored(_REWARD_SERVER),
     "reward.reward_model.rollout.": ignored(f"{ENGINE} (the reward model's server)"),
-    "reward.sandbox_fusion.": ignored(
-        "verl's remote sandbox for code scorers; RL Studio's rewards run in its own sandbox"
-    ),
-    "sandbox_fusion.": ignored(
-        "verl's remote sandbox for code scorers; RL Studio's rewards run in its own sandbox"
-    ),
+    # verl calls its sandbox_fusion service only from its built-in scorer of code rows
+    # (data sources codecontests, apps, codeforces, taco) when no custom reward function is
+    # set. RL Studio calls no network service and has no built-in code scorer: such rows
+    # are refused at load (trainer.rewards.resolution), and a custom reward function runs
+    # in RL Studio's own sandbox pool, under its own limits.
+    **{
+        f"{prefix}sandbox_fusion.": ignored(_SANDBOX_FUSION)
+        for prefix in ("", "reward.", "reward_model.")
+    },
 }
 
 ALGORITHM_RULES: dict[str, VerlRule] = {
