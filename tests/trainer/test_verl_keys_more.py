@@ -357,3 +357,27 @@ def test_over_sample_rate_and_sandbox_fusion_are_accepted_with_what_they_do_in_v
     assert "read by none of its code" in notes["actor_rollout_ref.rollout.over_sample_rate"]
     for key in ("reward_model.sandbox_fusion.url", "reward.sandbox_fusion.memory_limit_mb"):
         assert "no network service" in notes[key]
+
+
+def test_keys_of_the_later_examples_that_verl_0_9_1_lacks_are_accepted_or_refused_by_name():
+    composed = compose(
+        overrides=[
+            "reward_model.model.use_remove_padding=True",
+            "reward_model.model.fsdp_config.param_offload=False",
+            "+actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype=bf16",
+            "actor_rollout_ref.actor.router_replay.mode=disabled",
+        ]
+    )
+    assert len(composed.ignored) == 4
+    for typed, why in (
+        ("actor_rollout_ref.model.torch_dtype=bfloat16", "not a key of verl's config"),
+        ("actor_rollout_ref.actor.router_replay.mode=R3", "MoE routing replay"),
+        ("actor_rollout_ref.actor.optim.lr_decay_style=cosine", "Megatron"),
+        (
+            "+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_offload_fraction=1",
+            "extra optimiser arguments",
+        ),
+    ):
+        key = typed.removeprefix("+").partition("=")[0]
+        with pytest.raises(ConfigError, match=rf"{key.replace('.', '[.]')}=.*{why}"):
+            load_config(overrides=[typed])

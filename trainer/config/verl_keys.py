@@ -58,6 +58,9 @@ ACTOR_RULES: dict[str, VerlRule] = {
         "read only by policy losses RL Studio does not have; loss_mode picks ppo or gspo"
     ),
     f"{_ACTOR}calculate_entropy": ignored("actor/entropy is always reported"),
+    # b178a3cd5's MoE routing replay (verl 0.9.1 has no such key).
+    f"{_ACTOR}router_replay.mode": refused("MoE routing replay", "disabled", None),
+    f"{_ACTOR}router_replay.": ignored("read only with router_replay.mode, which is refused"),
     f"{_ACTOR}calculate_sum_pi_squared": ignored("a diagnostic RL Studio does not compute"),
     f"{_ACTOR}use_prefix_grouper": ignored(
         f"{SPEED}: RL Studio already scores a group behind one copy of its prompt "
@@ -196,6 +199,11 @@ REWARD_RULES: dict[str, VerlRule] = {
         "the reward model reads the prompt and response as text with its own tokenizer"
     ),
     "reward_model.model.trust_remote_code": ignored(REMOTE_CODE),
+    # b178a3cd5's legacy reward-model worker settings (not in verl 0.9.1's config).
+    "reward_model.model.use_remove_padding": ignored(PACKED),
+    "reward_model.model.fsdp_config.": ignored(
+        f"{SPEED}: the reward model is scored without gradients in reward.model.dtype"
+    ),
     "reward_model.strategy": refused(FSDP2_ONLY, "fsdp", "fsdp2", None),
     "reward_model.reward_manager": _REWARD_MANAGER,
     "reward_model.num_workers": ignored(f"{SPEED}: RL Studio's reward sandbox sizes its pool"),
@@ -328,8 +336,17 @@ MEGATRON_RULES: dict[str, VerlRule] = {
     for prefix in (_ACTOR, _REF, _CRITIC, "reward_model.", "reward.reward_model.")
 }
 
+# Keys in b178a3cd5's example scripts that neither verl 0.9.1's config nor b178a3cd5's has.
+NOWHERE_RULES: dict[str, VerlRule] = {
+    f"{AR}.model.torch_dtype": refused(
+        "not a key of verl's config (0.9.1 or b178a3cd5); the model's dtype is "
+        "actor_rollout_ref.actor.fsdp_config.model_dtype (model.dtype)"
+    ),
+}
+
 VERL_RULES: dict[str, VerlRule] = {
     **MEGATRON_RULES,
+    **NOWHERE_RULES,
     **ACTOR_RULES,
     **REF_RULES,
     **model_rules(f"{AR}.model.", "actor"),

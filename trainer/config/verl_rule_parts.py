@@ -72,6 +72,15 @@ def optim_rules(prefix: str) -> dict[str, VerlRule]:
             None,
             {},
         ),
+        # One argument at a time (b178a3cd5's Megatron scripts: optimizer offload and
+        # precision-aware options).
+        f"{prefix}override_optimizer_config.": refused(
+            "extra optimiser arguments; RL Studio's AdamW takes lr, betas and weight decay"
+        ),
+        # Megatron's optimizer spelling of the schedule (FSDP's is lr_scheduler_type).
+        f"{prefix}lr_decay_style": refused(
+            f"{FSDP2_ONLY} (Megatron's optimizer schedule; lr_scheduler_type maps)"
+        ),
     }
 
 
@@ -87,6 +96,12 @@ def fsdp_rules(prefix: str, role: str) -> dict[str, VerlRule]:
         f"{prefix}pad_to_length_bucket": ignored(PACKED),
         f"{prefix}forward_only": ignored(FSDP),
         f"{prefix}turbo_config.": ignored(FSDP),
+        # b178a3cd5's FSDP mixed-precision dtypes (param, reduce, buffer): fixed here, as
+        # `dtype` is.
+        f"{prefix}mixed_precision.": ignored(
+            "mixed precision is fixed: on GPUs the distributed trainer computes in bfloat16 "
+            "over float32 weights (trainer/distributed/fsdp.py)"
+        ),
         f"{prefix}dtype": ignored(
             "mixed precision is fixed: on GPUs the distributed trainer computes in bfloat16 "
             "over float32 weights (trainer/distributed/fsdp.py)"
