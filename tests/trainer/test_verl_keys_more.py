@@ -261,12 +261,19 @@ def test_training_starts_from_a_saved_lora_adapter_and_a_different_one_is_refuse
             f"model.path={model_path}",
             f"data.train_files=[{data / 'train.parquet'}]",
             "data.val_files=[]",
-            "actor_rollout_ref.model.lora_rank=4",
-            "actor_rollout_ref.model.lora_alpha=8",
-            "actor_rollout_ref.model.target_modules=[q_proj,v_proj]",
+            # verl's script gives the path alone: rank, alpha and targets are the adapter's.
             f"actor_rollout_ref.model.lora_adapter_path={adapter}",
         ]
     )
+    assert (cfg.actor.lora.rank, cfg.actor.lora.alpha) == (4, 8.0)
+    assert cfg.actor.lora.target_modules == ["q_proj", "v_proj"]
+    given = load_config(
+        overrides=[
+            f"actor_rollout_ref.model.lora_adapter_path={adapter}",
+            "actor_rollout_ref.model.lora_rank=8",
+        ]
+    )
+    assert (given.actor.lora.rank, given.actor.lora.alpha) == (8, 8.0)  # given ones stay
     state = build_state(cfg)
     ids = torch.tensor([[1, 5, 9, 13, 2, 7]])
     with torch.no_grad():
@@ -283,7 +290,15 @@ def test_training_starts_from_a_saved_lora_adapter_and_a_different_one_is_refuse
     with pytest.raises(ValueError, match=r"adapters on other modules"):
         build_state(cfg.model_copy(update={"actor": cfg.actor.model_copy(update={"lora": other})}))
     with pytest.raises(ConfigError, match=r"adapter_path starts from a saved adapter; set"):
-        load_config(overrides=[f"actor_rollout_ref.model.lora_adapter_path={adapter}"])
+        load_config(overrides=[f"actor.lora.adapter_path={adapter}"])
+    with pytest.raises(ConfigError, match=r"lora_adapter_path=.*cannot read its adapter_config"):
+        load_config(overrides=[f"actor_rollout_ref.model.lora_adapter_path={tmp_path / 'no'}"])
+    # A request from outside (the studio) is refused before the adapter's config is read.
+    with pytest.raises(ConfigError, match=r"lora_adapter_path: Names a file or folder"):
+        compose(
+            overrides=[f"actor_rollout_ref.model.lora_adapter_path={tmp_path / 'no'}"],
+            server_paths=False,
+        )
 
 
 def test_image_columns_are_refused_at_check_and_at_load_naming_the_column():

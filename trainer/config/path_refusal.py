@@ -18,7 +18,9 @@ VERL_FILE_KEYS = {f"{MT}.tool_config_path": "rollout.multi_turn.environment"}
 # verl keys that name a server path and set no path field of ours (those are refused by
 # `refuse_paths` once translated). critic.model.path is a field of ours (refused as one):
 # the studio chooses no separate critic model yet, so its critic starts from the run's model.
-VERL_PATH_KEYS: dict[str, str] = {}
+# lora_adapter_path maps onto a path field too, but the translation reads the adapter's
+# config (trainer.config.verl._adapter_settings), so it is refused before that.
+VERL_PATH_KEYS: dict[str, str] = {"actor_rollout_ref.model.lora_adapter_path": "lora_adapter"}
 
 # What a studio user chooses instead of each kind of path.
 INSTEAD: dict[str, str] = {

@@ -8,8 +8,10 @@ reasons, and names the refused ones with theirs, so the CLI never guesses.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from trainer.config.model_overrides import refused_override
@@ -344,6 +346,50 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
         else:
             out.pairs += _translate_one(key, value)
     out.pairs += _translate_groups(grouped)
+    out.pairs += _adapter_settings(pairs)
+    return out
+
+
+_ADAPTER_PATH = f"{_AR}.model.lora_adapter_path"
+# verl's LoRA settings, and the adapter_config.json field each is read from when a saved
+# adapter is given without it (verl takes rank, alpha and targets from the adapter).
+_ADAPTER_FIELDS = {
+    f"{_AR}.model.lora_rank": ("r", "actor.lora.rank"),
+    f"{_AR}.model.lora_alpha": ("lora_alpha", "actor.lora.alpha"),
+    f"{_AR}.model.target_modules": ("target_modules", "actor.lora.target_modules"),
+}
+
+
+def _adapter_settings(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The LoRA settings of a saved adapter (lora_adapter_path) that the command line does
+    not give: verl builds its adapters from the adapter's own config, so a command line
+    with only the path trains with the adapter's rank, alpha and targets. Given ones stay,
+    and the adapter must match them when it loads (trainer.models.lora.load_adapter)."""
+    given = dict(pairs)
+    path = given.get(_ADAPTER_PATH)
+    missing = [key for key in _ADAPTER_FIELDS if key not in given]
+    if not path or not missing:
+        return []
+    config_file = Path(str(path)) / "adapter_config.json"
+    try:
+        saved = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{_ADAPTER_PATH}={path!s}: cannot read its adapter_config.json ({exc}); give "
+            f"{', '.join(missing)} instead"
+        ) from None
+    out = []
+    for key in missing:
+        field_name, target = _ADAPTER_FIELDS[key]
+        value = saved.get(field_name) if isinstance(saved, dict) else None
+        if value is None:
+            raise ConfigError(
+                f"{_ADAPTER_PATH}={path!s}: its adapter_config.json has no {field_name!r}; "
+                f"give {key}"
+            )
+        if target == "actor.lora.target_modules":
+            value = sorted(value) if isinstance(value, list) else [value]
+        out.append((target, value))
     return out
 
 
