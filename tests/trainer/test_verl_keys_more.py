@@ -396,3 +396,13 @@ def test_keys_of_the_later_examples_that_verl_0_9_1_lacks_are_accepted_or_refuse
         key = typed.removeprefix("+").partition("=")[0]
         with pytest.raises(ConfigError, match=rf"{key.replace('.', '[.]')}=.*{why}"):
             load_config(overrides=[typed])
+
+
+def test_verls_megatron_config_name_is_refused_naming_it():
+    from trainer.config.verl import refuse_config_name
+
+    refuse_config_name("ppo_trainer")
+    with pytest.raises(ConfigError, match=r"--config-name=ppo_megatron_trainer: .*FSDP2"):
+        refuse_config_name("ppo_megatron_trainer")
+    with pytest.raises(ConfigError, match=r"--config-name=sft_trainer: not a verl trainer"):
+        refuse_config_name("sft_trainer.yaml")

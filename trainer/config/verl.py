@@ -496,3 +496,25 @@ def translate_verl_overrides(
     """Return (translated (key, value) pairs, verl keys that cannot be used here)."""
     out = translate_verl(pairs)
     return out.pairs, [*out.unknown, *(r.partition("=")[0] for r in out.refused)]
+
+
+# verl's top-level configs (`--config-name`): the translator knows ppo_trainer (verl 0.9.1's
+# composed config, tests/data/verl/); the others configure engines RL Studio does not train
+# with. For the CLI's --config-name (wired with --config-path, trainer.commands.cli).
+_CONFIG_NAMES: dict[str, str] = {
+    "ppo_trainer": "",
+    "ppo_megatron_trainer": "RL Studio trains with FSDP2; Megatron and other engines are "
+    "not supported",
+    "ppo_veomni_trainer": "RL Studio trains with FSDP2; VeOmni is not supported",
+    "ppo_torchtitan_trainer": "RL Studio trains with FSDP2; TorchTitan is not supported",
+}
+
+
+def refuse_config_name(name: str) -> None:
+    """Refuse a verl `--config-name` other than ppo_trainer, naming it and why."""
+    name = name.removesuffix(".yaml")
+    reason = _CONFIG_NAMES.get(
+        name, "not a verl trainer config RL Studio translates (ppo_trainer is)"
+    )
+    if reason:
+        raise ConfigError(f"--config-name={name}: {reason}")
