@@ -250,7 +250,7 @@ def test_training_starts_from_a_saved_lora_adapter_and_a_different_one_is_refuse
     lora = LoraConfig(rank=4, alpha=8.0, target_modules=["q_proj", "v_proj"])
     torch.manual_seed(1)
     saved = add_adapters(load_policy(model_path), lora)
-    with torch.no_grad():  # trained adapters: B is no longer zero
+    with torch.no_grad():  # trained adapters: B is not zero
         for name, param in saved.named_parameters():
             if "lora_B" in name:
                 param.normal_(std=0.05)

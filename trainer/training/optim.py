@@ -54,7 +54,7 @@ def set_schedule_length(
 ) -> None:
     """Give the schedule the run's length once it is known (the training loop counts the
     usable prompts after the models are built): the warmup ratio and the decay follow it.
-    The current learning rate is set again from the new schedule at the current step."""
+    The current learning rate is set from this schedule at the current step."""
     assert isinstance(scheduler, torch.optim.lr_scheduler.LambdaLR)  # build_scheduler's
     scheduler.lr_lambdas = [
         lambda step: lr_multiplier(step, total_steps, cfg) for _ in scheduler.base_lrs
