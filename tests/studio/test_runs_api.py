@@ -203,7 +203,7 @@ def test_a_choice_error_lists_the_allowed_values(member):
 
 
 def test_a_cross_field_rule_is_reported_on_the_config(member):
-    response = create(member, config={"rollout": {"n": 1}})
+    response = create(member, config={"algorithm": {"adv_estimator": "rloo"}, "rollout": {"n": 1}})
     assert response.status_code == 400
     assert "rollout.n >= 2" in response.json()["error"]["fields"]["config"][0]
 

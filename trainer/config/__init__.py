@@ -166,7 +166,7 @@ def compose(
     if not server_paths:
         refuse_paths(requested)
     merged = deep_merge(tree, requested)
-    if any(key == "critic.model.path" for key, _ in verl.ties):
+    if any(key == "critic.model.path" for key, _ in pairs):
         # A command line that names the critic's model is verl's PPO with GAE, verl's
         # default estimator (ours is grpo), unless something chose an estimator.
         merged.setdefault("algorithm", {}).setdefault("adv_estimator", "gae")

@@ -19,9 +19,11 @@ VERL_FILE_KEYS = {
     f"{MT}.interaction_config_path": "rollout.multi_turn.interaction",
 }
 # verl keys that name a server path and set no path field of ours (those are refused by
-# `refuse_paths` once translated): the critic's model must be the actor's, so it is
-# chosen with the run's model.
-VERL_PATH_KEYS = {"critic.model.path": "model"}
+# `refuse_paths` once translated). critic.model.path is a field of ours (refused as one):
+# the studio chooses no separate critic model yet, so its critic starts from the run's model.
+# lora_adapter_path maps onto a path field too, but the translation reads the adapter's
+# config (trainer.config.verl._adapter_settings), so it is refused before that.
+VERL_PATH_KEYS: dict[str, str] = {"actor_rollout_ref.model.lora_adapter_path": "lora_adapter"}
 
 # What a studio user chooses instead of each kind of path.
 INSTEAD: dict[str, str] = {
@@ -34,6 +36,9 @@ INSTEAD: dict[str, str] = {
     "run_folder": "the studio keeps it in the run's own folder",
     "evaluated_model": "choose the models to evaluate with /api/evaluations/ (models of the "
     "project and checkpoints of its runs)",
+    # The studio offers no saved adapters as resources: its LoRA runs start from fresh ones.
+    "lora_adapter": "studio runs start LoRA from fresh adapters (actor.lora); a saved "
+    "adapter is not a project resource",
 }
 
 

@@ -24,7 +24,14 @@ from pydantic_core import CoreSchema
 
 # What the studio offers instead of a path, per field (shown in its refusal).
 Resource = Literal[
-    "model", "dataset", "validation", "reward", "reward_model", "run_folder", "evaluated_model"
+    "model",
+    "dataset",
+    "validation",
+    "reward",
+    "reward_model",
+    "run_folder",
+    "evaluated_model",
+    "lora_adapter",
 ]
 EVERY_ITEM = "*"  # a path step into each element of a list of sections
 
@@ -54,6 +61,7 @@ TrainFile = Annotated[str, PathKind("dataset", url=True)]
 ValidationFile = Annotated[str, PathKind("validation", url=True)]
 RunFolderPath = Annotated[str, PathKind("run_folder")]
 EvaluatedModelPath = Annotated[str, PathKind("evaluated_model")]
+LoraAdapterPath = Annotated[str, PathKind("lora_adapter")]
 
 
 @dataclass(frozen=True)

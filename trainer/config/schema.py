@@ -7,15 +7,22 @@ where it is declared and has its default here, nowhere else.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
+from trainer.config.model_overrides import check_overrides
 from trainer.config.multi_turn_section import MultiTurnConfig
-from trainer.config.paths import ModelPath, RunFolderPath, TrainFile, ValidationFile
+from trainer.config.paths import (
+    LoraAdapterPath,
+    ModelPath,
+    RunFolderPath,
+    TrainFile,
+    ValidationFile,
+)
 from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
 from trainer.config.reward_section import RewardConfig as RewardConfig
 from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
@@ -43,6 +50,12 @@ class ModelConfig(Section):
     gradient_checkpointing: bool = Field(
         False, description="Recompute activations in backward to save memory."
     )
+    config_overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Model config keys set at load (verl's `override_config`), only those "
+        "that leave every weight's shape as loaded: context length, RoPE scaling, dropout, "
+        "use_cache, ... (trainer/config/model_overrides.py lists them and why).",
+    )
     cpu_linear_kernel: CpuLinearKernel = Field(
         "auto",
         description="On CPU, what multiplies float32 linear layers (forward and backward): "
@@ -51,6 +64,12 @@ class ModelConfig(Section):
         "`torch` keeps PyTorch's default; `auto` picks oneDNN on AMD CPUs with AVX-512 and "
         "PyTorch's elsewhere. GPUs and other dtypes always use PyTorch's.",
     )
+
+    @field_validator("config_overrides")
+    @classmethod
+    def _leaves_weights_as_loaded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        check_overrides(value)
+        return value
 
 
 class DataConfig(Section):
@@ -167,6 +186,13 @@ class OptimConfig(Section):
     weight_decay: float = Field(0.0, ge=0.0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
     warmup_steps: int = Field(0, ge=0, description="Linear warmup steps.")
+    warmup_ratio: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Warmup as a share of the run's steps (rounded down), used when "
+        "`warmup_steps` is 0 (verl's `lr_warmup_steps_ratio`).",
+    )
     schedule: Literal["constant", "cosine", "linear"] = Field(
         "constant", description="LR schedule after warmup."
     )
@@ -196,6 +222,13 @@ class LoraConfig(Section):
         description="Module names that get adapters (e.g. `q_proj`, `v_proj`); `all-linear` "
         "is every linear layer but the output head.",
     )
+    adapter_path: LoraAdapterPath | None = Field(
+        None,
+        description="A saved peft adapter folder (adapter_config.json + "
+        "adapter_model.safetensors, as `export: adapter` writes) to start from instead of "
+        "fresh adapters (verl's `lora_adapter_path`); its rank, alpha and adapted modules "
+        "must be this section's.",
+    )
     export: Literal["merged", "adapter"] = Field(
         "merged",
         description="What the final Hugging Face export holds: `merged` (a plain model folder "
@@ -212,7 +245,10 @@ class ActorConfig(Section):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     ppo_epochs: int = Field(1, ge=1, description="Passes over each rollout batch.")
     ppo_mini_batch_size: int = Field(
-        8, ge=1, description="Prompts per optimizer step (times `rollout.n` responses), as verl."
+        8,
+        ge=1,
+        description="Prompts per optimizer step (times `rollout.n` responses), as verl; "
+        "when `data.train_batch_size` is not a multiple, the last mini-batch is smaller.",
     )
     micro_batch_size: int = Field(
         16, ge=1, description="Responses per forward/backward; gradients accumulate."
@@ -281,7 +317,17 @@ class ActorConfig(Section):
     lora: LoraConfig = Field(default_factory=LoraConfig)
 
 
+class CriticModelConfig(Section):
+    path: ModelPath | None = Field(
+        None,
+        description="Folder of the model the critic's body starts from (verl's "
+        "`critic.model.path`), under a fresh value head; it must share the actor's "
+        "tokenizer. Empty: the actor's `model.path`.",
+    )
+
+
 class CriticConfig(Section):
+    model: CriticModelConfig = Field(default_factory=CriticModelConfig)
     optim: OptimConfig = Field(default_factory=lambda: OptimConfig(lr=1e-5))
     ppo_epochs: int = Field(1, ge=1, description="Passes of critic updates per batch.")
     cliprange_value: float = Field(0.5, gt=0.0, description="Value clipping range.")
@@ -333,16 +379,19 @@ class RunConfig(Section):
                 f"data.train_batch_size={self.data.train_batch_size}; lower it or raise "
                 "data.train_batch_size."
             )
-        if self.data.train_batch_size % self.actor.ppo_mini_batch_size:
-            raise ValueError(
-                f"data.train_batch_size={self.data.train_batch_size} must be a multiple of "
-                f"actor.ppo_mini_batch_size={self.actor.ppo_mini_batch_size}."
-            )
+        # A train_batch_size that is not a multiple of ppo_mini_batch_size leaves a smaller
+        # last mini-batch, as verl's split does (trainer.training.update.iterate_minibatches);
+        # its loss is the mean over its own tokens or rows, as every mini-batch's is.
         traits = ESTIMATOR_TRAITS[self.algorithm.adv_estimator]
-        if traits.compares_within_group and self.rollout.n < 2:
+        if traits.compares_within_group and self.rollout.n < 2 and not traits.one_response_groups:
             raise ValueError(
                 f"algorithm.adv_estimator={self.algorithm.adv_estimator!r} compares responses "
                 f"within a group; set rollout.n >= 2 (got {self.rollout.n})."
+            )
+        if self.actor.lora.adapter_path and not self.actor.lora.enabled:
+            raise ValueError(
+                "actor.lora.adapter_path starts from a saved adapter; set actor.lora.rank "
+                "(verl's actor_rollout_ref.model.lora_rank) to the adapter's rank."
             )
         if self.reward.function == "custom" and not self.reward.custom_path:
             raise ValueError("reward.function='custom' needs reward.custom_path.")
@@ -388,6 +437,11 @@ class RunConfig(Section):
     def needs_reference_model(self) -> bool:
         """A frozen reference policy is loaded only when a KL term uses it."""
         return self.actor.use_kl_loss or self.algorithm.use_kl_in_reward
+
+    @property
+    def critic_model_path(self) -> str:
+        """The folder the critic's body starts from: critic.model.path, else the actor's."""
+        return self.critic.model.path or self.model.path
 
     @property
     def needs_critic(self) -> bool:

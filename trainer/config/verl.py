@@ -8,10 +8,13 @@ reasons, and names the refused ones with theirs, so the CLI never guesses.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
+from trainer.config.model_overrides import refused_override
 from trainer.config.overrides import ConfigError
 from trainer.config.verl_keys import TARGET_RULE, VERL_RULES
 from trainer.config.verl_tools import VERL_MULTI_TURN_KEYS, episode_budget, translate_multi_turn
@@ -35,9 +38,12 @@ VERL_KEY_MAP: dict[str, str] = {
     f"{_AR}.model.lora_rank": "actor.lora.rank",
     f"{_AR}.model.lora_alpha": "actor.lora.alpha",
     f"{_AR}.model.target_modules": "actor.lora.target_modules",
+    f"{_AR}.model.lora_adapter_path": "actor.lora.adapter_path",
     f"{_AR}.actor.optim.lr": "actor.optim.lr",
     f"{_AR}.actor.optim.weight_decay": "actor.optim.weight_decay",
     f"{_AR}.actor.optim.lr_warmup_steps": "actor.optim.warmup_steps",
+    # Used when lr_warmup_steps is <= 0 (ours: 0), of the run's steps, as verl does.
+    f"{_AR}.actor.optim.lr_warmup_steps_ratio": "actor.optim.warmup_ratio",
     f"{_AR}.actor.optim.min_lr_ratio": "actor.optim.min_lr_ratio",
     f"{_AR}.actor.optim.warmup_style": "actor.optim.schedule",
     f"{_AR}.actor.optim.lr_scheduler_type": "actor.optim.schedule",
@@ -82,12 +88,11 @@ VERL_KEY_MAP: dict[str, str] = {
     "critic.grad_clip": "critic.optim.grad_clip",
     "critic.optim.clip_grad": "critic.optim.grad_clip",
     "critic.optim.lr_warmup_steps": "critic.optim.warmup_steps",
+    "critic.optim.lr_warmup_steps_ratio": "critic.optim.warmup_ratio",
     "critic.optim.warmup_style": "critic.optim.schedule",
     "critic.optim.lr_scheduler_type": "critic.optim.schedule",
-    # RL Studio's critic is a value head on the actor's model (trainer.training.state: ValueModel
-    # from model.path), with the actor's mini-batches: these are accepted when they equal
-    # the actor's and refused otherwise (`VERL_TIES`).
-    "critic.model.path": "model.path",
+    # RL Studio's critic updates on the actor's mini-batches: accepted when it equals the
+    # actor's and refused otherwise (`VERL_TIES`).
     "critic.ppo_mini_batch_size": "actor.ppo_mini_batch_size",
     "algorithm.adv_estimator": "algorithm.adv_estimator",
     "algorithm.norm_adv_by_std_in_grpo": "algorithm.norm_adv_by_std_in_grpo",
@@ -131,6 +136,19 @@ VERL_KEY_MAP: dict[str, str] = {
     "reward.reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
     "reward.reward_model.nnodes": "reward.model.resources.num_workers",
     "custom_reward_function.reward_kwargs": "reward.kwargs",
+    # verl's DAPO reward manager's overlong shaping is our algorithm.overlong (the same
+    # formula: trainer.algorithms.dapo.overlong_penalty), under either reward section.
+    **{
+        f"{section}.reward_kwargs.{key}": target
+        for section in ("reward_model", "reward")
+        for key, target in (
+            ("overlong_buffer_cfg.enable", "algorithm.overlong.enabled"),
+            ("overlong_buffer_cfg.len", "algorithm.overlong.buffer_len"),
+            ("overlong_buffer_cfg.penalty_factor", "algorithm.overlong.penalty_factor"),
+            # The formula's hard limit: ours is the response length (a tie, VERL_TIES).
+            ("max_resp_len", "rollout.max_new_tokens"),
+        )
+    },
 }
 
 SKIP: Any = object()  # a value that sets nothing (verl's spelling of "the default")
@@ -210,13 +228,16 @@ def _reward_model_pool(sizes: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 # verl keys accepted only when they equal our setting of the same thing (see the comment
-# at "critic.model.path" in VERL_KEY_MAP): checked on the composed config.
+# at "critic.ppo_mini_batch_size" in VERL_KEY_MAP): checked on the composed config.
 VERL_TIES: dict[str, str] = {
-    "critic.model.path": "RL Studio's critic is a value head on the actor's model "
-    "(trainer.training.state, trainer.distributed.worker: ValueModel from model.path), so it "
-    "starts from the actor's model; drop the key or give it the actor's path",
     "critic.ppo_mini_batch_size": "RL Studio's critic updates on the actor's mini-batches "
     "(trainer.training.step); drop the key or give it the actor's ppo_mini_batch_size",
+    **{
+        f"{section}.reward_kwargs.max_resp_len": "RL Studio's overlong shaping "
+        "(algorithm.overlong) ends its ramp at the response length; drop the key or give "
+        "it data.max_response_length"
+        for section in ("reward_model", "reward")
+    },
 }
 
 # Keys translated together: offload (any switch on), the token budget (only with
@@ -273,6 +294,8 @@ def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
         return Classified("mapped")
     if key.startswith(_REWARD_KWARG) and len(key) > len(_REWARD_KWARG):
         return Classified("mapped")  # one keyword argument: reward.kwargs.<name>
+    if key == _OVERRIDE_CONFIG or key.startswith(f"{_OVERRIDE_CONFIG}."):
+        return Classified("mapped")  # model.config_overrides, key by key (_translate_override)
     rule = VERL_RULES.get(key)
     if rule is None:
         prefixes = [p for p in VERL_RULES if p.endswith(".") and key.startswith(p)]
@@ -322,6 +345,10 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
             out.ignored += [IgnoredKey(*note) for note in notes]
         elif key in VERL_TIES:
             out.ties.append((key, value))
+        elif key == _ENGINE:
+            _translate_engine(value, out)
+        elif key == _OVERRIDE_CONFIG or key.startswith(f"{_OVERRIDE_CONFIG}."):
+            _translate_override(key, value, out)
         elif key in _GROUPED:
             grouped[key] = value
         else:
@@ -331,6 +358,10 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
                 out.refused.append(_refusal(key, value, str(exc)))
     try:
         out.pairs += _translate_groups(grouped)
+    except ConfigError as exc:
+        out.refused.append(str(exc))
+    try:
+        out.pairs += _adapter_settings(pairs)
     except ConfigError as exc:
         out.refused.append(str(exc))
     out.pairs += episode_budget(out.pairs)
@@ -348,6 +379,105 @@ def _refusal(key: str, value: Any, message: str) -> str:
     """`key=value: why`, from a value map's message (which may name the key already)."""
     prefix = f"{key}={shown(value)}: "
     return message if message.startswith(f"{key}=") else prefix + message
+
+
+_ADAPTER_PATH = f"{_AR}.model.lora_adapter_path"
+# verl's LoRA settings, and the adapter_config.json field each is read from when a saved
+# adapter is given without it (verl takes rank, alpha and targets from the adapter).
+_ADAPTER_FIELDS = {
+    f"{_AR}.model.lora_rank": ("r", "actor.lora.rank"),
+    f"{_AR}.model.lora_alpha": ("lora_alpha", "actor.lora.alpha"),
+    f"{_AR}.model.target_modules": ("target_modules", "actor.lora.target_modules"),
+}
+
+
+def _adapter_settings(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The LoRA settings of a saved adapter (lora_adapter_path) that the command line does
+    not give: verl builds its adapters from the adapter's own config, so a command line
+    with only the path trains with the adapter's rank, alpha and targets. Given ones stay,
+    and the adapter must match them when it loads (trainer.models.lora.load_adapter)."""
+    given = dict(pairs)
+    path = given.get(_ADAPTER_PATH)
+    missing = [key for key in _ADAPTER_FIELDS if key not in given]
+    if not path or not missing:
+        return []
+    config_file = Path(str(path)) / "adapter_config.json"
+    try:
+        saved = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{_ADAPTER_PATH}={path!s}: cannot read its adapter_config.json ({exc}); give "
+            f"{', '.join(missing)} instead"
+        ) from None
+    out = []
+    for key in missing:
+        field_name, target = _ADAPTER_FIELDS[key]
+        value = saved.get(field_name) if isinstance(saved, dict) else None
+        if value is None:
+            raise ConfigError(
+                f"{_ADAPTER_PATH}={path!s}: its adapter_config.json has no {field_name!r}; "
+                f"give {key}"
+            )
+        if target == "actor.lora.target_modules":
+            value = sorted(value) if isinstance(value, list) else [value]
+        out.append((target, value))
+    return out
+
+
+_ENGINE = f"{_AR}.rollout.name"
+_OUR_ENGINES = ("hf", "vllm")
+# verl's other inference servers: RL Studio generates with its vLLM engine instead.
+# Sampling is defined by the policy and the sampling settings, not by the server, so the
+# samples are those verl's server would draw (as with the tensor-parallel sizes, which
+# are ignored for the same reason).
+_OTHER_ENGINES = ("sglang", "trtllm")
+
+
+def _translate_engine(value: Any, out: VerlTranslation) -> None:
+    if value in _OUR_ENGINES:
+        out.pairs.append(("rollout.engine", value))
+    elif value in _OTHER_ENGINES:
+        out.pairs.append(("rollout.engine", "vllm"))
+        reason = (
+            f"RL Studio generates with its vLLM engine (rollout.engine=vllm), which samples "
+            f"from the same distribution as {value} given the same policy and sampling settings"
+        )
+        out.ignored.append(IgnoredKey(_ENGINE, value, reason))
+    elif value is not None:
+        out.refused.append(
+            f"{_ENGINE}={value!r}: RL Studio generates with hf or vllm (sglang and trtllm "
+            "are read as vllm)"
+        )
+
+
+# verl's override of the actor's model config: ours is model.config_overrides, which takes
+# only the keys that leave every weight's shape as loaded (trainer.config.model_overrides).
+_OVERRIDE_CONFIG = f"{_AR}.model.override_config"
+# Read by verl to pick its attention kernel, not set on the config.
+_ATTENTION_KERNEL = "attn_implementation"
+
+
+def _translate_override(key: str, value: Any, out: VerlTranslation) -> None:
+    if key == _OVERRIDE_CONFIG:
+        if value is None:
+            return
+        if not isinstance(value, dict):
+            out.refused.append(f"{key}={value!r}: a mapping of model config keys is expected")
+            return
+        items = [(f"{key}.{name}", name, item) for name, item in value.items()]
+    else:
+        below = key.removeprefix(f"{_OVERRIDE_CONFIG}.")  # rope_scaling.factor: nested
+        items = [(key, below.partition(".")[0], value)]
+    for typed, name, item in items:
+        if name == _ATTENTION_KERNEL:
+            reason = "speed or memory only: RL Studio picks the attention kernel itself"
+            out.ignored.append(IgnoredKey(typed, item, reason))
+        elif reason := refused_override(name):
+            out.refused.append(f"{typed}={item!r}: {reason}")
+        else:
+            out.pairs.append(
+                (f"model.config_overrides.{typed.removeprefix(_OVERRIDE_CONFIG + '.')}", item)
+            )
 
 
 def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:

@@ -28,6 +28,8 @@ from trainer.config.verl_rule_parts import FSDP2_ONLY
 VERL_DEFAULTS = "ppo_trainer"
 VERL_REFUSED_CONFIGS: dict[str, str] = {
     "ppo_megatron_trainer": f"verl's Megatron-LM trainer config: {FSDP2_ONLY}",
+    "ppo_veomni_trainer": f"verl's VeOmni trainer config: {FSDP2_ONLY}",
+    "ppo_torchtitan_trainer": f"verl's TorchTitan trainer config: {FSDP2_ONLY}",
 }
 # The folder verl's `--config-path=config` names (Hydra resolves it beside main_ppo.py).
 VERL_CONFIG_FOLDERS = ("config", "./config", "verl/trainer/config", "./verl/trainer/config")

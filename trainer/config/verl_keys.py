@@ -20,6 +20,7 @@ from __future__ import annotations
 from trainer.config.verl_rollout_keys import ROLLOUT_RULES
 from trainer.config.verl_rule_parts import (
     AR,
+    ENGINE,
     ENTROPY,
     FSDP2_ONLY,
     INTERPOLATED,
@@ -57,6 +58,9 @@ ACTOR_RULES: dict[str, VerlRule] = {
         "read only by policy losses RL Studio does not have; loss_mode picks ppo or gspo"
     ),
     f"{_ACTOR}calculate_entropy": ignored("actor/entropy is always reported"),
+    # b178a3cd5's MoE routing replay (verl 0.9.1 has no such key).
+    f"{_ACTOR}router_replay.mode": refused("MoE routing replay", "disabled", None),
+    f"{_ACTOR}router_replay.": ignored("read only with router_replay.mode, which is refused"),
     f"{_ACTOR}calculate_sum_pi_squared": ignored("a diagnostic RL Studio does not compute"),
     f"{_ACTOR}use_prefix_grouper": ignored(
         f"{SPEED}: RL Studio already scores a group behind one copy of its prompt "
@@ -111,6 +115,11 @@ CRITIC_RULES: dict[str, VerlRule] = {
     f"{_CRITIC}forward_max_token_len_per_gpu": ignored(LOG_PROB_TOKENS),
 }
 
+MEDIA = (
+    "multimodal inputs (images, video, audio) for a vision or audio processor; RL Studio "
+    "trains text models, and dropping them changes what each prompt asks"
+)
+
 DATA_RULES: dict[str, VerlRule] = {
     "data.tokenizer": refused("a tokenizer other than the model folder's", None),
     "data.use_shm": ignored(f"{SPEED}: verl's shared-memory data loading"),
@@ -132,10 +141,14 @@ DATA_RULES: dict[str, VerlRule] = {
     "data.return_multi_modal_inputs": ignored(TEXT_ONLY),
     "data.dataloader_num_workers": ignored(f"{SPEED}: data loader processes"),
     "data.image_patch_size": ignored(TEXT_ONLY),
-    "data.image_key": ignored(TEXT_ONLY),
-    "data.video_key": ignored(TEXT_ONLY),
-    "data.audio_key": ignored(TEXT_ONLY),
-    "data.mm_processor_kwargs": ignored(TEXT_ONLY),
+    # Naming a media column asks for images, video or audio beside the prompt: dropping
+    # them changes what each prompt asks, so it is refused (the rows are refused too,
+    # trainer.data.formats.MEDIA_COLUMNS).
+    "data.image_key": refused(MEDIA, None),
+    "data.video_key": refused(MEDIA, None),
+    "data.audio_key": refused(MEDIA, None),
+    "data.mm_processor_kwargs": refused(MEDIA, None, {}),
+    "data.mm_processor_kwargs.": refused(MEDIA),
     "data.validation_shuffle": ignored("the order of validation prompts does not change training"),
     "data.filter_overlong_prompts": ignored(
         "always on: prompts over data.max_prompt_length are left out and counted"
@@ -151,9 +164,14 @@ DATA_RULES: dict[str, VerlRule] = {
     ),
 }
 
+# verl serves its reward model from an inference server (vLLM's classify task for a
+# sequence classifier). RL Studio scores a sequence-classifier reward model in the trainer
+# (trainer.models.reward_model), the same single logit per response; a generative reward
+# model (a causal LM prompted to judge) is refused when the reward model loads.
 _REWARD_SERVER = (
-    "a generative reward model's inference server; RL Studio's reward models are sequence "
-    "classifiers (reward.model)"
+    "RL Studio scores the reward model (reward.model, a sequence classifier: its logit is "
+    "the score) in the trainer instead of in a verl inference server; a generative reward "
+    "model is refused when it loads"
 )
 _REWARD_MANAGERS = ("naive", "batch", "prime", "dapo", None)
 _REWARD_MANAGER = refused(
@@ -162,12 +180,30 @@ _REWARD_MANAGER = refused(
     *_REWARD_MANAGERS,
 )
 
+_SANDBOX_FUSION = (
+    "verl's remote code-execution service (its built-in scorer of codecontests, apps, "
+    "codeforces and taco rows); RL Studio calls no network service: rewards run in its "
+    "own sandbox pool with its own memory and process limits, and rows of those data "
+    "sources need a custom reward function"
+)
+
 REWARD_RULES: dict[str, VerlRule] = {
+    "reward_model.reward_kwargs.overlong_buffer_cfg.log": ignored(
+        "verl's DAPO manager logs its overlong reward; RL Studio reports the shaped score"
+    ),
+    "reward.reward_kwargs.overlong_buffer_cfg.log": ignored(
+        "verl's DAPO manager logs its overlong reward; RL Studio reports the shaped score"
+    ),
     "reward_model.enable": ignored("a reward model is used when reward_model.model.path is set"),
     "reward_model.model.input_tokenizer": ignored(
         "the reward model reads the prompt and response as text with its own tokenizer"
     ),
     "reward_model.model.trust_remote_code": ignored(REMOTE_CODE),
+    # b178a3cd5's legacy reward-model worker settings (not in verl 0.9.1's config).
+    "reward_model.model.use_remove_padding": ignored(PACKED),
+    "reward_model.model.fsdp_config.": ignored(
+        f"{SPEED}: the reward model is scored without gradients in reward.model.dtype"
+    ),
     "reward_model.strategy": refused(FSDP2_ONLY, "fsdp", "fsdp2", None),
     "reward_model.reward_manager": _REWARD_MANAGER,
     "reward_model.num_workers": ignored(f"{SPEED}: RL Studio's reward sandbox sizes its pool"),
@@ -175,8 +211,13 @@ REWARD_RULES: dict[str, VerlRule] = {
     "reward_model.reward_loop_module_path": refused("a custom reward loop (code)", None),
     "reward_model.reward_loop_class_name": refused("a custom reward loop (code)", None),
     "reward_model.model.external_lib": refused("imports a Python library", None),
-    "reward_model.rollout.name": refused(_REWARD_SERVER, None),
-    "reward_model.rollout.": ignored("read only with reward_model.rollout.name, refused"),
+    "reward_model.rollout.name": ignored(_REWARD_SERVER),
+    "reward_model.rollout.": ignored(f"{ENGINE} (the reward model's server)"),
+    # b178a3cd5's switch between verl's reward loop and its older reward-model worker
+    # (verl 0.9.1 has only the reward loop): either way the same model scores.
+    "reward_model.use_reward_loop": ignored(
+        "which of verl's components calls the reward model; " + _REWARD_SERVER
+    ),
     "reward.num_workers": ignored(f"{SPEED}: RL Studio's reward sandbox sizes its pool"),
     "reward.reward_manager.source": ignored("where verl looks up its reward manager"),
     "reward.reward_manager.name": _REWARD_MANAGER,
@@ -185,16 +226,17 @@ REWARD_RULES: dict[str, VerlRule] = {
     "reward.reward_model.enable": ignored(
         "a reward model is used when reward.reward_model.model_path is set"
     ),
-    "reward.reward_model.rollout.name": refused(_REWARD_SERVER, None, "???"),
-    "reward.reward_model.rollout.": ignored(
-        "read only with reward.reward_model.rollout.name, refused"
-    ),
-    "reward.sandbox_fusion.": ignored(
-        "verl's remote sandbox for code scorers; RL Studio's rewards run in its own sandbox"
-    ),
-    "sandbox_fusion.": ignored(
-        "verl's remote sandbox for code scorers; RL Studio's rewards run in its own sandbox"
-    ),
+    "reward.reward_model.rollout.name": ignored(_REWARD_SERVER),
+    "reward.reward_model.rollout.": ignored(f"{ENGINE} (the reward model's server)"),
+    # verl calls its sandbox_fusion service only from its built-in scorer of code rows
+    # (data sources codecontests, apps, codeforces, taco) when no custom reward function is
+    # set. RL Studio calls no network service and has no built-in code scorer: such rows
+    # are refused at load (trainer.rewards.resolution), and a custom reward function runs
+    # in RL Studio's own sandbox pool, under its own limits.
+    **{
+        f"{prefix}sandbox_fusion.": ignored(_SANDBOX_FUSION)
+        for prefix in ("", "reward.", "reward_model.")
+    },
 }
 
 ALGORITHM_RULES: dict[str, VerlRule] = {
@@ -286,7 +328,25 @@ OTHER_RULES: dict[str, VerlRule] = {
     "ray_kwargs.": ignored("RL Studio starts or joins Ray itself (RAY_ADDRESS)"),
 }
 
+# verl's Megatron engine settings, under every role that has one: RL Studio trains with
+# FSDP2, so its tensor, pipeline, context and expert parallel sizes (and the rest) have no
+# meaning here, and the parallel layout they ask for is not what runs.
+MEGATRON_RULES: dict[str, VerlRule] = {
+    f"{prefix}megatron.": refused(FSDP2_ONLY)
+    for prefix in (_ACTOR, _REF, _CRITIC, "reward_model.", "reward.reward_model.")
+}
+
+# Keys in b178a3cd5's example scripts that neither verl 0.9.1's config nor b178a3cd5's has.
+NOWHERE_RULES: dict[str, VerlRule] = {
+    f"{AR}.model.torch_dtype": refused(
+        "not a key of verl's config (0.9.1 or b178a3cd5); the model's dtype is "
+        "actor_rollout_ref.actor.fsdp_config.model_dtype (model.dtype)"
+    ),
+}
+
 VERL_RULES: dict[str, VerlRule] = {
+    **MEGATRON_RULES,
+    **NOWHERE_RULES,
     **ACTOR_RULES,
     **REF_RULES,
     **model_rules(f"{AR}.model.", "actor"),

@@ -73,8 +73,11 @@ ROLLOUT_RULES: dict[str, VerlRule] = {
     f"{_ROLLOUT}do_sample": refused(
         "greedy training rollouts; set actor_rollout_ref.rollout.temperature=0 instead", True
     ),
-    f"{_ROLLOUT}over_sample_rate": refused(
-        "drops the slowest generations, which changes what is trained", 0, 0.0
+    # verl 0.9.1 declares it (workers/config/rollout.py: abort the rest once (1 - rate)
+    # of the requests completed) but none of its code reads it: every response is kept.
+    f"{_ROLLOUT}over_sample_rate": ignored(
+        "declared by verl 0.9.1 and read by none of its code: verl keeps every response, "
+        "as RL Studio does"
     ),
     f"{_ROLLOUT}val_kwargs.top_k": ignored(
         "validation samples with rollout.val_temperature and rollout.val_n only; "

@@ -60,9 +60,6 @@ def optim_rules(prefix: str) -> dict[str, VerlRule]:
     return {
         f"{prefix}optimizer": refused("RL Studio's optimiser is AdamW", "AdamW"),
         f"{prefix}optimizer_impl": refused("RL Studio's AdamW is torch.optim's", "torch.optim"),
-        f"{prefix}lr_warmup_steps_ratio": refused(
-            "warmup as a share of the run; set lr_warmup_steps instead", 0, 0.0
-        ),
         f"{prefix}total_training_steps": ignored(
             "verl fills it in from the run's length; the schedule follows trainer.total_steps"
         ),
@@ -74,6 +71,15 @@ def optim_rules(prefix: str) -> dict[str, VerlRule]:
             "extra optimiser arguments; RL Studio's AdamW takes lr, betas and weight decay",
             None,
             {},
+        ),
+        # One argument at a time (b178a3cd5's Megatron scripts: optimizer offload and
+        # precision-aware options).
+        f"{prefix}override_optimizer_config.": refused(
+            "extra optimiser arguments; RL Studio's AdamW takes lr, betas and weight decay"
+        ),
+        # Megatron's optimizer spelling of the schedule (FSDP's is lr_scheduler_type).
+        f"{prefix}lr_decay_style": refused(
+            f"{FSDP2_ONLY} (Megatron's optimizer schedule; lr_scheduler_type maps)"
         ),
     }
 
@@ -90,6 +96,12 @@ def fsdp_rules(prefix: str, role: str) -> dict[str, VerlRule]:
         f"{prefix}pad_to_length_bucket": ignored(PACKED),
         f"{prefix}forward_only": ignored(FSDP),
         f"{prefix}turbo_config.": ignored(FSDP),
+        # b178a3cd5's FSDP mixed-precision dtypes (param, reduce, buffer): fixed here, as
+        # `dtype` is.
+        f"{prefix}mixed_precision.": ignored(
+            "mixed precision is fixed: on GPUs the distributed trainer computes in bfloat16 "
+            "over float32 weights (trainer/distributed/fsdp.py)"
+        ),
         f"{prefix}dtype": ignored(
             "mixed precision is fixed: on GPUs the distributed trainer computes in bfloat16 "
             "over float32 weights (trainer/distributed/fsdp.py)"
@@ -129,15 +141,11 @@ def model_rules(prefix: str, role: str) -> dict[str, VerlRule]:
             "a chat template other than the tokenizer's changes every prompt", None
         ),
         f"{prefix}external_lib": refused("imports a Python library into the trainer", None),
-        f"{prefix}override_config": refused(
-            "changes the model's architecture config (dropout, rope, ...)", None, {}
-        ),
         f"{prefix}enable_activation_offload": ignored(f"{SPEED}: activation offload"),
         f"{prefix}use_remove_padding": ignored(PACKED),
         f"{prefix}exclude_modules": refused(
             "LoRA exclusions; adapters go on actor.lora.target_modules", None
         ),
-        f"{prefix}lora_adapter_path": refused("starts from a trained LoRA adapter", None),
         f"{prefix}use_liger": ignored(KERNELS),
         f"{prefix}use_fused_kernels": ignored(KERNELS),
         f"{prefix}fused_kernel_options.": ignored(KERNELS),
@@ -160,6 +168,17 @@ def model_rules(prefix: str, role: str) -> dict[str, VerlRule]:
                 "a LoRA critic; RL Studio's critic trains every weight", 0
             ),
             f"{prefix}lora_alpha": ignored("read only with critic.model.lora_rank above 0"),
+            f"{prefix}override_config": refused(
+                "the critic's model config; RL Studio's critic loads its model's config as it is",
+                None,
+                {},
+            ),
+            f"{prefix}override_config.": refused(
+                "the critic's model config; RL Studio's critic loads its model's config as it is"
+            ),
+            f"{prefix}lora_adapter_path": refused(
+                "a LoRA critic; RL Studio's critic trains every weight", None
+            ),
             f"{prefix}target_modules": ignored("read only with critic.model.lora_rank above 0"),
             # verl's older spelling of critic.fsdp.*, still in its example scripts.
             f"{prefix}fsdp_config.": ignored(

@@ -337,9 +337,33 @@ def records_from_rows(
     path = Path(path)
     if not rows:
         raise DataFormatError(path, "the file has no rows")
-    table_format = detect_format(columns_of(rows), cfg, path)
+    columns = columns_of(rows)
+    table_format = detect_format(columns, cfg, path)
     to_record = _verl_record if table_format == "verl" else _prompt_answer_record
+    for column in sorted(columns & set(MEDIA_COLUMNS)):
+        _refuse_media(rows, column, path)
     return [to_record(row, position, path, cfg) for position, row in enumerate(rows)]
+
+
+# verl's multimodal columns (its data.image_key, video_key and audio_key defaults): their
+# contents go to a vision or audio processor beside the prompt. RL Studio trains text
+# models, and a prompt whose image is dropped asks something else, so rows that carry
+# any are refused rather than trained on without them.
+MEDIA_COLUMNS = ("images", "videos", "audios")
+
+
+def _refuse_media(rows: list[Row], column: str, path: Path) -> None:
+    for number, row in enumerate(rows, start=1):
+        value = row.get(column)
+        if value is None or (hasattr(value, "__len__") and len(value) == 0):
+            continue  # an empty column carries nothing
+        raise DataFormatError(
+            path,
+            f"the {column!r} column holds {column} (verl's multimodal input); RL Studio "
+            "trains text models, and training without them changes what each prompt asks",
+            number,
+            column,
+        )
 
 
 def read_prompt_records(path: str | Path, cfg: DataConfig) -> list[PromptRecord]:

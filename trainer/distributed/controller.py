@@ -124,6 +124,9 @@ class DistributedRoles:
     def step_schedulers(self) -> None:
         self.group.call("step_schedulers")
 
+    def set_schedule_length(self, total_steps: int) -> None:
+        self.group.call("set_schedule_length", total_steps)
+
     def sync_rollout_weights(self) -> None:
         self.group.call("sync_rollout_weights", phase="update_weights")
 
@@ -138,7 +141,12 @@ class DistributedRoles:
     def save_pretrained(self, path: Path) -> None:
         """Rank 0 gathers the weights; this process writes the folder, like checkpoints."""
         weights = self.group.call("actor_weights", phase="export")[0]
-        model = load_policy(self.cfg.model.path, self.cfg.model.dtype, "cpu")
+        model = load_policy(
+            self.cfg.model.path,
+            self.cfg.model.dtype,
+            "cpu",
+            config_overrides=self.cfg.model.config_overrides,
+        )
         lora = self.cfg.actor.lora
         if lora.enabled:  # the base from model.path, the trained adapters from rank 0
             adapted = add_adapters(model, lora)

@@ -30,13 +30,18 @@ from torch.distributed.device_mesh import init_device_mesh
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.distributed import fsdp
-from trainer.models.loading import ValueModel, load_policy, load_tokenizer
-from trainer.models.lora import adapters_disabled, add_adapters
+from trainer.models.loading import (
+    ValueModel,
+    check_same_tokenizer,
+    load_policy,
+    load_tokenizer,
+)
+from trainer.models.lora import adapters_disabled, add_adapters, load_adapter
 from trainer.rollout.chunked import generate_chunk
 from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.training.batch import RolloutBatch
-from trainer.training.optim import build_optimizer, build_scheduler
+from trainer.training.optim import build_optimizer, build_scheduler, set_schedule_length
 from trainer.training.roles import ModelStates, rank_logprobs, rank_values
 from trainer.training.update import update_actor, update_critic
 
@@ -143,6 +148,8 @@ class PolicyWorker:
         self.lora = cfg.actor.lora.enabled
         if self.lora:  # seeded as in build_state: every rank starts from the same adapters
             actor = add_adapters(actor, cfg.actor.lora)
+            if cfg.actor.lora.adapter_path:
+                load_adapter(actor, cfg.actor.lora.adapter_path, cfg.actor.lora)
         self.actor = fsdp.shard_model(actor, mesh, mixed, offload)
         self.optimizer = build_optimizer(self.actor, cfg.actor.optim)
         total_steps = cfg.trainer.total_steps or 1_000_000
@@ -153,8 +160,11 @@ class PolicyWorker:
             self.ref = fsdp.shard_model(ref, mesh, mixed, offload)
         self.critic: nn.Module | None = None
         if cfg.needs_critic:
+            if cfg.critic.model.path:
+                tokenizer = load_tokenizer(cfg.model.path)
+                check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
             critic = ValueModel.from_pretrained(
-                cfg.model.path,
+                cfg.critic_model_path,
                 cfg.model.dtype,
                 self.device,
                 cfg.model.cpu_linear_kernel,
@@ -171,7 +181,14 @@ class PolicyWorker:
     def _policy(self, dtype: str) -> nn.Module:
         # Staged on the CPU: fully_shard moves only this rank's shard to the GPU.
         kernel = self.cfg.model.cpu_linear_kernel
-        return load_policy(self.cfg.model.path, dtype, self.device, kernel, stage_on_cpu=True)
+        return load_policy(
+            self.cfg.model.path,
+            dtype,
+            self.device,
+            kernel,
+            stage_on_cpu=True,
+            config_overrides=self.cfg.model.config_overrides,
+        )
 
     def _rollout_engine(self) -> RolloutEngine:
         cfg = self.cfg
@@ -183,11 +200,15 @@ class PolicyWorker:
                 )
             from trainer.rollout.vllm import VLLMEngine
 
-            return VLLMEngine(cfg.model.path, seed=cfg.trainer.seed)
+            return VLLMEngine(
+                cfg.model.path, seed=cfg.trainer.seed, hf_overrides=cfg.model.config_overrides
+            )
         # bf16 on GPUs halves the copy; sampling log-probs are not used by the update.
         dtype = "bfloat16" if self.device.type == "cuda" else cfg.model.dtype
         kernel = cfg.model.cpu_linear_kernel
-        copy: nn.Module = load_policy(cfg.model.path, dtype, self.device, kernel)
+        copy: nn.Module = load_policy(
+            cfg.model.path, dtype, self.device, kernel, config_overrides=cfg.model.config_overrides
+        )
         if self.lora:  # the copy carries adapters too: a sync then moves only them
             with torch.random.fork_rng(devices=[]):  # the adapters' init draws no run RNG
                 copy = add_adapters(copy, cfg.actor.lora)
@@ -297,6 +318,11 @@ class PolicyWorker:
         self.scheduler.step()
         if self.critic is not None:
             self.critic_scheduler.step()
+
+    def set_schedule_length(self, total_steps: int) -> None:
+        set_schedule_length(self.scheduler, total_steps, self.cfg.actor.optim)
+        if self.critic is not None:
+            set_schedule_length(self.critic_scheduler, total_steps, self.cfg.critic.optim)
 
     # -- checkpoints -----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import (
+    AutoConfig,
     AutoModel,
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -77,6 +78,18 @@ def load_tokenizer(path: str | Path) -> PreTrainedTokenizerBase:
     return tokenizer
 
 
+def check_same_tokenizer(actor: PreTrainedTokenizerBase, path: str | Path, key: str) -> None:
+    """The model at `path` (set by `key`) reads the actor's token ids: the same vocabulary,
+    id for id. A critic with another vocabulary would value tokens it reads as others."""
+    other = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    if other.get_vocab() != actor.get_vocab():
+        raise ValueError(
+            f"{key}={path} has another tokenizer than model.path ({len(other)} tokens against "
+            f"{len(actor)}, or the same count with other ids): the critic reads the actor's "
+            "token ids, so it must start from a model with the actor's tokenizer"
+        )
+
+
 def load_policy(
     path: str | Path,
     dtype: str | torch.dtype = "float32",
@@ -84,17 +97,36 @@ def load_policy(
     cpu_linear_kernel: CpuLinearKernel = "auto",
     *,
     stage_on_cpu: bool = False,
+    config_overrides: dict[str, Any] | None = None,
 ) -> PreTrainedModel:
     """A causal LM from a local folder, in `dtype`, to run on `device`; its linear layers
     run `cpu_linear_kernel` when that is the CPU (never on an accelerator). With
-    `stage_on_cpu` it is returned on the CPU still, for FSDP to move each rank's shard."""
+    `stage_on_cpu` it is returned on the CPU still, for FSDP to move each rank's shard.
+    `config_overrides` (model.config_overrides, checked to leave every weight's shape as
+    loaded) are set on the folder's config before the weights load."""
+    folder = _check_folder(path)
+    extra: dict[str, Any] = {}
+    if config_overrides:
+        extra["config"] = overridden_config(folder, config_overrides)
     model = AutoModelForCausalLM.from_pretrained(
-        _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
+        folder, dtype=resolve_dtype(dtype), local_files_only=True, **extra
     )
     _use_kernel_where_it_runs(model, torch.device(device), cpu_linear_kernel)
     # transformers types `to` through a decorator that mypy cannot call; it returns self.
     moved: PreTrainedModel = cast(Any, model).to(torch.device("cpu" if stage_on_cpu else device))
     return moved
+
+
+def overridden_config(folder: str | Path, overrides: dict[str, Any]) -> Any:
+    """The folder's model config with `overrides` set; a mapping (rope_scaling) updates the
+    folder's mapping key by key, as verl's override merges it."""
+    config = AutoConfig.from_pretrained(str(folder), local_files_only=True)
+    for key, value in overrides.items():
+        current = getattr(config, key, None)
+        if isinstance(value, dict) and isinstance(current, dict):
+            value = {**current, **value}
+        setattr(config, key, value)
+    return config
 
 
 def _use_kernel_where_it_runs(

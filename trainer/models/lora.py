@@ -14,6 +14,7 @@ With adapters only the low-rank matrices train; the base weights stay frozen, so
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any, cast
 
 import peft
 from peft.tuners.lora import LoraLayer
+from safetensors.torch import load_file
 from torch import Tensor, nn
 
 from trainer.config.schema import LoraConfig
@@ -49,6 +51,59 @@ def add_adapters(model: nn.Module, cfg: LoraConfig) -> peft.PeftModel:
             f"actor.lora.target_modules={cfg.target_modules} does not fit this model: {error}"
         ) from error
     return cast(peft.PeftModel, wrapped)
+
+
+ADAPTER_CONFIG = "adapter_config.json"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+_ADAPTER_KEY = "actor.lora.adapter_path"
+
+
+def adapted_modules(model: nn.Module) -> set[str]:
+    """Names of the modules that carry adapters, as peft's saved keys spell them."""
+    return {name for name, module in model.named_modules() if isinstance(module, LoraLayer)}
+
+
+def load_adapter(model: peft.PeftModel, path: str | Path, cfg: LoraConfig) -> None:
+    """Start from a saved peft adapter (verl's `lora_adapter_path`): its weights go into
+    this run's adapters, which must be the same (rank, alpha, adapted modules, plain LoRA
+    scaling) so the adapted model is the one that was saved. Mismatches are refused, each
+    named, rather than loaded into differently shaped or scaled adapters."""
+    folder = Path(path)
+    config_file, weights_file = folder / ADAPTER_CONFIG, folder / ADAPTER_WEIGHTS
+    if not config_file.is_file() or not weights_file.is_file():
+        raise ValueError(
+            f"{_ADAPTER_KEY}={path} is not a peft adapter folder ({ADAPTER_CONFIG} and "
+            f"{ADAPTER_WEIGHTS})"
+        )
+    saved = json.loads(config_file.read_text())
+    weights = load_file(weights_file)
+    problems = []
+    if saved.get("r") != cfg.rank:
+        problems.append(f"rank {saved.get('r')} where actor.lora.rank={cfg.rank}")
+    if float(saved.get("lora_alpha") or 0.0) != cfg.alpha:
+        problems.append(f"alpha {saved.get('lora_alpha')} where actor.lora.alpha={cfg.alpha}")
+    for switch in ("use_rslora", "use_dora"):
+        if saved.get(switch):
+            problems.append(f"{switch} (RL Studio's adapters are plain LoRA)")
+    theirs = {key.partition(".lora_")[0] for key in weights if ".lora_" in key}
+    ours = adapted_modules(model)
+    if theirs != ours:
+        only_theirs, only_ours = sorted(theirs - ours), sorted(ours - theirs)
+        problems.append(
+            f"adapters on other modules (only the adapter's: {only_theirs[:2]}, only "
+            f"actor.lora.target_modules={cfg.target_modules}'s: {only_ours[:2]})"
+        )
+    if problems:
+        raise ValueError(
+            f"{_ADAPTER_KEY}={path} does not match this run's adapters: {'; '.join(problems)}; "
+            "set actor.lora to the adapter's settings"
+        )
+    result: Any = peft.set_peft_model_state_dict(model, weights)  # torch's load result
+    unexpected = sorted(result.unexpected_keys)
+    if unexpected:
+        raise ValueError(
+            f"{_ADAPTER_KEY}={path} holds weights this run has no place for: {unexpected[:3]}"
+        )
 
 
 def is_adapted(model: nn.Module) -> bool:

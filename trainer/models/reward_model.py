@@ -13,11 +13,25 @@ import time
 from typing import Any, cast
 
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
 from trainer.config.schema import RewardModelConfig
 from trainer.models.loading import _check_folder, resolve_dtype
 from trainer.rewards.contract import RewardRequest, RewardResult, error_result
+
+
+def refuse_generative_reward_model(path: str, config: Any) -> None:
+    """A reward model is a sequence classifier; a causal LM prompted to judge (verl's
+    generative reward model, served by its reward_model.rollout) is not one, and loading it
+    as a classifier would score with an untrained head."""
+    architectures = list(getattr(config, "architectures", None) or [])
+    if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
+        raise ValueError(
+            f"reward.model.path={path} is a {'/'.join(architectures)}, not a sequence "
+            "classifier: RL Studio's reward models score with a classification head (one "
+            "logit); generative reward models (verl's reward_model.rollout serving a causal "
+            "LM judge) are not supported"
+        )
 
 
 class RewardModelScorer:
@@ -32,6 +46,7 @@ class RewardModelScorer:
         self.tokenizer.padding_side = "right"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+        refuse_generative_reward_model(cfg.path, AutoConfig.from_pretrained(folder))
         model = AutoModelForSequenceClassification.from_pretrained(
             folder, dtype=resolve_dtype(cfg.dtype), local_files_only=True
         )

@@ -55,6 +55,7 @@ class VLLMEngine:
         gpu_memory_utilization: float = 0.4,
         max_model_len: int | None = None,
         enforce_eager: bool = True,
+        hf_overrides: dict[str, Any] | None = None,
     ) -> None:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # in-process engine
         try:
@@ -74,6 +75,8 @@ class VLLMEngine:
             enable_sleep_mode=True,
             enforce_eager=enforce_eager,  # CUDA graphs would pin memory across sleep
             tensor_parallel_size=1,
+            # model.config_overrides: the engine computes with the trainer's config.
+            hf_overrides=hf_overrides or None,
         )
         self.tokenizer = self.llm.get_tokenizer()
         self.weights_asleep = False

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.schema import DataConfig, RunConfig
 from trainer.data.formats import read_prompt_records
 from trainer.data.prompts import encode_prompts
@@ -73,6 +74,19 @@ INPROCESS_WARNING = (
 )
 
 
+def one_response_group_note(cfg: RunConfig) -> str:
+    """The warning for an estimator that compares responses within a group run with one
+    response per prompt (accepted, as verl accepts it); "" otherwise."""
+    estimator = cfg.algorithm.adv_estimator
+    if cfg.rollout.n > 1 or not ESTIMATOR_TRAITS[estimator].compares_within_group:
+        return ""
+    return (
+        f"algorithm.adv_estimator={estimator} with rollout.n=1: each group is one response, "
+        "whose advantage is its own score (verl's group of one: mean 0, std 1); there is no "
+        "baseline, so set rollout.n >= 2 for a group-relative advantage"
+    )
+
+
 class Trainer:
     def __init__(self, cfg: RunConfig, reporter: Reporter, runtime: Runtime | None = None) -> None:
         self.cfg = cfg
@@ -83,6 +97,8 @@ class Trainer:
         self.roles = runtime.roles
         if cfg.reward.executor == "inprocess":
             reporter.log("warning", INPROCESS_WARNING)
+        if note := one_response_group_note(cfg):
+            reporter.log("warning", note)
         # Multi-turn (rollout.multi_turn): episodes with tools run in the sandbox.
         self.episodes = make_episode_runner(cfg, self.state.engine, self.state.tokenizer)
         env_tools = self.episodes.env.tools if self.episodes else ()
@@ -124,6 +140,7 @@ class Trainer:
         self.total_steps = cfg.trainer.total_steps or (
             self.sampler.steps_per_epoch * cfg.trainer.total_epochs
         )
+        self.roles.set_schedule_length(self.total_steps)
         self.step = 0
         self.reward_errors = RewardErrorLog(cfg.reward.max_error_rate)
         self.sample_policy = SamplePolicy.from_config(cfg)

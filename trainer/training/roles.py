@@ -30,6 +30,7 @@ from trainer.rollout.engine import RolloutEngine
 from trainer.training.batch import RolloutBatch
 from trainer.training.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
 from trainer.training.logprobs import compute_logprobs, response_token_stats
+from trainer.training.optim import set_schedule_length
 from trainer.training.state import RolloutHints, TrainingState, build_state
 from trainer.training.update import critic_values, update_actor, update_critic
 
@@ -72,6 +73,10 @@ class ModelRoles(Protocol):
     ) -> dict[str, float]: ...
 
     def step_schedulers(self) -> None: ...
+
+    def set_schedule_length(self, total_steps: int) -> None:
+        """The run's length in steps, known once the data is loaded (warmup ratio, decay)."""
+        ...
 
     def sync_rollout_weights(self) -> None:
         """Give the rollout engine the actor's current weights."""
@@ -227,6 +232,12 @@ class LocalRoles:
         self.state.scheduler.step()
         if self.state.critic_scheduler is not None:
             self.state.critic_scheduler.step()
+
+    def set_schedule_length(self, total_steps: int) -> None:
+        s = self.state
+        set_schedule_length(s.scheduler, total_steps, self.cfg.actor.optim)
+        if s.critic_scheduler is not None:
+            set_schedule_length(s.critic_scheduler, total_steps, self.cfg.critic.optim)
 
     def sync_rollout_weights(self) -> None:
         self.state.engine.update_weights(self.state.actor_state_for_engine())

@@ -14,8 +14,14 @@ from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.cpu_speed.replay_recorder import replay_recorder
-from trainer.models.loading import ValueModel, load_policy, load_tokenizer, resolve_device
-from trainer.models.lora import add_adapters
+from trainer.models.loading import (
+    ValueModel,
+    check_same_tokenizer,
+    load_policy,
+    load_tokenizer,
+    resolve_device,
+)
+from trainer.models.lora import add_adapters, load_adapter
 from trainer.rewards.contract import RewardScorer
 from trainer.rollout.engine import Completion, RolloutEngine
 from trainer.rollout.hf import HFEngine
@@ -91,7 +97,10 @@ def build_state(cfg: RunConfig) -> TrainingState:
         keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_speed.memory)
     tokenizer = load_tokenizer(cfg.model.path)
     kernel = cfg.model.cpu_linear_kernel
-    actor: nn.Module = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
+    overrides = cfg.model.config_overrides
+    actor: nn.Module = load_policy(
+        cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+    )
     num_params = sum(p.numel() for p in actor.parameters())
     if cfg.model.gradient_checkpointing:
         actor.gradient_checkpointing_enable()  # type: ignore[operator]
@@ -99,17 +108,23 @@ def build_state(cfg: RunConfig) -> TrainingState:
         if cfg.model.gradient_checkpointing:  # frozen embeddings: checkpoints need an input grad
             actor.enable_input_require_grads()  # type: ignore[operator]
         actor = add_adapters(actor, cfg.actor.lora)
+        if cfg.actor.lora.adapter_path:
+            load_adapter(actor, cfg.actor.lora.adapter_path, cfg.actor.lora)
     optimizer = build_optimizer(actor, cfg.actor.optim)
     total_steps = cfg.trainer.total_steps or 1_000_000
     scheduler = build_scheduler(optimizer, total_steps, cfg.actor.optim)
     ref = None
     # A LoRA run's reference is its actor with the adapters off (trainer.models.lora).
     if cfg.needs_reference_model and not cfg.actor.lora.enabled:
-        ref = load_policy(cfg.model.path, cfg.model.dtype, device, kernel)
+        ref = load_policy(
+            cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+        )
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
     if cfg.needs_critic:
-        critic = ValueModel.from_pretrained(cfg.model.path, cfg.model.dtype, device, kernel)
+        if cfg.critic.model.path:
+            check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
+        critic = ValueModel.from_pretrained(cfg.critic_model_path, cfg.model.dtype, device, kernel)
         critic_optimizer = build_optimizer(critic, cfg.critic.optim)
         critic_scheduler = build_scheduler(critic_optimizer, total_steps, cfg.critic.optim)
     if cfg.rollout.engine == "vllm":
