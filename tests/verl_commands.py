@@ -55,6 +55,7 @@ EXAMPLES = VERL_DATA / "example_commands.json"
 OUTCOMES = VERL_DATA / "example_outcomes.json"
 PREPROCESS_ROWS = VERL_DATA / "preprocess_rows.json"
 DATA_KEYS = ("data.train_files", "data.val_files")
+ADAPTER_KEY = "actor_rollout_ref.model.lora_adapter_path"
 MODEL_KEYS = (
     "actor_rollout_ref.model.path",
     "critic.model.path",
@@ -68,15 +69,23 @@ def example_lines() -> list[dict]:
     return json.loads(EXAMPLES.read_text())["lines"]
 
 
-def localized(args: list[str], model: Path | str, train: Path | str, test: Path | str) -> list[str]:
-    """`args` with its models and data files turned into local tiny assets (a list of
-    files stays a list); everything else as typed."""
+def localized(
+    args: list[str],
+    model: Path | str,
+    train: Path | str,
+    test: Path | str,
+    adapter: Path | str = "",
+) -> list[str]:
+    """`args` with its models, data files and saved LoRA adapter turned into local tiny
+    assets (a list of files stays a list); everything else as typed."""
     out = []
     for arg in args:
         key, sep, value = arg.partition("=")
         bare = key.lstrip("+")
         if bare in MODEL_KEYS:
             value = str(model)
+        elif bare == ADAPTER_KEY and adapter:
+            value = str(adapter)
         elif bare in DATA_KEYS:
             local = str(train if bare == "data.train_files" else test)
             value = f"[{local}]" if value.lstrip().startswith("[") else local

@@ -8,7 +8,11 @@ from __future__ import annotations
 from studio.datasets.models import DatasetVersion
 from studio.references.run_inputs import RunInputs
 from trainer.config import RunConfig
-from trainer.rewards.resolution import UnresolvedRewardError, resolve_data_sources
+from trainer.rewards.resolution import (
+    UnresolvedRewardError,
+    resolve_data_sources,
+    rows_pick_their_scorer,
+)
 
 
 def _data_source_counts(version: DatasetVersion) -> dict[str, int] | None:
@@ -20,9 +24,10 @@ def _data_source_counts(version: DatasetVersion) -> dict[str, int] | None:
 
 
 def unresolved_reward_errors(inputs: RunInputs, config: RunConfig) -> dict[str, list[str]]:
-    """{"reward_version": [why]} when no reward was chosen and some rows' data source has
-    no scorer; {} otherwise."""
-    if config.reward.function is not None:
+    """{"reward_version": [why]} when the rows pick their scorer (no reward and no reward
+    model chosen) and some rows' data source has none; {} otherwise."""
+    reward_models = len(config.reward.model_sections())
+    if not rows_pick_their_scorer(config.reward.function, reward_models):
         return {}
     versions = [inputs.dataset_version]
     if inputs.validation_version is not None:

@@ -59,3 +59,47 @@ def test_it_joins_message_contents_without_the_chat_template(tokenizer) -> None:
 
     assert encoded.prompt_text == "Be brief.\n2+2="
     assert tokenizer.decode(encoded.prompt_ids) == "Be brief.\n2+2="
+
+
+# A template that reads a variable the way Qwen3's reads `enable_thinking`.
+THINKING_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and not enable_thinking %}<think></think>{% endif %}"
+    "{% endif %}"
+)
+
+
+def test_the_chat_template_gets_the_runs_template_variables(tokenizer) -> None:
+    from copy import deepcopy
+
+    from trainer.env.chat import ObservationRenderer
+    from trainer.env.protocol import Observation
+
+    thinking = deepcopy(tokenizer)
+    thinking.chat_template = THINKING_TEMPLATE
+    plain = encode_prompts([record("7+5=")], thinking, DataConfig())[0][0]
+    cfg = DataConfig(chat_template_kwargs={"enable_thinking": False})
+    quiet = encode_prompts([record("7+5=")], thinking, cfg)[0][0]
+    assert plain.prompt_text.endswith("<|im_start|>assistant\n")
+    assert quiet.prompt_text.endswith("<|im_start|>assistant\n<think></think>")
+    # A multi-turn context block opens the next assistant turn the same way.
+    renderer = ObservationRenderer(thinking, cfg.chat_template_kwargs)
+    block = renderer.render([Observation(role="tool", content="12")])
+    assert block.endswith("<|im_start|>assistant\n<think></think>")
+
+
+def test_verls_chat_template_arguments_are_the_runs_template_variables() -> None:
+    from trainer.config import ConfigError, load_config
+
+    cfg = load_config(overrides=["data.apply_chat_template_kwargs.reasoning_effort=medium"])
+    assert cfg.data.chat_template_kwargs == {"reasoning_effort": "medium"}
+    cfg = load_config(overrides=["data.apply_chat_template_kwargs={enable_thinking: false}"])
+    assert cfg.data.chat_template_kwargs == {"enable_thinking": False}
+    for bad, why in (
+        ("{tokenize: true}", "an argument of apply_chat_template itself"),
+        ("{effort: " + "y" * 300 + "}", "at most 256"),
+        ("{effort: [1, 2]}", "chat_template_kwargs"),
+    ):
+        with pytest.raises(ConfigError, match=why):
+            load_config(overrides=[f"data.chat_template_kwargs={bad}"])

@@ -71,6 +71,7 @@ def test_the_combined_reward_is_the_weighted_sum_of_its_sources_each_reported(
     # reading only the last 12 tokens, so its scores differ).
     cfg = RewardConfig.model_validate(
         {
+            "function": "arith",
             "function_weight": 0.5,
             "model": {"path": str(demo_reward_model), "weight": 2.0},
             "extra_models": [
@@ -81,29 +82,35 @@ def test_the_combined_reward_is_the_weighted_sum_of_its_sources_each_reported(
     scorer = make_reward_scorer(cfg, CPU)
     answers = [lambda a, op, b: str(arith_answer(a, op, b)), lambda a, op, b: "7"] * 10
     results = scorer.score_batch(arith_requests(demo_assets, answers))
-    assert {r.sources["by_data_source"] for r in results} == {0.0, 1.0}
+    assert {r.sources["arith"] for r in results} == {0.0, 1.0}
     assert any(r.sources["judge"] != pytest.approx(r.sources["reward_model"]) for r in results)
     for result in results:
-        assert set(result.sources) == {"by_data_source", "reward_model", "judge"}
+        assert set(result.sources) == {"arith", "reward_model", "judge"}
         sources = result.sources
-        expected = (
-            0.5 * sources["by_data_source"]
-            + 2.0 * sources["reward_model"]
-            - 0.75 * sources["judge"]
-        )
+        expected = 0.5 * sources["arith"] + 2.0 * sources["reward_model"] - 0.75 * sources["judge"]
         assert result.score == pytest.approx(expected)
         for name in ("reward_model", "judge"):
             assert result.components[name] == sources[name]
+
+
+def test_with_no_reward_function_the_reward_model_scores_alone_as_in_verl(
+    demo_assets, demo_reward_model
+):
+    from trainer.rewards.resolution import require_scorers
+
+    cfg = RewardConfig.model_validate({"model": {"path": str(demo_reward_model)}})
+    scorer = make_reward_scorer(cfg, CPU)
+    results = scorer.score_batch(arith_requests(demo_assets, [lambda a, op, b: "7"] * 4))
+    assert all(set(r.sources) == {"reward_model"} for r in results)
+    assert all(r.score == pytest.approx(r.sources["reward_model"]) for r in results)
+    # Rows are not looked up by data source: verl's hh-rlhf rows have no rule-based scorer.
+    assert require_scorers(None, ["Dahoas/full-hh-rlhf"], reward_models=1) == {}
 
 
 @pytest.mark.parametrize(
     ("reward", "message"),
     [
         ({"model": {"path": "/rm"}, "extra_models": [{"path": "/j"}]}, "reward_model is used"),
-        (
-            {"extra_models": [{"path": "/j", "name": "by_data_source"}]},
-            "by_data_source is used more than once",
-        ),
         (
             {"function": "arith", "extra_models": [{"path": "/j", "name": "arith"}]},
             "arith is used more than once",
@@ -113,7 +120,6 @@ def test_the_combined_reward_is_the_weighted_sum_of_its_sources_each_reported(
     ],
     ids=[
         "two-models",
-        "model-named-like-the-source",
         "model-named-like-the-function",
         "no-path",
         "too-many",
@@ -188,7 +194,7 @@ def test_a_ppo_step_with_the_reward_model_reports_every_component(
     Trainer(cfg, reporter).fit()
     metrics = reporter.steps[1]
     combined = (
-        0.5 * metrics["critic/score/by_data_source/mean"]
+        0.5 * metrics["critic/score/arith/mean"]
         + metrics["critic/score/reward_model/mean"]
         + 0.25 * metrics["critic/score/judge/mean"]
     )
@@ -196,10 +202,10 @@ def test_a_ppo_step_with_the_reward_model_reports_every_component(
     for model in ("reward_model", "judge"):
         mean = metrics[f"critic/score/{model}/mean"]
         assert metrics[f"reward/{model}/mean"] == pytest.approx(mean, abs=1e-5)
-    assert "reward/by_data_source/mean" in metrics  # what the studio's dominance alert watches
+    assert "reward/arith/mean" in metrics  # what the studio's dominance alert watches
 
 
-RULE_VAL_KEY = "val-aux/arith/by_data_source/mean@1"  # the rule's accuracy on greedy answers
+RULE_VAL_KEY = "val-aux/arith/arith/mean@1"  # the rule's accuracy on greedy answers
 MODEL_VAL_KEY = "val-aux/arith/reward_model/mean@1"
 
 

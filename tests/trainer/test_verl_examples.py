@@ -4,8 +4,8 @@ process, with its models and data turned into the tiny demo assets.
 
 Each line is accepted, with the reward verl would use for its data, or refused with every
 reason at once, naming the keys typed; which lines are refused and why is data
-(tests/data/verl/example_outcomes.json). A line whose keys another helper's area makes work
-is marked xfail(strict) with that area (`pending`), so the mark must go when they land.
+(tests/data/verl/example_outcomes.json). A line whose keys are not built yet
+is marked xfail(strict) (`pending`), so the mark must go when they work.
 """
 
 from __future__ import annotations
@@ -68,14 +68,17 @@ def _params() -> list[Any]:
     return params
 
 
+LocalAssets = tuple[Path, Path, Path, Path]  # model, train and test files, LoRA adapter
+
+
 def _assets(demo_assets: Path) -> tuple[Path, Path, Path]:
     data = demo_assets / "data" / "arith"
     return demo_assets / "model", data / "train.parquet", data / "test.parquet"
 
 
-def _check(line: dict, demo_assets: Path, capsys: Any) -> tuple[int, str, str]:
+def _check(line: dict, local: LocalAssets, capsys: Any) -> tuple[int, str, str]:
     """`python -m trainer check` on the line: exit code, stdout, stderr."""
-    code = main(["check", *localized(line["args"], *_assets(demo_assets))])
+    code = main(["check", *localized(line["args"], *local)])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -113,6 +116,17 @@ def _row_for(file: str) -> dict | None:
     return None
 
 
+@pytest.fixture(scope="module")
+def local(demo_assets: Path, tmp_path_factory: pytest.TempPathFactory) -> LocalAssets:
+    """The tiny assets a line's paths become. The saved LoRA adapter is its config, what
+    `check` reads of an adapter (rank, alpha and targets; weights load when training
+    starts)."""
+    adapter = tmp_path_factory.mktemp("adapter")
+    config = {"r": 8, "lora_alpha": 16, "target_modules": ["q_proj", "v_proj"]}
+    (adapter / "adapter_config.json").write_text(json.dumps(config))
+    return (*_assets(demo_assets), adapter)
+
+
 @pytest.fixture
 def in_verl_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """verl's scripts run from verl's root: its config files are kept at their paths
@@ -128,11 +142,9 @@ def test_the_example_library_is_every_family_of_verls_examples():
 
 
 @pytest.mark.parametrize("line", _params())
-def test_verls_example_is_accepted_or_refused_with_every_reason(
-    line, demo_assets, capsys, in_verl_root
-):
+def test_verls_example_is_accepted_or_refused_with_every_reason(line, local, capsys, in_verl_root):
     expected = _expected(line)
-    code, out, err = _check(line, demo_assets, capsys)
+    code, out, err = _check(line, local, capsys)
     if expected["expect"] == "refused":
         assert code == 2, f"{_name(line)} was accepted; expected refused: {expected['because']}"
         missing = [name for name in _must_name(line, expected) if name not in err]
@@ -144,7 +156,10 @@ def test_verls_example_is_accepted_or_refused_with_every_reason(
     if "custom_reward_function.path" in typed:
         assert cfg["reward"]["function"] == "custom"
         return
-    assert cfg["reward"]["function"] is None  # each row's data source picks the scorer
+    assert cfg["reward"]["function"] is None
+    if cfg["reward"]["model"]["path"]:
+        return  # the reward model scores every row alone, as in verl (rewards.resolution)
+    # Each row's data source picks the scorer: the one verl's default_compute_score uses.
     for file in data_files(line["args"]):
         row = _row_for(file)
         if row is None:
@@ -164,10 +179,10 @@ def test_the_data_sources_verls_preprocessing_writes_resolve_to_verls_reward():
                 require_scorers(None, [source])
 
 
-def test_the_counts_of_accepted_and_refused_lines(demo_assets, capsys, in_verl_root):
+def test_the_counts_of_accepted_and_refused_lines(local, capsys, in_verl_root):
     outcomes: dict[str, list[str]] = {"accepted": [], "refused": []}
     for line in LINES:
-        code, _, _ = _check(line, demo_assets, capsys)
+        code, _, _ = _check(line, local, capsys)
         outcomes["accepted" if code == 0 else "refused"].append(_name(line))
     pending = {name for name, e in OUTCOME.items() if e.get("pending")}
     with capsys.disabled():

@@ -63,6 +63,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         "actor": {"optim": {"lr": 1e-4}, "ppo_mini_batch_size": 16, "micro_batch_size": 64},
         "critic": {"optim": {"lr": 1e-4}},
         "reward": {
+            # Chosen: with a reward model and no function, the model would score alone.
+            "function": "arith",
             "function_weight": 4.0,
             "model": {"path": "var/demo-reward-model", "weight": 1.0},
         },

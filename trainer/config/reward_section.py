@@ -67,7 +67,8 @@ class RewardConfig(Section):
         "row is scored by the built-in its `data_source` names, as verl does without a "
         "custom reward function (`arith` rows by `arith`, `countdown` by `countdown`, "
         "verl's GSM8K, MATH, DAPO and Search-R1 sources by `verl_default`); data with any "
-        "other data source is refused at load, before step 1.",
+        "other data source is refused at load, before step 1. Unset with a reward model: "
+        "the reward model scores alone, as in verl.",
     )
     custom_path: RewardCodePath | None = Field(
         None, description="Python file defining the reward function (verl signature)."
@@ -133,7 +134,9 @@ class RewardConfig(Section):
                     f"reward.extra_models.{i}.path is empty: every extra reward model needs "
                     "the folder of a sequence-classification model (or remove it)"
                 )
-        names = [self.function_source_name()] + [m.name for _, m in self.model_sections()]
+        # With no function, reward models score alone (trainer.rewards.resolution).
+        function = [self.function_source_name()] if self.function is not None else []
+        names = function + [m.name for _, m in self.model_sections()]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise ValueError(

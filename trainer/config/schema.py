@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from trainer.config.chat_template import ChatTemplateValue, check_template_kwargs
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
 from trainer.config.logging_section import LoggingConfig as LoggingConfig
@@ -106,6 +107,18 @@ class DataConfig(Section):
     apply_chat_template: bool = Field(
         True, description="Render chat-message prompts with the tokenizer's chat template."
     )
+    chat_template_kwargs: dict[str, ChatTemplateValue] = Field(
+        default_factory=dict,
+        description="Variables for the tokenizer's chat template (verl's "
+        "`apply_chat_template_kwargs`), such as `enable_thinking: false` or "
+        "`reasoning_effort: low`: every prompt and multi-turn context is rendered with them.",
+    )
+
+    @field_validator("chat_template_kwargs")
+    @classmethod
+    def _template_variables(cls, value: dict[str, Any]) -> dict[str, Any]:
+        check_template_kwargs(value)
+        return value
 
 
 class RolloutConfig(Section):

@@ -136,6 +136,7 @@ VERL_KEY_MAP: dict[str, str] = {
     "reward.reward_model.n_gpus_per_node": "reward.model.resources.num_workers",
     "reward.reward_model.nnodes": "reward.model.resources.num_workers",
     "custom_reward_function.reward_kwargs": "reward.kwargs",
+    "data.apply_chat_template_kwargs": "data.chat_template_kwargs",
     # verl's DAPO reward manager's overlong shaping is our algorithm.overlong (the same
     # formula: trainer.algorithms.dapo.overlong_penalty), under either reward section.
     **{
@@ -284,6 +285,11 @@ class VerlTranslation:
 
 # verl sets one keyword argument of the reward as `custom_reward_function.reward_kwargs.<name>`.
 _REWARD_KWARG = "custom_reward_function.reward_kwargs."
+# Mappings verl sets one entry of at a time (`prefix.<name>=value`): our mapping's entry.
+_MAPPING_ENTRIES: dict[str, str] = {
+    _REWARD_KWARG: "reward.kwargs.",
+    "data.apply_chat_template_kwargs.": "data.chat_template_kwargs.",
+}
 
 
 def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
@@ -292,8 +298,8 @@ def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
     dotted paths; the rest from trainer.config.verl_keys). None: not a key we know."""
     if key in VERL_KEY_MAP or key in VERL_MULTI_TURN_KEYS or key in ours:
         return Classified("mapped")
-    if key.startswith(_REWARD_KWARG) and len(key) > len(_REWARD_KWARG):
-        return Classified("mapped")  # one keyword argument: reward.kwargs.<name>
+    if any(key.startswith(p) and len(key) > len(p) for p in _MAPPING_ENTRIES):
+        return Classified("mapped")  # one entry of a mapping (_MAPPING_ENTRIES)
     if key == _OVERRIDE_CONFIG or key.startswith(f"{_OVERRIDE_CONFIG}."):
         return Classified("mapped")  # model.config_overrides, key by key (_translate_override)
     rule = VERL_RULES.get(key)
@@ -483,8 +489,9 @@ def _translate_override(key: str, value: Any, out: VerlTranslation) -> None:
 def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
     if key == f"{_AR}.actor.clip_ratio":
         return [("actor.clip_ratio_low", value), ("actor.clip_ratio_high", value)]
-    if key.startswith(_REWARD_KWARG):
-        return [(f"reward.kwargs.{key.removeprefix(_REWARD_KWARG)}", value)]
+    for prefix, ours in _MAPPING_ENTRIES.items():
+        if key.startswith(prefix):
+            return [(f"{ours}{key.removeprefix(prefix)}", value)]
     target = VERL_KEY_MAP[key]
     if value is None and target != "trainer.total_steps":
         return []  # verl's null is its default; ours stays

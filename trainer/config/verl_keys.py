@@ -159,9 +159,6 @@ DATA_RULES: dict[str, VerlRule] = {
     ),
     "data.trust_remote_code": ignored(REMOTE_CODE),
     "data.custom_cls.": refused("a custom dataset class (code)", None),
-    "data.apply_chat_template_kwargs": refused(
-        "chat-template arguments (enable_thinking, ...) change every prompt", None, {}
-    ),
 }
 
 # verl serves its reward model from an inference server (vLLM's classify task for a

@@ -73,6 +73,16 @@ ROLLOUT_RULES: dict[str, VerlRule] = {
     f"{_ROLLOUT}do_sample": refused(
         "greedy training rollouts; set actor_rollout_ref.rollout.temperature=0 instead", True
     ),
+    # How verl reaches an SGLang HTTP server (the `_server` multi-turn configs): RL Studio
+    # generates in its own engine, so there is no server to reach. `sglang_rollout_mode`
+    # is read by no code of verl 0.9.1 or of the examples' commit.
+    f"{_ROLLOUT}sglang_rollout_mode": ignored(
+        "read by no code of verl 0.9.1 or b178a3cd5; RL Studio generates in its own engine"
+    ),
+    f"{_ROLLOUT}server.": ignored(
+        "how verl reaches its SGLang HTTP server (timeouts, retries, connections); RL Studio "
+        "generates in its own engine"
+    ),
     # verl 0.9.1 declares it (workers/config/rollout.py: abort the rest once (1 - rate)
     # of the requests completed) but none of its code reads it: every response is kept.
     f"{_ROLLOUT}over_sample_rate": ignored(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +22,15 @@ def render_prompt(
     tokenizer: Any,
     apply_chat_template: bool,
     tools: Sequence[dict[str, Any]] = (),
+    template_kwargs: Mapping[str, Any] | None = None,
 ) -> str:
     """The prompt text the model sees.
 
     With the chat template, the assistant turn is opened (add_generation_prompt)
-    so the response starts right after it, and `tools` (a multi-turn environment's,
-    OpenAI function entries) are rendered by the template; without, message contents
-    are joined by newlines.
+    so the response starts right after it, `tools` (a multi-turn environment's,
+    OpenAI function entries) are rendered by the template, and `template_kwargs` are the
+    template's own variables (data.chat_template_kwargs); without, message contents are
+    joined by newlines.
     """
     if not apply_chat_template:
         return "\n".join(m["content"] for m in record.messages)
@@ -38,7 +40,11 @@ def render_prompt(
             "or use a model folder whose tokenizer_config.json defines one"
         )
     text = tokenizer.apply_chat_template(
-        record.messages, tools=list(tools) or None, add_generation_prompt=True, tokenize=False
+        record.messages,
+        tools=list(tools) or None,
+        add_generation_prompt=True,
+        tokenize=False,
+        **(template_kwargs or {}),
     )
     if not isinstance(text, str):
         raise TypeError(f"apply_chat_template returned {type(text).__name__}, expected str")
@@ -58,7 +64,10 @@ def encode_prompts(
     usual special tokens (e.g. BOS). Prompts longer than
     `cfg.max_prompt_length` tokens are dropped; the caller reports the count.
     """
-    texts = [render_prompt(r, tokenizer, cfg.apply_chat_template, tools) for r in records]
+    texts = [
+        render_prompt(r, tokenizer, cfg.apply_chat_template, tools, cfg.chat_template_kwargs)
+        for r in records
+    ]
     if not texts:
         return [], 0
     ids: list[list[int]] = tokenizer(texts, add_special_tokens=not cfg.apply_chat_template)[

@@ -61,5 +61,10 @@ def make_episode_runner(
         max_user_turns=mt.max_user_turns,
     )
     return EpisodeRunner(
-        engine, make_environment(mt), tokenizer, limits, add_step_rewards=mt.add_step_rewards
+        engine,
+        make_environment(mt),
+        tokenizer,
+        limits,
+        add_step_rewards=mt.add_step_rewards,
+        template_kwargs=cfg.data.chat_template_kwargs,
     )

@@ -10,7 +10,7 @@ observations, so any template that renders conversations append-only works
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trainer.env.protocol import Observation
@@ -22,9 +22,14 @@ _PROBE: list[dict[str, Any]] = [
 ]
 
 
-def _render(tokenizer: Any, messages: list[dict[str, Any]], open_assistant: bool) -> str:
+def _render(
+    tokenizer: Any,
+    messages: list[dict[str, Any]],
+    open_assistant: bool,
+    template_kwargs: Mapping[str, Any],
+) -> str:
     text = tokenizer.apply_chat_template(
-        messages, add_generation_prompt=open_assistant, tokenize=False
+        messages, add_generation_prompt=open_assistant, tokenize=False, **template_kwargs
     )
     if not isinstance(text, str):
         raise TypeError(f"apply_chat_template returned {type(text).__name__}, expected str")
@@ -41,15 +46,18 @@ def _template_message(observation: Observation) -> dict[str, Any]:
 class ObservationRenderer:
     """Text of the context block inserted after an assistant message (see module doc)."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, template_kwargs: Mapping[str, Any] | None = None) -> None:
         if not getattr(tokenizer, "chat_template", None):
             raise ValueError(
                 "multi-turn rollouts need a tokenizer with a chat template (it renders tool "
                 "results and user turns); this model folder's tokenizer has none"
             )
         self.tokenizer = tokenizer
+        # The prompts' template variables (data.chat_template_kwargs), so the context
+        # block opens the next assistant turn the way the prompt opened the first.
+        self.template_kwargs = dict(template_kwargs or {})
         eos = tokenizer.eos_token
-        probe = _render(tokenizer, _PROBE, open_assistant=False)
+        probe = _render(tokenizer, _PROBE, False, self.template_kwargs)
         end = probe.rfind(f"2{eos}") if eos else -1
         # What the template writes after the end-of-turn token the model generated.
         self.after_eos = probe[end + 1 + len(eos) :] if end >= 0 else ""
@@ -57,7 +65,7 @@ class ObservationRenderer:
 
     def render(self, observations: Sequence[Observation]) -> str:
         messages = _PROBE + [_template_message(o) for o in observations]
-        full = _render(self.tokenizer, messages, open_assistant=True)
+        full = _render(self.tokenizer, messages, True, self.template_kwargs)
         if not full.startswith(self.probe):
             raise ValueError(
                 "the chat template does not render conversations append-only (the text of "

@@ -17,6 +17,7 @@ log-probabilities are recorded as 0.0 (they are masked everywhere).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -76,13 +77,14 @@ class EpisodeRunner:
         tokenizer: Any,
         limits: EpisodeLimits,
         add_step_rewards: bool = True,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         self.engine = engine
         self.add_step_rewards = add_step_rewards
         self.env = env
         self.tokenizer = tokenizer
         self.limits = limits
-        self.renderer = ObservationRenderer(tokenizer)
+        self.renderer = ObservationRenderer(tokenizer, template_kwargs)
 
     def generate(
         self, prompts: list[PromptItem], sampling: SamplingParams

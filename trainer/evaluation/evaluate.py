@@ -182,7 +182,10 @@ def evaluate(cfg: RunConfig, reporter: Reporter) -> list[ModelResult]:
         )
     try:
         resolved = require_scorers(
-            cfg.reward.function, (p.data_source for p in prompts), "the evaluation prompts"
+            cfg.reward.function,
+            (p.data_source for p in prompts),
+            "the evaluation prompts",
+            reward_models=len(cfg.reward.model_sections()),
         )
     except UnresolvedRewardError as exc:
         raise EvaluationError(str(exc)) from None

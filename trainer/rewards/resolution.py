@@ -8,6 +8,11 @@ them as verl does. Any other data source has no scorer: the trainer refuses such
 at load, before step 1, and the studio refuses to create the run or evaluation (a 400
 asking for a reward), so nothing is ever scored by a guess.
 
+With a reward model and no reward function, the reward model scores every row alone and
+no data source is looked up: verl 0.9.1's reward loop does the same (`compute_score`
+calls its discriminative reward model when no custom function is set), so a verl command
+line with a reward model (the hh-rlhf scripts) trains on the reward model's score.
+
 Standard library only: the studio imports it to check a dataset version's data sources.
 """
 
@@ -103,12 +108,22 @@ def count_data_sources(data_sources: Iterable[str]) -> dict[str, int]:
     return counts
 
 
+def rows_pick_their_scorer(function: str | None, reward_models: int) -> bool:
+    """Whether each row's data source picks its scorer: no reward function is chosen and
+    no reward model scores the rows alone (see the module doc)."""
+    return function is None and reward_models == 0
+
+
 def require_scorers(
-    function: str | None, data_sources: Iterable[str], where: str = "the data"
+    function: str | None,
+    data_sources: Iterable[str],
+    where: str = "the data",
+    reward_models: int = 0,
 ) -> dict[str, str]:
-    """For a config whose reward function is ``function``: {} when one is chosen, else
-    each data source's scorer (`UnresolvedRewardError` when one has none)."""
-    if function is not None:
+    """For a config whose reward function is ``function`` and with ``reward_models`` reward
+    models: {} when rows do not pick their scorer, else each data source's scorer
+    (`UnresolvedRewardError` when one has none)."""
+    if not rows_pick_their_scorer(function, reward_models):
         return {}
     return resolve_data_sources(count_data_sources(data_sources), where)
 

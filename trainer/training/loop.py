@@ -128,6 +128,7 @@ class Trainer:
             cfg.reward.function,
             (item.data_source for item in [*self.train_items, *self.val_items]),
             "the training and validation rows",
+            reward_models=len(cfg.reward.model_sections()),
         )
         if resolved:
             reporter.log("info", describe_resolution(resolved))

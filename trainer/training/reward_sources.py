@@ -73,14 +73,18 @@ def make_reward_scorer(
     model_groups: Mapping[str, RewardScorer] | None = None,
 ) -> RewardScorer:
     """The reward function's scorer alone, or combined with every reward model in use
-    (`reward.model`, `reward.extra_models`): each loaded here on `device` (`colocated`),
+    (`reward.model`, `reward.extra_models`), or the reward models alone when no function
+    is chosen (trainer.rewards.resolution): each loaded here on `device` (`colocated`),
     or taken from `model_groups`, its own worker group by the model's name
     (`worker_group`, built by the distributed runtime)."""
-    function = make_scorer(cfg)
     sections = cfg.model_sections()
     if not sections:
-        return function
-    sources = [RewardSource(cfg.function_source_name(), cfg.function_weight, function)]
+        return make_scorer(cfg)
+    sources: list[RewardSource] = []
+    if cfg.function is not None:  # with none, the reward models score alone (resolution)
+        sources.append(
+            RewardSource(cfg.function_source_name(), cfg.function_weight, make_scorer(cfg))
+        )
     try:
         for section, model in sections:
             sources.append(
