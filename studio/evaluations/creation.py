@@ -20,6 +20,7 @@ from django.db import transaction
 from studio.datasets.models import DatasetVersion
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
+from studio.references.kinds.reward import with_builtin_reward
 from studio.references.kinds.validation import ValidationChoice
 from studio.references.locations import ModelUnavailable, checkpoint_folder
 from studio.references.reference import Reference
@@ -36,7 +37,6 @@ from studio.references.run_inputs import (
 from studio.rewards.models import RewardVersion
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, Resolved, resolve, resources_of
-from studio.runs.creation import with_builtin_reward
 from studio.runs.models import Run, RunKind
 from studio.telemetry.models import Checkpoint
 

@@ -127,6 +127,7 @@ class InputKind(ABC, Generic[V]):
     name: str
     resource: Resource | None = None
     resolvers: Mapping[str, Resolver] = {}
+    related: tuple[str, ...] = ()  # the Run lookups `summary` reads, selected by list views
 
     @abstractmethod
     def request_fields(self) -> dict[str, serializers.Field]:

@@ -29,12 +29,7 @@ __all__ = [
 ]
 
 # The queryset lookups the summary reads (list views select them together).
-SUMMARY_RELATED = (
-    "model",
-    "dataset_version__dataset",
-    "validation_version__dataset",
-    "reward_version__function",
-)
+SUMMARY_RELATED = tuple(lookup for kind in input_kinds() for lookup in kind.related)
 
 
 class RunInputsSerializer(serializers.Serializer[dict[str, Any]]):

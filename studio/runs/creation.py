@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.projects.models import Project
+from studio.references.kinds.reward import with_builtin_reward
 from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
     InputError,
@@ -18,7 +19,6 @@ from studio.references.run_inputs import (
 from studio.runs.configs import InvalidConfig, Resolved, resolve
 from studio.runs.models import Run
 from trainer.config import RunConfig
-from trainer.config.presets import PRESETS
 
 
 def compose(
@@ -64,17 +64,3 @@ def compose(
     if reward_errors:
         raise InvalidConfig(reward_errors)
     return chosen[0], resolved
-
-
-def with_builtin_reward(config: dict[str, Any], preset: str) -> dict[str, Any]:
-    """A parent's config with its reward version's settings replaced by the built-in
-    reward its preset names (or none: each row's data source chooses), for a clone that
-    drops the version."""
-    builtin = RunConfig.model_validate(PRESETS.get(preset, {})).reward
-    reward = {
-        **config.get("reward", {}),
-        "function": builtin.function,
-        "custom_path": None,
-        "custom_name": builtin.custom_name,
-    }
-    return {**config, "reward": reward}

@@ -34,6 +34,7 @@ def resolve_model(launch: Launch, reference: Reference) -> str:
 class ModelInput(InputKind[RegisteredModel]):
     name = "model"
     resource = "model"
+    related = ("model",)
     resolvers = {"model": resolve_model}
 
     def request_fields(self) -> dict[str, serializers.Field]:

@@ -23,6 +23,8 @@ from studio.references.registry import (
     UnresolvedReference,
 )
 from studio.rewards.models import RewardVersion
+from trainer.config import RunConfig
+from trainer.config.presets import PRESETS
 from trainer.rewards.resolution import scorer_for
 
 if TYPE_CHECKING:
@@ -78,6 +80,20 @@ def reward_code(run: Run) -> str | None:
     return version.code if version else None
 
 
+def with_builtin_reward(config: dict[str, Any], preset: str) -> dict[str, Any]:
+    """A parent's config with its reward version's settings replaced by the built-in
+    reward its preset names (or none: each row's data source chooses), for a clone that
+    drops the version."""
+    builtin = RunConfig.model_validate(PRESETS.get(preset, {})).reward
+    reward = {
+        **config.get("reward", {}),
+        "function": builtin.function,
+        "custom_path": None,
+        "custom_name": builtin.custom_name,
+    }
+    return {**config, "reward": reward}
+
+
 def _by_data_source(version: DatasetVersion | None) -> str:
     """The built-in name of a run that chose no reward: its data sources' scorers."""
     sources = version.stats.get("data_sources", []) if version is not None else []
@@ -88,6 +104,7 @@ def _by_data_source(version: DatasetVersion | None) -> str:
 class RewardInput(InputKind["RewardVersion | None"]):
     name = "reward"
     resource = "reward"
+    related = ("reward_version__function",)
     resolvers = {REFERENCE_KIND: resolve_reward_version}
 
     def request_fields(self) -> dict[str, serializers.Field]:

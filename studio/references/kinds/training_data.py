@@ -94,6 +94,7 @@ def _training_version(project: Project, data: Mapping[str, Any]) -> DatasetVersi
 class TrainingDataInput(InputKind[DatasetVersion]):
     name = "training_data"
     resource = "dataset"
+    related = ("dataset_version__dataset",)
     resolvers = {"dataset-version": resolve_dataset_version}
 
     def request_fields(self) -> dict[str, serializers.Field]:

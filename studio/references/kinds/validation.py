@@ -46,6 +46,7 @@ def validation_references(choice: ValidationChoice, training: DatasetVersion) ->
 class ValidationInput(InputKind[ValidationChoice]):
     name = "validation"
     resource = "validation"
+    related = ("validation_version__dataset",)
 
     def request_fields(self) -> dict[str, serializers.Field]:
         return {
