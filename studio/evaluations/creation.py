@@ -28,6 +28,7 @@ from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
     InputError,
     RunInputs,
+    completed_inputs,
     filled_paths,
     inherited_inputs,
     input_fields,
@@ -187,14 +188,15 @@ def _inputs(
                 }
             )
         # Every row of the version is a prompt: it is "validated on" whole.
-        inputs = RunInputs(
+        inputs = completed_inputs(
+            project,
             {
                 "model": base,
                 "training_data": version,
                 "validation": ValidationChoice("dataset_version", version),
                 "reward": None,
                 "reward_models": {},
-            }
+            },
         )
     if request.reward_version is not None:
         reward = (

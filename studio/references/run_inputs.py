@@ -31,6 +31,7 @@ __all__ = [
     "RunInputs",
     "Validation",
     "choose_inputs",
+    "completed_inputs",
     "demo_model",
     "filled_paths",
     "inherited_inputs",
@@ -57,6 +58,17 @@ def choose_inputs(
         context = Choice(project, user, defaults, chosen)
         parents = inherited.values.get(kind.name) if inherited is not None else None
         chosen[kind.name] = kind.choose(data, parents, context)
+    return RunInputs(chosen)
+
+
+def completed_inputs(project: Project, values: Mapping[str, Any]) -> RunInputs:
+    """`values`, and for every other registered kind what a request naming none of it
+    chooses: how an evaluation on a dataset version, which sets the kinds it knows, is
+    made of every kind. No user: a kind's default may not add records."""
+    chosen = dict(values)
+    for kind in input_kinds():
+        if kind.name not in chosen:
+            chosen[kind.name] = kind.choose({}, None, Choice(project, None, {}, chosen))
     return RunInputs(chosen)
 
 

@@ -100,7 +100,7 @@ def media(settings, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_registered_kind_is_walked_through_creation_clone_launch_summary_and_report(
+def test_a_registered_kind_is_walked_through_creation_clone_evaluation_launch_summary_and_report(
     world: World, media: Path, studio_var_dir: Path, glossary_kind: InputKind[Any]
 ):
     member = world.client("member")
@@ -130,6 +130,21 @@ def test_a_registered_kind_is_walked_through_creation_clone_launch_summary_and_r
     clone = member.post(f"/api/runs/{run['id']}/clone/", {}, format="json")
     assert clone.status_code == 201, clone.json()
     assert clone.json()["config"]["logging"]["jsonl_path"] == f"resource:glossary/{glossary.pk}"
+
+    # Evaluation creation: of the run's validation rows, it keeps the run's choice; on a
+    # dataset version, it has the kind's own default.
+    evaluation = {"project": "alpha", "name": "e", "models": [{"model": run["model"]}]}
+    of_run = member.post(
+        "/api/evaluations/", {**evaluation, "validation_of_run": run["id"]}, format="json"
+    )
+    assert of_run.status_code == 201, of_run.json()
+    stored = Run.objects.get(pk=of_run.json()["id"]).config["logging"]["jsonl_path"]
+    assert stored == f"resource:glossary/{glossary.pk}"
+    on_version = member.post(
+        "/api/evaluations/", {**evaluation, "dataset_version": version.pk}, format="json"
+    )
+    assert on_version.status_code == 201, on_version.json()
+    assert Run.objects.get(pk=on_version.json()["id"]).config["logging"]["jsonl_path"] is None
 
     # Launch: the stored reference is resolved by the kind's resolver.
     attempt = claim(run["id"])
