@@ -212,3 +212,28 @@ def test_launch_serves_the_reward_code_its_stored_reference_names(world: World, 
     launched = trainer_launch(run, attempt)
     assert launched.reward_code == reward.code
     assert launched.config["reward"]["custom_path"] is None  # the job writes its own file
+
+
+def test_a_stored_reward_reference_to_another_projects_version_is_refused_at_launch(
+    world: World, media: Path
+):
+    from studio.rewards.models import RewardFunction, RewardVersion
+    from studio.runs.launch import LaunchRefused
+
+    member = world.client("member")
+    version = upload(world, world.project, "counting", verl_rows(counting_answers(25)), media)
+    function = RewardFunction.objects.create(
+        project=world.other_project, name="theirs", created_by=world.outsider
+    )
+    theirs = RewardVersion.objects.create(
+        function=function, number=1, code="def compute_score(*a, **k):\n    return 0.0\n",
+        author=world.outsider,
+    )  # fmt: skip
+    run_id = create(member, dataset_version=version.pk).json()["id"]
+    run = Run.objects.get(pk=run_id)
+    run.config["reward"]["custom_path"] = Reference("reward-version", theirs.pk).text
+    run.save(update_fields=["config"])
+    attempt = claim(run_id)
+    assert attempt is not None
+    with pytest.raises(LaunchRefused, match=f"Reward version {theirs.pk} is not"):
+        trainer_launch(run, attempt)
