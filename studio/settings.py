@@ -347,7 +347,7 @@ SPECTACULAR_SETTINGS = {
         "InvitationStatusEnum": "studio.projects.models.InvitationStatus",
         "TurnRoleEnum": "studio.telemetry.ingest.records.TURN_ROLES",
         "RunValidationEnum": "studio.runs.models.RUN_VALIDATION",  # as stored
-        "ValidationEnum": "studio.references.run_inputs.VALIDATION_CHOICES",  # as requested
+        "ValidationEnum": "studio.references.kinds.validation.VALIDATION_CHOICES",  # as requested
         "RunKindEnum": "studio.runs.models.RunKind",
         "NotificationEventEnum": "studio.projects.models.NotificationEvent",
         "EvaluatedModelKindEnum": "studio.evaluations.serializers.EVALUATED_KINDS",

@@ -20,20 +20,24 @@ from django.db import transaction
 from studio.datasets.models import DatasetVersion
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
+from studio.references.kinds.reward import with_builtin_reward
+from studio.references.kinds.validation import ValidationChoice
 from studio.references.locations import ModelUnavailable, checkpoint_folder
+from studio.references.reference import Reference
 from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
-    REF,
     InputError,
     RunInputs,
-    _usable,
+    completed_inputs,
     filled_paths,
+    inherited_inputs,
+    input_fields,
     project_models,
+    usable,
 )
 from studio.rewards.models import RewardVersion
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, Resolved, resolve, resources_of
-from studio.runs.creation import inherited_inputs, input_fields, with_builtin_reward
 from studio.runs.models import Run, RunKind
 from studio.telemetry.models import Checkpoint
 
@@ -112,14 +116,14 @@ def evaluated_models(project: Project, wanted: list[dict[str, Any]]) -> list[Eva
                 raise InputError(
                     {field: [f"No model {item['model']} in project {project.slug!r}."]}
                 )
-            _usable(model, field, ModelRole.POLICY)
-            chosen.append(Evaluated(model.name, f"{REF}model/{model.pk}", model))
+            usable(model, field, ModelRole.POLICY)
+            chosen.append(Evaluated(model.name, Reference("model", model.pk).text, model))
         else:
             checkpoint = _checkpoint(project, item["run"], item["step"], field)
             run = checkpoint.run
             assert run.model is not None  # checked by _checkpoint
             label = f"{run.name} @ step {checkpoint.step}"
-            chosen.append(Evaluated(label, f"{REF}checkpoint/{checkpoint.pk}", run.model))
+            chosen.append(Evaluated(label, Reference("checkpoint", checkpoint.pk).text, run.model))
     labels = [c.label for c in chosen]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
@@ -166,14 +170,7 @@ def _inputs(
                     ]
                 }
             )
-        inputs = RunInputs(
-            model=base,
-            dataset_version=parent.dataset_version,
-            validation=parent.validation,
-            validation_version=parent.validation_version,
-            reward_version=parent.reward_version,
-            reward_models=parent.reward_models,
-        )
+        inputs = parent.replace(model=base)
         reward = parent.reward_version
     else:
         assert request.dataset_version is not None  # one of the two, checked above
@@ -191,7 +188,16 @@ def _inputs(
                 }
             )
         # Every row of the version is a prompt: it is "validated on" whole.
-        inputs = RunInputs(base, version, "dataset_version", version, None)
+        inputs = completed_inputs(
+            project,
+            {
+                "model": base,
+                "training_data": version,
+                "validation": ValidationChoice("dataset_version", version),
+                "reward": None,
+                "reward_models": {},
+            },
+        )
     if request.reward_version is not None:
         reward = (
             RewardVersion.objects.filter(function__project=project, pk=request.reward_version)
@@ -208,14 +214,7 @@ def _inputs(
             )
     if request.builtin_reward is not None:
         reward = None
-    return RunInputs(
-        inputs.model,
-        inputs.dataset_version,
-        inputs.validation,
-        inputs.validation_version,
-        reward,
-        inputs.reward_models,
-    ), source
+    return inputs.replace(reward=reward), source
 
 
 def compose_evaluation(
@@ -261,7 +260,7 @@ def compose_evaluation(
         if request.prompts is not None and request.prompts.split == "train":
             # The rows the run trained on, as the studio serves them to it.
             version = inputs.dataset_version.pk
-            filled["data.val_files"] = [f"{REF}dataset-version/{version}/train"]
+            filled["data.val_files"] = [Reference("dataset-version", version, "train").text]
         return filled
 
     resolved = resolve(

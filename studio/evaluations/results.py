@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import Max
 
-from studio.references.run_inputs import REF
+from studio.references.reference import Reference
 from studio.runs.models import Run
 from studio.telemetry.models import Checkpoint, MetricPoint, RolloutSample
 from trainer.evaluation.scores import Response, Scores, by_data_source, summarise
@@ -24,8 +24,8 @@ TOTAL_KEY = "eval/total_responses"
 
 
 def _reference(path: str) -> tuple[str, int | None]:
-    kind, _, rest = path[len(REF) :].partition("/") if path.startswith(REF) else ("", "", "")
-    return kind, int(rest) if rest.isdigit() else None
+    found = Reference.parse_or_none(path)
+    return (found.kind, found.pk) if found is not None else ("", None)
 
 
 def evaluated(run: Run) -> list[dict[str, Any]]:

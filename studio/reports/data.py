@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import pyarrow.parquet as pq
 from django.utils import timezone
@@ -13,7 +12,8 @@ from django.utils import timezone
 from studio.datasets.heldout import held_out_mask
 from studio.evaluations.questions import question_of
 from studio.evaluations.results import results
-from studio.references.summary import run_inputs
+from studio.references.kinds.reward import reward_code
+from studio.references.summary import input_lines, run_inputs
 from studio.reports.evaluation_html import EvaluationReport, render_evaluation_report
 from studio.reports.html import ReportRun, ReportSample, pick_keys, render_report
 from studio.runs.models import Run
@@ -71,7 +71,7 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
                 finished_at=_iso(run.finished_at),
                 config=run.config,
                 inputs=input_lines(run_inputs(run), held_out_count(run)),
-                reward_code=run.reward_version.code if run.reward_version else None,
+                reward_code=reward_code(run),
                 metrics=[
                     {"key": s.key, "steps": s.steps, "values": s.values}
                     for s in series
@@ -88,10 +88,6 @@ def report_runs(runs: Sequence[Run]) -> list[ReportRun]:
     return found
 
 
-def _dataset_line(ref: dict[str, Any] | None) -> str:
-    return f"{ref['name']} v{ref['number']} ({ref['rows']} rows)" if ref else "none"
-
-
 def held_out_count(run: Run) -> int | None:
     """How many of its version's rows a run holding rows out validates on (reads the
     version's file: for reports, not lists); None for other runs."""
@@ -100,39 +96,6 @@ def held_out_count(run: Run) -> int | None:
         return None
     with version.file.open("rb") as handle:
         return sum(held_out_mask(pq.read_table(handle)))
-
-
-def input_lines(inputs: dict[str, Any], held_out: int | None = None) -> dict[str, str]:
-    """A run's inputs as the report's rows; `held_out`: how many rows it holds out."""
-    model = inputs["model"]
-    reward = inputs["reward"]
-    whole = inputs["validation_dataset"]
-    held = (
-        f"{held_out} held-out rows of {whole['name']} v{whole['number']} ({whole['rows']} rows)"
-        if held_out is not None and whole
-        else f"held-out rows of {_dataset_line(whole)}"
-    )
-    validation = {
-        "held_out": held,
-        "dataset_version": _dataset_line(inputs["validation_dataset"]),
-        "none": "none",
-        "config": "the config's files",
-    }[inputs["validation"]]
-    legacy = inputs["legacy_paths"]
-    return {
-        "Model": f"{model['name']} ({model['kind']})"
-        if model
-        else f"path {legacy.get('model.path')}",
-        "Dataset": _dataset_line(inputs["dataset"])
-        if inputs["dataset"]
-        else f"files {legacy.get('data.train_files')}",
-        "Validation": validation,
-        "Reward": f"{reward['name']} v{reward['number']}"
-        if reward["version"]
-        else f"built-in {reward['name']}",
-        "Reward models": ", ".join(f"{m['name']} ({m['place']})" for m in inputs["reward_models"])
-        or "none",
-    }
 
 
 def report_html(runs: Sequence[Run]) -> str:

@@ -21,6 +21,7 @@ import logging
 import re
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.conf import settings
@@ -29,8 +30,12 @@ from django.db.models import Max
 
 from studio.datasets.splits import is_validation
 from studio.paths import var_dir
+from studio.references.kinds.reward import reward_code as stored_reward_code
+from studio.references.kinds.reward import reward_settings
+from studio.references.kinds.training_data import data_settings
 from studio.references.launch_paths import fill_launch_paths
 from studio.references.locations import ModelUnavailable
+from studio.references.registry import Launch, UnresolvedReference
 from studio.runs import lifecycle
 from studio.runs.bootstrap import attempt_handoff
 from studio.runs.configs import INPROCESS_REFUSED
@@ -100,45 +105,61 @@ def dataset_url(run_id: int, split: str) -> str:
     return f"{settings.RLSTUDIO_URL.rstrip('/')}/api/ingest/runs/{run_id}/dataset?split={split}"
 
 
-def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
-    """The run's stored config, its references turned into the paths this launch uses."""
+@dataclass(frozen=True)
+class TrainerLaunch:
+    """What a launched trainer receives: its config, and the reward code its reward
+    reference names (None: a built-in reward)."""
+
+    config: dict[str, Any]
+    reward_code: str | None
+
+
+def trainer_launch(run: Run, attempt: RunAttempt) -> TrainerLaunch:
+    """The run's stored config, its references turned into the paths this launch uses,
+    and the reward code its stored reward reference names."""
     tree: dict[str, Any] = copy.deepcopy(run.config)
     if run.model_id is None:
         _legacy_paths(run, tree)
+        reward_code = stored_reward_code(run)
     else:
+        launch = Launch(run, dataset_url)
         try:
-            fill_launch_paths(run, tree, dataset_url)
-        except ModelUnavailable as exc:
+            fill_launch_paths(launch, tree)
+        except (ModelUnavailable, UnresolvedReference) as exc:
             raise LaunchRefused(str(exc)) from None
+        reward_code = launch.reward_code
     if attempt.number > 1:
         tree["checkpoint"]["resume"] = "auto"  # a resume continues from the latest
     if tree.get("reward", {}).get("executor") == "inprocess":
         # Stored before runs were validated for it: refused, never run unsandboxed.
         raise LaunchRefused(INPROCESS_REFUSED)
-    return tree
+    return TrainerLaunch(tree, reward_code)
+
+
+def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
+    """The run's stored config, its references turned into the paths this launch uses."""
+    return trainer_launch(run, attempt).config
 
 
 def _legacy_paths(run: Run, tree: dict[str, Any]) -> None:
     """A run stored before runs referenced resources: its config's own paths, with the
-    dataset and reward version it was given laid over them as they were then."""
+    dataset and reward version it was given laid over them as the kinds fill them in."""
     resolve_var_paths(tree, var_dir())  # the demo assets, wherever the var dir is
     tree.setdefault("checkpoint", {})["dir"] = checkpoint_dir(run.pk)
     tree.setdefault("logging", {})["jsonl_path"] = None
     version = run.dataset_version
+    settings: dict[str, Any] = {}
     if version is not None:
-        data = tree.setdefault("data", {})
-        data["train_files"] = [dataset_url(run.pk, "train")]
         names = {str(s.get("name")) for s in version.stats.get("splits", []) if isinstance(s, dict)}
-        data["val_files"] = [dataset_url(run.pk, "val")] if any(map(is_validation, names)) else []
-        data["format"] = version.data_format
-        for key in ("prompt_key", "answer_key", "data_source"):
-            if key in version.column_mapping:
-                data[key] = version.column_mapping[key]
+        has_val = any(map(is_validation, names))
+        settings["data.train_files"] = [dataset_url(run.pk, "train")]
+        settings["data.val_files"] = [dataset_url(run.pk, "val")] if has_val else []
+        settings.update(data_settings(version))
     if run.reward_version is not None:
-        reward = tree.setdefault("reward", {})
-        reward["function"] = "custom"
-        reward["custom_name"] = run.reward_version.entrypoint
-        reward["executor"] = "sandbox"
+        settings.update(reward_settings(run.reward_version))
+    for place, value in settings.items():
+        section, _, key = place.rpartition(".")
+        tree.setdefault(section, {})[key] = value
 
 
 def entrypoint() -> str:

@@ -8,7 +8,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from studio.references.run_inputs import VALIDATION_CHOICES
+from studio.references.registry import request_fields
 from studio.references.summary import RunInputsSerializer, run_inputs
 from studio.runs.fair_share import QueueEntry
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
@@ -72,39 +72,12 @@ class ResourcesSerializer(serializers.Serializer):
     memory_gb = serializers.FloatField(min_value=0, max_value=1_000_000, required=False)
 
 
-def _id(help_text: str) -> serializers.IntegerField:
-    return serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=2**63 - 1, help_text=help_text
-    )
-
-
 class RunInputsRequestSerializer(serializers.Serializer):
     """The run's inputs, each a resource of the run's project, by id (never a path)."""
 
-    model = _id("The model to train (/api/models/); default: the preset's demo model.")
-    dataset = _id("A dataset to train on: its latest version now, recorded as that version.")
-    dataset_version = _id("The exact dataset version to train on (instead of `dataset`).")
-    validation = serializers.ChoiceField(
-        choices=list(VALIDATION_CHOICES),
-        required=False,
-        help_text="`held_out` (default): the version's rows labelled val/test, else 10% of "
-        "its rows (at most 500) chosen by a hash of each row and never trained on; "
-        "`dataset_version`: all rows of `validation_version`; `none`: no validation.",
-    )
-    validation_version = _id("With validation='dataset_version': the version to validate on.")
-    reward_version = _id("A reward function version; default: the config's built-in reward.")
-    builtin_reward = serializers.BooleanField(
-        required=False,
-        help_text="Score with the config's built-in reward, not a reward version: how a clone "
-        "drops its parent's reward version. Not together with `reward_version`.",
-    )
-    reward_models = serializers.DictField(
-        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
-        required=False,
-        allow_empty=True,
-        help_text='Reward models by config place, e.g. {"reward.model.path": 4, '
-        '"reward.extra_models.0.path": 5}; default: the preset\'s demo reward model, if any.',
-    )
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # Each input kind's request fields (studio.references.kinds), before the request's own.
+        return {**request_fields(), **super().get_fields()}
 
 
 class RunCreateSerializer(RunInputsRequestSerializer):

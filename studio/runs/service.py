@@ -12,9 +12,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.projects.models import AuditEvent, Project
+from studio.references.run_inputs import input_fields
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import resources_of
-from studio.runs.creation import compose, input_fields
+from studio.runs.creation import compose
 from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.serializers import unique_tags
 

@@ -24,7 +24,7 @@ from studio.datasets.models import DatasetVersion
 from studio.datasets.splits import VALIDATION_SPLITS, is_validation
 from studio.datasets.stored import check_readable
 from studio.runs.bootstrap import redeem
-from studio.runs.launch import LaunchRefused, trainer_config
+from studio.runs.launch import LaunchRefused, trainer_launch
 from studio.runs.models import IngestToken, Run
 from studio.runs.tokens import IngestTokenAuthentication, issue_ingest_token
 from studio.telemetry.ingest.openapi import IngestModelExtension  # noqa: F401  (registers the schema)
@@ -160,14 +160,15 @@ class IngestBootstrapView(APIView):
             )
         run = attempt.run
         try:
-            config = trainer_config(run, attempt)
+            # The reward code is the one the stored config's reward reference names.
+            launched = trainer_launch(run, attempt)
         except LaunchRefused as exc:
             raise Conflict(str(exc)) from exc
         return Response(
             {
                 "token": issue_ingest_token(attempt),
-                "config": config,
-                "reward_code": run.reward_version.code if run.reward_version else None,
+                "config": launched.config,
+                "reward_code": launched.reward_code,
             }
         )
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from studio.datasets.heldout import held_out_mask
 from studio.datasets.models import DatasetVersion
-from studio.references.run_inputs import REF
+from studio.references.reference import Reference
 from studio.runs.models import Run
 from studio.telemetry.models import RolloutSample
 from trainer.config.schema import DataConfig
@@ -36,11 +36,8 @@ def _reads_training_rows(run: Run) -> bool:
     """An evaluation asked to answer the rows its source run trained on reads the train
     side as its validation file (studio.evaluations.creation)."""
     files = run.config.get("data", {}).get("val_files") or []
-    return (
-        bool(files)
-        and str(files[0]).startswith(f"{REF}dataset-version/")
-        and (str(files[0]).endswith("/train"))
-    )
+    first = Reference.parse_or_none(files[0]) if files else None
+    return first is not None and first.kind == "dataset-version" and first.part == "train"
 
 
 def source_file(run: Run, split: str) -> SourceFile | None:

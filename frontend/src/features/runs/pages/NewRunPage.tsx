@@ -33,6 +33,20 @@ import { pathFieldsOf, sectionsOf, setAt } from "../lib/configSchema";
 import styles from "./NewRunPage.module.css";
 
 const DEFAULT_PRESET = "grpo-tiny-arith";
+/** The run's own request fields, besides its inputs. */
+type RunField = "name" | "config" | "overrides" | "priority" | "resources" | "tags" | "notes";
+/** The input request fields (the server's registry of input kinds, through the generated
+ * schema): a kind added there fails this check until the form shows its errors. */
+const INPUT_FIELDS = {
+  model: true,
+  dataset: true,
+  dataset_version: true,
+  validation: true,
+  validation_version: true,
+  reward_version: true,
+  builtin_reward: true,
+  reward_models: true,
+} satisfies Record<Exclude<keyof RunClone, RunField>, true>;
 /** Request fields this form shows errors at (config.* paths are shown in the config form). */
 const FORM_FIELDS = new Set([
   "name",
@@ -42,14 +56,7 @@ const FORM_FIELDS = new Set([
   "overrides",
   "resources.cpus",
   "resources.gpus",
-  "model",
-  "dataset",
-  "dataset_version",
-  "validation",
-  "validation_version",
-  "reward_version",
-  "builtin_reward",
-  "reward_models",
+  ...Object.keys(INPUT_FIELDS),
   "reward_models.reward.model.path",
 ]);
 
