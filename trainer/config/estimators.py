@@ -20,16 +20,36 @@ if TYPE_CHECKING:  # the schema imports this module
 class EstimatorTraits:
     compares_within_group: bool  # a baseline from the other responses: rollout.n >= 2
     needs_critic: bool  # a value model is trained alongside the actor
+    # ReMax: the rollout step decodes one greedy response per prompt and scores it.
+    needs_greedy_baseline: bool = False
+    # Optimal token baselines: old log-probs and the sum of squared token probabilities.
+    needs_token_probabilities: bool = False
 
+
+_GROUP = EstimatorTraits(compares_within_group=True, needs_critic=False)
+_ALONE = EstimatorTraits(compares_within_group=False, needs_critic=False)
+_TOKEN_BASELINE = EstimatorTraits(
+    compares_within_group=True, needs_critic=False, needs_token_probabilities=True
+)
 
 ESTIMATOR_TRAITS: Mapping[AdvantageEstimator, EstimatorTraits] = MappingProxyType(
     {
-        "grpo": EstimatorTraits(compares_within_group=True, needs_critic=False),
+        "grpo": _GROUP,
+        "grpo_vectorized": _GROUP,
         "gae": EstimatorTraits(compares_within_group=False, needs_critic=True),
-        "rloo": EstimatorTraits(compares_within_group=True, needs_critic=False),
-        "reinforce_plus_plus": EstimatorTraits(compares_within_group=False, needs_critic=False),
-        "reinforce_plus_plus_baseline": EstimatorTraits(
-            compares_within_group=True, needs_critic=False
+        "rloo": _GROUP,
+        "rloo_vectorized": _GROUP,
+        "reinforce_plus_plus": _ALONE,
+        "reinforce_plus_plus_baseline": _GROUP,
+        "grpo_passk": _GROUP,
+        # The baseline is the greedy response, not the group: one sample per prompt works.
+        "remax": EstimatorTraits(
+            compares_within_group=False, needs_critic=False, needs_greedy_baseline=True
         ),
+        "opo": _GROUP,
+        "gpg": _GROUP,
+        "gdpo": _GROUP,
+        "optimal_token_baseline": _TOKEN_BASELINE,
+        "tir_optimal_token_baseline": _TOKEN_BASELINE,
     }
 )
