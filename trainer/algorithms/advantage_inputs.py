@@ -82,5 +82,3 @@ def group_stats(scores: Tensor, group_index: Tensor) -> tuple[Tensor, Tensor, Te
     low = scores.new_full(size.shape, torch.inf).scatter_reduce(0, inverse, scores, "amin")
     deviation = torch.where((high == low)[inverse], torch.zeros_like(deviation), deviation)
     return mean[inverse], std[inverse], size[inverse], deviation
-
-

@@ -30,6 +30,7 @@ from trainer.algorithms.token_baseline import (
 )
 from trainer.config.schema import AdvantageEstimator
 
+
 def scores_to_token_rewards(scores: Tensor, response_mask: Tensor) -> Tensor:
     """Place each response's scalar score on its last valid response token.
 

@@ -19,7 +19,9 @@ from trainer.algorithms.policy_loss_inputs import (
 from trainer.algorithms.stats import masked_mean
 
 
-def _aggregate(token_losses: Tensor, inputs: PolicyLossInputs, mask: Tensor | None = None) -> Tensor:
+def _aggregate(
+    token_losses: Tensor, inputs: PolicyLossInputs, mask: Tensor | None = None
+) -> Tensor:
     return aggregate_loss(
         weighted(token_losses, inputs),
         inputs.response_mask if mask is None else mask,

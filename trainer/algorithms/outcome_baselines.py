@@ -92,7 +92,8 @@ def remax(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
         mask = float_mask(inputs)  # (B, T)
         returns = (inputs.token_rewards * mask).flip(-1).cumsum(-1).flip(-1)  # (B, T)
         baseline = inputs.reward_baselines.to(returns.dtype)  # (B,)
-        return returns - baseline.unsqueeze(-1) * mask, returns
+        # Zero on masked tokens (a multi-turn episode's tool output) like every estimator.
+        return (returns - baseline.unsqueeze(-1)) * mask, returns * mask
 
 
 def gdpo(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:

@@ -36,7 +36,9 @@ def is_threshold_bounds(spec: float | str) -> tuple[float, float | None]:
         upper = float(upper_text)
         lower = float(lower_text) if lower_text else None
     except ValueError as exc:
-        raise ValueError(f"rollout_is_threshold {spec!r}: expected a number or 'lower_upper'.") from exc
+        raise ValueError(
+            f"rollout_is_threshold {spec!r}: expected a number or 'lower_upper'."
+        ) from exc
     if upper <= 0 or (lower is not None and not 0 < lower <= upper):
         raise ValueError(
             f"rollout_is_threshold {spec!r}: bounds must be positive with lower <= upper."
@@ -61,7 +63,9 @@ def rs_thresholds(options: list[str], spec: float | str) -> dict[str, tuple[floa
             upper = float(up_text)
             lower = float(low_text) if low_text else 1.0 / upper
             if not 0 < lower <= upper:
-                raise ValueError(f"rollout_rs_threshold {part!r} for {option}: need 0 < lower <= upper.")
+                raise ValueError(
+                    f"rollout_rs_threshold {part!r} for {option}: need 0 < lower <= upper."
+                )
             bounds[option] = (lower, upper)
         else:
             if "_" in part or float(part) <= 0:
@@ -106,7 +110,9 @@ def importance_weights(
     return weights
 
 
-def rejection_mask(log_ratio: Tensor, mask: Tensor, criteria: str, threshold: float | str) -> Tensor:
+def rejection_mask(
+    log_ratio: Tensor, mask: Tensor, criteria: str, threshold: float | str
+) -> Tensor:
     """(B, T) mask without the tokens (token_*) or whole sequences (seq_*) whose
     divergence estimate breaks its bound; every criterion must pass."""
     options = list(dict.fromkeys(o.strip() for o in criteria.split(",") if o.strip()))
@@ -146,7 +152,11 @@ def correct(
     metrics: dict[str, float] = {}
     if cfg.rollout_is is not None:
         weights = importance_weights(
-            log_ratio, mask, cfg.rollout_is, cfg.rollout_is_threshold, cfg.rollout_is_batch_normalize
+            log_ratio,
+            mask,
+            cfg.rollout_is,
+            cfg.rollout_is_threshold,
+            cfg.rollout_is_batch_normalize,
         )
         metrics["rollout_corr/rollout_is_mean"] = float(masked_mean(weights, mask))
     kept = mask

@@ -68,7 +68,7 @@ def optimal_token_baseline(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
             numerator = (returns[rows] * weights[rows] * m).sum(0)  # (T,)
             baselines[rows] = numerator / ((weights[rows] * m).sum(0) + OTB_EPSILON)
             _zero_tail(baselines, rows, lengths)
-        return (returns - baselines) * mask, returns
+        return (returns - baselines) * mask, returns * mask
 
 
 def tir_optimal_token_baseline(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
@@ -100,4 +100,4 @@ def tir_optimal_token_baseline(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]
         advantages = torch.zeros_like(returns)  # (B, T)
         for row in range(lengths.shape[0]):
             advantages[row, valid[row]] = packed_adv[row, : lengths[row]]
-        return advantages * mask, returns
+        return advantages * mask, returns * mask

@@ -149,16 +149,15 @@ class RolloutCorrectionConfig(Section):
         unknown = [o.strip() for o in value.split(",") if o.strip() not in RS_OPTIONS]
         if unknown or not value.strip():
             raise ValueError(
-                f"rollout_rs={value!r}: unknown criteria {unknown}; allowed: {', '.join(RS_OPTIONS)}"
+                f"rollout_rs={value!r}: unknown criteria {unknown}; "
+                f"allowed: {', '.join(RS_OPTIONS)}"
             )
         return value
 
     @model_validator(mode="after")
     def _rs_needs_threshold(self) -> RolloutCorrectionConfig:
         if self.rollout_rs is not None and self.rollout_rs_threshold is None:
-            raise ValueError(
-                "algorithm.rollout_correction.rollout_rs needs rollout_rs_threshold"
-            )
+            raise ValueError("algorithm.rollout_correction.rollout_rs needs rollout_rs_threshold")
         return self
 
     @property

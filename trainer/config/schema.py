@@ -12,13 +12,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from trainer.config.algorithm_section import AdvantageEstimator as AdvantageEstimator
-from trainer.config.algorithm_section import PolicyLoss as PolicyLoss
 from trainer.config.algorithm_section import (
     PfPpoConfig,
-    algorithm_conflicts,
     PolicyLossOptions,
     RolloutCorrectionConfig,
+    algorithm_conflicts,
 )
+from trainer.config.algorithm_section import PolicyLoss as PolicyLoss
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
 from trainer.config.logging_section import LoggingConfig as LoggingConfig

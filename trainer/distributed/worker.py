@@ -271,6 +271,7 @@ class PolicyWorker:
             norm_constant,
             generator,
             self.group,
+            rollout_correction=self.cfg.algorithm.rollout_correction,
         )
         return UpdateResult(metrics, generator.get_state(), self.memory())
 

@@ -221,6 +221,7 @@ class LocalRoles:
             mini_batch_rows,
             norm_constant,
             generator,
+            rollout_correction=self.cfg.algorithm.rollout_correction,
         )
 
     def step_schedulers(self) -> None:
