@@ -3,9 +3,9 @@ rollout correction and PF-PPO, each under the key verl 0.9.1 uses for it."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from trainer.config.section import Section
 
@@ -62,6 +62,17 @@ RS_OPTIONS: tuple[str, ...] = RolloutRsOption.__args__  # type: ignore[attr-defi
 PfPpoReweight = Literal["pow", "max_min", "max_random"]
 
 
+def _number_as_text(value: object) -> object:
+    """verl takes a threshold as a number or as text ('0.5_2.0', '0.1,0.5'); ours is text
+    always, so the run form shows one text field."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+ThresholdSpec = Annotated[str, BeforeValidator(_number_as_text)]
+
+
 class PolicyLossOptions(Section):
     """verl's `actor.policy_loss.*` and `actor.tau_pos/tau_neg`: read by one loss each."""
 
@@ -111,8 +122,8 @@ class RolloutCorrectionConfig(Section):
         description="Importance weights pi_old / pi_rollout per `token` or per `sequence` "
         "(product over its tokens), truncated at `rollout_is_threshold`. Empty: none.",
     )
-    rollout_is_threshold: float | str = Field(
-        2.0,
+    rollout_is_threshold: ThresholdSpec = Field(
+        "2.0",
         description="Upper bound of the weights (truncation), or `lower_upper` such as "
         "`0.5_2.0`: weights outside the band are zeroed (IcePop).",
     )
@@ -125,7 +136,7 @@ class RolloutCorrectionConfig(Section):
         + ", ".join(RS_OPTIONS)
         + "; a token (token_*) or sequence (seq_*) over its threshold leaves the loss.",
     )
-    rollout_rs_threshold: float | str | None = Field(
+    rollout_rs_threshold: ThresholdSpec | None = Field(
         None,
         description="One threshold for all criteria or one per criterion, comma-separated; "
         "k1 criteria take `lower_upper` ratio bounds (a single value u means 1/u_u).",
