@@ -91,7 +91,7 @@ ESTIMATOR_CASES = {case["name"]: case for case in DATA["estimator_inputs"]}
 @pytest.mark.parametrize("entry", DATA["advantages"], ids=lambda e: f"{e['estimator']}-{e['case']}")
 def test_each_estimator_matches_verl(entry: dict[str, Any]):
     name, case = entry["estimator"], ESTIMATOR_CASES[entry["case"]]
-    estimator = ADVANTAGE_ESTIMATORS[name]  # type: ignore[index]
+    estimator = ADVANTAGE_ESTIMATORS[name]
     if "error" in entry:  # verl refuses these inputs: so do we
         with pytest.raises(ValueError, match="at least 2 responses per prompt"):
             estimator(_estimator_inputs(case))
@@ -159,7 +159,7 @@ def test_each_policy_loss_matches_verl_in_value_gradient_and_metrics(entry: dict
     if why := LOSS_DEVIATIONS.get((name, entry["case"], entry["mode"])):
         pytest.skip(why)
     logprobs = t(LOSS_INPUTS[entry["case"]]["logprobs"]).requires_grad_(True)
-    out = POLICY_LOSSES[name](_loss_inputs(entry, logprobs))  # type: ignore[index]
+    out = POLICY_LOSSES[name](_loss_inputs(entry, logprobs))
     out.loss.backward()
     assert logprobs.grad is not None
     torch.testing.assert_close(out.loss.detach(), t(entry["loss"]), atol=ATOL, rtol=1e-5)

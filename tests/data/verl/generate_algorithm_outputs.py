@@ -55,7 +55,8 @@ class DataProto:
     whose batch/non_tensor_batch/meta_info PF-PPO resamples."""
 
     def __init__(self, batch: dict, non_tensor_batch: dict | None = None) -> None:
-        self.batch, self.non_tensor_batch, self.meta_info = batch, non_tensor_batch or {}, {}
+        self.batch, self.non_tensor_batch = batch, non_tensor_batch or {}
+        self.meta_info: dict[str, Any] = {}
 
     @classmethod
     def from_dict(cls, tensors: dict) -> DataProto:
@@ -67,7 +68,7 @@ class _Batch(dict):
 
 
 def _install_verl() -> tuple[Any, Any]:
-    root = Path(importlib.metadata.distribution("verl").locate_file("verl"))
+    root = Path(str(importlib.metadata.distribution("verl").locate_file("verl")))
     for name in ("verl", "verl.utils", "verl.trainer", "verl.trainer.ppo", "verl.workers"):
         module = types.ModuleType(name)
         module.__path__ = [str(root / Path(*name.split(".")[1:]))]
@@ -327,6 +328,7 @@ def run_loss(core: Any, name: str, case: dict[str, Any], mode: str, bypass: dict
     except (ValueError, AssertionError) as exc:
         return {"error": type(exc).__name__, "message": str(exc)}
     kept = {k: r(v) for k, v in metrics.items() if k.startswith("actor/")}
+    assert logprobs.grad is not None
     return {"loss": r(loss), "grad": r(logprobs.grad), "metrics": kept}
 
 
@@ -342,7 +344,7 @@ def correction_cases(helper: Any) -> list[dict[str, Any]]:
             [0.3, 0.3, 0.3, 0.3, -2.5],
         ]
     )
-    configs = [
+    configs: list[dict[str, Any]] = [
         {"rollout_is": "token", "rollout_is_threshold": 2.0},
         {"rollout_is": "sequence", "rollout_is_threshold": 2.0},
         {"rollout_is": "token", "rollout_is_threshold": "0.5_1.5"},
