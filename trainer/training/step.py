@@ -215,6 +215,9 @@ def train_step(
     ):
         with timed(metrics, "old_log_prob"):
             batch.old_logprobs = roles.actor_logprobs(batch, temperature)
+    if traits.needs_token_probabilities:  # the optimal token baselines' path variance
+        with timed(metrics, "old_log_prob"):
+            batch.sum_pi_squared = roles.actor_sum_pi_squared(batch, temperature)
     if cfg.needs_reference_model:
         with timed(metrics, "ref"):
             batch.ref_logprobs = roles.ref_logprobs(batch, temperature)
