@@ -191,7 +191,7 @@ def update_actor(
                         row_total,
                         sums,
                         learn,
-                        rollout_correction,
+                        rollout_correction=rollout_correction,
                     )
 
     passes = PpoPasses("actor", cfg.ppo_epochs, mini_batch_rows, cfg.optim.grad_clip)
