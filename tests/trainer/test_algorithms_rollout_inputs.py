@@ -1,5 +1,5 @@
-"""Rollout correction on perturbed log-probs, PF-PPO's weights, and ReMax's greedy
-baseline, by hand: the pieces the training step adds for these algorithms."""
+"""Rollout correction on perturbed log-probs, PF-PPO's weights, clip_cov's random pick and
+ReMax's greedy baseline, by hand: the pieces the training step adds for these algorithms."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import torch
 from trainer.algorithms.bypass_loss import bypass_mode_loss
 from trainer.algorithms.clipped_losses import ppo_loss
 from trainer.algorithms.pf_ppo import pf_ppo_rows, pf_ppo_weights
+from trainer.algorithms.policy_loss import POLICY_LOSSES
 from trainer.algorithms.policy_loss_inputs import PolicyLossInputs
 from trainer.algorithms.rollout_correction import correct, importance_weights, rejection_mask
-from trainer.config.algorithm_section import RolloutCorrectionConfig
+from trainer.config.algorithm_section import PolicyLossOptions, RolloutCorrectionConfig
 from trainer.config.sampling import SamplingParams
 from trainer.rewards.contract import RewardRequest, RewardResult
 from trainer.rollout.collect import PromptItem, Sample
@@ -169,3 +170,28 @@ def test_remax_baseline_is_the_greedy_responses_reward_for_each_samples_prompt()
     torch.testing.assert_close(baselines, t([7.0, 3.0, 7.0]))
     assert [(c.n, c.temperature) for c in engine.calls] == [(1, 0.0)]  # one greedy each
     assert shaped == [2]  # shaped like the samples (overlong), once per prompt
+
+
+def test_clip_cov_cuts_the_gradient_of_exactly_its_share_of_tokens():
+    # 40 valid tokens, no ratio clipped, every covariance inside (lb, ub): 10% is 4 tokens.
+    torch.manual_seed(0)
+    logprobs = (-torch.rand(4, 10) - 0.1).requires_grad_(True)
+    mask = torch.ones(4, 10)
+    inputs = PolicyLossInputs(
+        logprobs=logprobs,
+        old_logprobs=logprobs.detach(),
+        advantages=torch.randn(4, 10),
+        response_mask=mask,
+        clip_ratio_low=0.2,
+        clip_ratio_high=0.2,
+        clip_ratio_c=3.0,
+        loss_agg_mode="token-mean",
+        norm_constant=None,
+        options=PolicyLossOptions(clip_cov_ratio=0.1, clip_cov_lb=-100.0, clip_cov_ub=100.0),
+        generator=torch.Generator().manual_seed(1),
+    )
+    out = POLICY_LOSSES["clip_cov"](inputs)
+    out.loss.backward()
+    assert logprobs.grad is not None
+    assert int((logprobs.grad == 0).sum()) == 4
+    assert float(out.clipfrac) == pytest.approx(0.1)

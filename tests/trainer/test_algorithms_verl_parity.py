@@ -82,6 +82,9 @@ def _estimator_inputs(case: dict[str, Any]) -> AdvantageInputs:
         reward_baselines=t(case["reward_baselines"]),
         old_logprobs=t(case["old_logprobs"]),
         sum_pi_squared=t(case["sum_pi_squared"]),
+        rollout_is_weights=(
+            t(case["rollout_is_weights"]) if "rollout_is_weights" in case else None
+        ),
     )
 
 

@@ -192,6 +192,11 @@ def estimator_cases() -> list[dict[str, Any]]:
                 "norm_adv_by_std_in_grpo": norm,
             }
         )
+    # The token baselines scale their path variance by the rollout correction's weights.
+    holes = cases[-1]
+    holes["rollout_is_weights"] = r(
+        (0.5 + torch.rand(holes_mask.shape, generator=g) * 1.5) * holes_mask
+    )
     return cases
 
 
@@ -223,7 +228,8 @@ def run_estimator(core: Any, name: str, case: dict[str, Any]) -> dict[str, Any]:
             if name in ("optimal_token_baseline", "tir_optimal_token_baseline"):
                 kwargs["old_log_probs"] = t(case["old_logprobs"])
                 kwargs["sum_pi_squared"] = t(case["sum_pi_squared"])
-                kwargs["rollout_is_weights"] = None
+                weights = case.get("rollout_is_weights")
+                kwargs["rollout_is_weights"] = None if weights is None else t(weights)
             out = core.get_adv_estimator_fn(name)(**kwargs)
     except (ValueError, AssertionError) as exc:
         return {"error": type(exc).__name__, "message": str(exc)}
