@@ -14,7 +14,7 @@ import torch
 from trainer.algorithms.bypass_loss import bypass_mode_loss
 from trainer.algorithms.clipped_losses import ppo_loss
 from trainer.algorithms.pf_ppo import pf_ppo_rows, pf_ppo_weights
-from trainer.algorithms.policy_loss import POLICY_LOSSES
+from trainer.algorithms.policy_loss import POLICY_LOSSES, zero_advantage_rows_matter
 from trainer.algorithms.policy_loss_inputs import PolicyLossInputs
 from trainer.algorithms.rollout_correction import correct, importance_weights, rejection_mask
 from trainer.config.algorithm_section import PolicyLossOptions, RolloutCorrectionConfig
@@ -195,3 +195,8 @@ def test_clip_cov_cuts_the_gradient_of_exactly_its_share_of_tokens():
     assert logprobs.grad is not None
     assert int((logprobs.grad == 0).sum()) == 4
     assert float(out.clipfrac) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(("loss", "matters"), [("dro", True), ("kl_cov", True), ("cispo", False)])
+def test_rows_without_advantage_are_kept_for_the_losses_they_still_move(loss, matters):
+    assert zero_advantage_rows_matter(loss) is matters

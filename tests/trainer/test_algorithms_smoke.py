@@ -66,3 +66,6 @@ def test_one_demo_step_trains_with_finite_losses(demo_assets, tmp_path, name):
         # The hf engine samples with the trainer's own forward: the two agree.
         assert metrics["rollout_corr/rollout_is_mean"] == pytest.approx(1.0, abs=1e-3)
         assert metrics["rollout_corr/rollout_rs_masked_fraction"] == 0.0
+    if name == "bypass_mode_reinforce":  # only the bypass loss reports these in the update
+        assert math.isfinite(metrics["rollout_corr/kl"])
+        assert metrics["rollout_corr/rollout_is_mean"] == pytest.approx(1.0, abs=1e-2)

@@ -34,9 +34,11 @@ __all__ = [
     "PolicyLossFn",
     "PolicyLossInputs",
     "PolicyLossOutput",
+    "active_policy_loss",
     "effective_loss_agg_mode",
     "gspo_loss",
     "ppo_loss",
+    "zero_advantage_rows_matter",
 ]
 
 POLICY_LOSSES: Mapping[PolicyLoss, PolicyLossFn] = MappingProxyType(
@@ -59,6 +61,24 @@ POLICY_LOSSES: Mapping[PolicyLoss, PolicyLossFn] = MappingProxyType(
 # Losses that average over sequences whatever `loss_agg_mode` says (verl): the update
 # weighs their micro-batches by rows so the accumulated gradient stays the batch's.
 _SEQUENCE_MEAN: frozenset[str] = frozenset({"sapo", "geo_mean"})
+
+
+# Losses where a row whose advantages are all 0 still matters: dro's log-ratio penalty has
+# a gradient of its own, and clip_cov / kl_cov pick their tokens from statistics over the
+# whole micro-batch (leaving rows out would change the pick).
+_ZERO_ADVANTAGE_ROWS_MATTER: frozenset[str] = frozenset({"dro", "clip_cov", "kl_cov"})
+
+
+def zero_advantage_rows_matter(loss: PolicyLoss) -> bool:
+    """Whether rows whose every advantage is 0 change the loss's gradient under `loss`."""
+    return loss in _ZERO_ADVANTAGE_ROWS_MATTER
+
+
+def active_policy_loss(configured: PolicyLoss, bypass_mode: bool) -> PolicyLoss:
+    """The loss the actor runs: algorithm.rollout_correction.bypass_mode replaces the
+    configured one with `bypass_mode`, as verl's apply_bypass_mode does (the config refuses
+    a configured loss other than ppo there, so nothing is replaced silently)."""
+    return "bypass_mode" if bypass_mode else configured
 
 
 def effective_loss_agg_mode(loss: PolicyLoss, configured: LossAggMode) -> LossAggMode:

@@ -23,7 +23,9 @@ from trainer.algorithms.kl import kl_penalty
 from trainer.algorithms.policy_loss import (
     POLICY_LOSSES,
     PolicyLossInputs,
+    active_policy_loss,
     effective_loss_agg_mode,
+    zero_advantage_rows_matter,
 )
 from trainer.algorithms.value import value_loss
 from trainer.config.algorithm_section import RolloutCorrectionConfig
@@ -133,11 +135,17 @@ class PpoPasses:
 def rows_without_gradient(batch: RolloutBatch, cfg: ActorConfig) -> Tensor:
     """(B,) bool: rows whose share of the actor's loss has a zero gradient.
 
-    The policy loss is the advantage times a function of the ratio, so a row whose every
-    advantage is zero (a GRPO group whose samples all scored the same) contributes zero,
-    and so does its gradient; only an entropy bonus or a KL loss would reach it."""
+    Most policy losses are the advantage times a function of the ratio, so a row whose
+    every advantage is zero (a GRPO group whose samples all scored the same) contributes
+    zero, and so does its gradient; only an entropy bonus, a KL loss or one of the losses
+    `zero_advantage_rows_matter` names would reach it."""
     assert batch.advantages is not None
-    if not cfg.skip_zero_advantage_backward or cfg.entropy_coeff > 0 or cfg.use_kl_loss:
+    if (
+        not cfg.skip_zero_advantage_backward
+        or cfg.entropy_coeff > 0
+        or cfg.use_kl_loss
+        or zero_advantage_rows_matter(cfg.policy_loss)
+    ):
         return torch.zeros(batch.size, dtype=torch.bool, device=batch.advantages.device)
     return ((batch.advantages * batch.response_mask) == 0).all(dim=-1)
 
@@ -225,7 +233,9 @@ def _actor_micro_batch(
     # One optimizer step per batch makes the rollout policy the current one:
     # old log-probs are then this forward's values (ratio 1), no extra pass.
     old = micro.old_logprobs if micro.old_logprobs is not None else stats.logprobs
-    pg = POLICY_LOSSES[cfg.policy_loss](
+    bypass = rollout_correction is not None and rollout_correction.bypass_mode
+    loss_name = active_policy_loss(cfg.policy_loss, bypass)
+    pg = POLICY_LOSSES[loss_name](
         PolicyLossInputs(
             logprobs=stats.logprobs,
             old_logprobs=old.detach(),
@@ -255,7 +265,7 @@ def _actor_micro_batch(
         loss = loss + cfg.kl_loss_coef * kl_loss
     # A dummy micro-batch (active 0) only keeps data-parallel ranks in step.
     # sapo and geo_mean average over rows whatever loss_agg_mode says: weigh them so.
-    mode = effective_loss_agg_mode(cfg.policy_loss, cfg.loss_agg_mode)
+    mode = effective_loss_agg_mode(loss_name, cfg.loss_agg_mode)
     weight = part.active * micro_weight(micro.response_mask, mask_total, row_total, mode)
     if learn:
         (loss * weight).backward()
