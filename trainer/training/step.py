@@ -283,6 +283,8 @@ def train_step(
     metrics |= tensor_stats("critic/advantages", advantages, reported.response_mask)
     metrics |= tensor_stats("critic/returns", returns, reported.response_mask)
     metrics |= tensor_stats("critic/rewards", token_rewards.sum(-1))
+    if reported.reward_baselines is not None:  # ReMax: the greedy responses' rewards
+        metrics |= tensor_stats("critic/reward_baselines", reported.reward_baselines)
     if reported.values is not None:
         metrics |= tensor_stats("critic/values", reported.values, reported.response_mask)
     elapsed = time.perf_counter() - started
