@@ -49,11 +49,18 @@ def test_each_aggregation_mode_matches_its_definition(
     assert_close(aggregate_loss(LOSSES, MASK, mode, norm_constant), scalar(expected))
 
 
-def test_seq_mean_token_mean_counts_an_empty_sequence_as_zero_not_nan():
+def test_seq_mean_token_mean_leaves_an_empty_sequence_out_of_the_mean():
+    # As verl 0.9.1: the empty row neither adds to the loss nor counts in the divisor.
     loss = aggregate_loss(
         t([[1, 2, 3], [7, 7, 7]]), t([[1, 1, 1], [0, 0, 0]]), "seq-mean-token-mean"
     )
-    assert_close(loss, scalar((2 + 0) / 2))
+    assert_close(loss, scalar(2.0))
+
+
+def test_a_batch_with_no_response_token_aggregates_to_zero():
+    for mode in get_args(LossAggMode):
+        loss = aggregate_loss(t([[7, 7]]), t([[0, 0]]), mode, 2.0)
+        assert_close(loss, scalar(0.0))
 
 
 @pytest.mark.parametrize("mode", get_args(LossAggMode))

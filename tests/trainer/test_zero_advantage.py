@@ -69,10 +69,10 @@ def test_only_rows_with_an_advantage_are_back_propagated(
     seen: list[tuple[bool, bool, int]] = []  # (learn, grad enabled, rows)
     score = trainer.training.update._actor_micro_batch
 
-    def spy(*args: Any) -> None:
+    def spy(*args: Any, **kwargs: Any) -> None:
         part, learn = args[1], args[-1]
         seen.append((learn, torch.is_grad_enabled(), int(part.batch.size)))
-        score(*args)
+        score(*args, **kwargs)
 
     monkeypatch.setattr(trainer.training.update, "_actor_micro_batch", spy)
     batch = batch_with_idle_groups((1, 3))

@@ -9,51 +9,26 @@ implements them"); deviations are called out where they happen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from types import MappingProxyType
 
 import torch
 from torch import Tensor
 
+from trainer.algorithms.advantage_inputs import (
+    GRPO_EPSILON,
+    AdvantageFn,
+    AdvantageInputs,
+    float_mask,
+    group_stats,
+)
+from trainer.algorithms.outcome_baselines import gdpo, gpg, grpo_passk, opo, remax
 from trainer.algorithms.stats import masked_whiten
+from trainer.algorithms.token_baseline import (
+    optimal_token_baseline,
+    tir_optimal_token_baseline,
+)
 from trainer.config.schema import AdvantageEstimator
-
-GRPO_EPSILON = 1e-6  # added to the group std, as verl
-
-
-@dataclass(frozen=True)
-class AdvantageInputs:
-    """Everything any estimator may read; estimators ignore what they do not need."""
-
-    token_rewards: Tensor  # (B, T) float; outcome rewards sit on the last valid token
-    response_mask: Tensor  # (B, T) float 0/1; 1 on response tokens that are trained on
-    group_index: Tensor  # (B,) long; equal values = samples of the same prompt
-    values: Tensor | None  # (B, T) critic values; only GAE needs them
-    gamma: float  # discount (GAE, REINFORCE++)
-    lam: float  # GAE lambda
-    norm_by_std: bool  # GRPO: divide by the group std (False is Dr.GRPO)
-
-    def __post_init__(self) -> None:
-        shape = tuple(self.token_rewards.shape)
-        if self.token_rewards.dim() != 2:
-            raise ValueError(f"token_rewards must be (B, T), got shape {shape}.")
-        if tuple(self.response_mask.shape) != shape:
-            raise ValueError(
-                f"response_mask shape {tuple(self.response_mask.shape)} must equal "
-                f"token_rewards shape {shape}."
-            )
-        if tuple(self.group_index.shape) != shape[:1]:
-            raise ValueError(
-                f"group_index must be (B,) = ({shape[0]},), got {tuple(self.group_index.shape)}."
-            )
-        if self.values is not None and tuple(self.values.shape) != shape:
-            raise ValueError(
-                f"values shape {tuple(self.values.shape)} must equal token_rewards shape {shape}."
-            )
-
-
-AdvantageFn = Callable[[AdvantageInputs], tuple[Tensor, Tensor]]
 
 
 def scores_to_token_rewards(scores: Tensor, response_mask: Tensor) -> Tensor:
@@ -72,38 +47,15 @@ def scores_to_token_rewards(scores: Tensor, response_mask: Tensor) -> Tensor:
     return rewards
 
 
-def _float_mask(inputs: AdvantageInputs) -> Tensor:
-    return inputs.response_mask.to(inputs.token_rewards.dtype)  # (B, T)
-
-
-def _group_stats(scores: Tensor, group_index: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Per response: its group's mean, unbiased std, size and `score - mean`, each (B,).
-
-    In a group whose scores are all equal the deviation is exactly 0: float32 rounding
-    of the mean of [0.9, 0.9, 0.9] would otherwise leave 6e-8, which the division by
-    (std + 1e-6) turns into a spurious advantage of 0.06.
-    """
-    _, inverse, counts = torch.unique(group_index, return_inverse=True, return_counts=True)
-    size = counts.to(scores.dtype)  # (G,)
-    mean = scores.new_zeros(size.shape).index_add_(0, inverse, scores) / size  # (G,)
-    deviation = scores - mean[inverse]  # (B,)
-    sq_sum = scores.new_zeros(size.shape).index_add_(0, inverse, deviation**2)  # (G,)
-    std = (sq_sum / (size - 1).clamp(min=1)).sqrt()  # (G,) unbiased, like torch.std
-    high = scores.new_full(size.shape, -torch.inf).scatter_reduce(0, inverse, scores, "amax")
-    low = scores.new_full(size.shape, torch.inf).scatter_reduce(0, inverse, scores, "amin")
-    deviation = torch.where((high == low)[inverse], torch.zeros_like(deviation), deviation)
-    return mean[inverse], std[inverse], size[inverse], deviation
-
-
 def grpo(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
     """A_i = (s_i - mean_g) / (std_g + 1e-6), or s_i - mean_g without std (Dr.GRPO).
 
     A group of one has mean 0 and std 1 (verl), so its advantage is its own score.
     """
     with torch.no_grad():
-        mask = _float_mask(inputs)  # (B, T)
+        mask = float_mask(inputs)  # (B, T)
         scores = inputs.token_rewards.sum(dim=-1)  # (B,)
-        _, std, size, deviation = _group_stats(scores, inputs.group_index)
+        _, std, size, deviation = group_stats(scores, inputs.group_index)
         single = size == 1
         deviation = torch.where(single, scores, deviation)  # mean 0 for a group of one
         std = torch.where(single, torch.ones_like(std), std)
@@ -115,12 +67,13 @@ def grpo(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
 def rloo(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
     """Leave-one-out baseline: A_i = s_i - mean_{j != i} s_j = (s_i - mean_g) * n / (n - 1).
 
-    A group of one has no baseline and gets advantage 0 (verl leaves its raw score).
+    A group of one has no baseline and gets advantage 0, as verl's rloo_vectorized (its
+    loop version leaves the raw score, which trains a lone response on its reward alone).
     """
     with torch.no_grad():
-        mask = _float_mask(inputs)  # (B, T)
+        mask = float_mask(inputs)  # (B, T)
         scores = inputs.token_rewards.sum(dim=-1)  # (B,)
-        _, _, size, deviation = _group_stats(scores, inputs.group_index)
+        _, _, size, deviation = group_stats(scores, inputs.group_index)
         adv = torch.where(size > 1, deviation * size / (size - 1).clamp(min=1), 0.0)  # (B,)
         adv_tokens = adv.unsqueeze(-1) * mask  # (B, T)
     return adv_tokens, adv_tokens
@@ -142,7 +95,7 @@ def gae(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
         )
     with torch.no_grad():
         rewards, values = inputs.token_rewards, inputs.values.to(inputs.token_rewards.dtype)
-        mask = _float_mask(inputs)  # (B, T)
+        mask = float_mask(inputs)  # (B, T)
         valid = mask.bool()  # (B, T)
         next_value = rewards.new_zeros(rewards.shape[0])  # (B,)
         last_gae = rewards.new_zeros(rewards.shape[0])  # (B,)
@@ -161,40 +114,52 @@ def gae(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
 def reinforce_plus_plus(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
     """Discounted return of token rewards, whitened over the batch's valid tokens.
 
-    The running return is reset after each masked position (verl's "reset after EOS"),
-    so rewards in padding never flow back into the response.
+    A masked position (a tool's output inside a multi-turn episode) is skipped: the
+    running return passes through it unchanged, so the reward at the end reaches the
+    earlier turns (verl 0.9.1). Trailing padding holds no reward, so nothing leaks back.
     """
     with torch.no_grad():
         rewards = inputs.token_rewards
-        mask = _float_mask(inputs)  # (B, T)
+        mask = float_mask(inputs)  # (B, T)
         running = rewards.new_zeros(rewards.shape[0])  # (B,)
         returns = torch.empty_like(rewards)  # (B, T)
         for t in reversed(range(rewards.shape[1])):
-            running = rewards[:, t] + inputs.gamma * running
-            returns[:, t] = running
-            running = running * mask[:, t]
+            stepped = rewards[:, t] + inputs.gamma * running  # (B,)
+            returns[:, t] = stepped * mask[:, t]
+            running = torch.where(mask[:, t].bool(), stepped, running)
         advantages = masked_whiten(returns, mask) * mask  # (B, T)
-    return advantages, returns * mask
+    return advantages, returns
 
 
 def reinforce_plus_plus_baseline(inputs: AdvantageInputs) -> tuple[Tensor, Tensor]:
     """Score minus its group mean (a group of one: mean 0), broadcast, whitened over the batch."""
     with torch.no_grad():
-        mask = _float_mask(inputs)  # (B, T)
+        mask = float_mask(inputs)  # (B, T)
         scores = inputs.token_rewards.sum(dim=-1)  # (B,)
-        _, _, size, deviation = _group_stats(scores, inputs.group_index)
+        _, _, size, deviation = group_stats(scores, inputs.group_index)
         centred = torch.where(size == 1, scores, deviation)  # (B,)
         advantages = masked_whiten(centred.unsqueeze(-1) * mask, mask) * mask  # (B, T)
     return advantages, advantages
 
 
+# verl registers loop and vectorized twins of GRPO and RLOO under two names; they compute
+# the same numbers, and ours are vectorized already, so both names share one function.
 ADVANTAGE_ESTIMATORS: Mapping[AdvantageEstimator, AdvantageFn] = MappingProxyType(
     {
         "grpo": grpo,
+        "grpo_vectorized": grpo,
         "gae": gae,
         "rloo": rloo,
+        "rloo_vectorized": rloo,
         "reinforce_plus_plus": reinforce_plus_plus,
         "reinforce_plus_plus_baseline": reinforce_plus_plus_baseline,
+        "grpo_passk": grpo_passk,
+        "remax": remax,
+        "opo": opo,
+        "gpg": gpg,
+        "gdpo": gdpo,
+        "optimal_token_baseline": optimal_token_baseline,
+        "tir_optimal_token_baseline": tir_optimal_token_baseline,
     }
 )
 

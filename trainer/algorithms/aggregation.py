@@ -10,9 +10,11 @@
   `sum(dim=-1) / MAX_TOKENS` then `.mean()`. verl <= 0.4 summed over sequences
   instead of averaging (a loss B times larger); we follow the paper and current verl.
 
-"Averaged over sequences" always divides by B, all rows: a fully masked row adds 0
-(a token mean over no tokens is 0 here, NaN in old verl). This keeps micro-batches
-additive: a mini-batch's loss is the row-weighted sum of its micro-batches' losses.
+"Averaged over sequences" divides by the rows that hold a response token, as verl
+0.9.1: a fully masked row (a sequence the rollout correction rejected) neither adds to
+the loss nor dilutes it. Micro-batches stay additive: a mini-batch's loss is the sum of
+its micro-batches' losses, each weighted by its share of those rows
+(trainer.training.update.micro_weight).
 """
 
 from __future__ import annotations
@@ -45,13 +47,23 @@ def token_mean(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> T
     return masked_mean(loss_mat, mask)
 
 
+def _row_mean(per_row: Tensor, mask: Tensor) -> Tensor:
+    """(B,) -> (): the mean over rows with at least one valid token (0 when none)."""
+    return per_row.sum() / live_rows(mask).clamp(min=1)
+
+
+def live_rows(mask: Tensor) -> Tensor:
+    """0-dim count of rows with at least one valid token."""
+    return (mask.sum(dim=-1) > 0).sum()
+
+
 def seq_mean_token_sum(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
-    return masked_sum(loss_mat, mask, dim=-1).mean()  # (B,) -> ()
+    return _row_mean(masked_sum(loss_mat, mask, dim=-1), mask)  # (B,) -> ()
 
 
 def seq_mean_token_mean(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
     counts = mask.to(loss_mat.dtype).sum(dim=-1).clamp(min=1)  # (B,)
-    return (masked_sum(loss_mat, mask, dim=-1) / counts).mean()
+    return _row_mean(masked_sum(loss_mat, mask, dim=-1) / counts, mask)
 
 
 def seq_mean_token_sum_norm(loss_mat: Tensor, mask: Tensor, norm_constant: float | None) -> Tensor:
@@ -61,7 +73,7 @@ def seq_mean_token_sum_norm(loss_mat: Tensor, mask: Tensor, norm_constant: float
             f"norm_constant must be > 0 for seq-mean-token-sum-norm, got {constant}; "
             "pass the max response length."
         )
-    return (masked_sum(loss_mat, mask, dim=-1) / constant).mean()
+    return _row_mean(masked_sum(loss_mat, mask, dim=-1) / constant, mask)
 
 
 LOSS_AGGREGATIONS: Mapping[LossAggMode, Aggregation] = MappingProxyType(

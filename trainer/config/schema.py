@@ -11,6 +11,14 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from trainer.config.algorithm_section import AdvantageEstimator as AdvantageEstimator
+from trainer.config.algorithm_section import (
+    PfPpoConfig,
+    PolicyLossOptions,
+    RolloutCorrectionConfig,
+    algorithm_conflicts,
+)
+from trainer.config.algorithm_section import PolicyLoss as PolicyLoss
 from trainer.config.chat_template import ChatTemplateValue, check_template_kwargs
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.evaluation_section import EvaluationConfig as EvaluationConfig
@@ -30,10 +38,6 @@ from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
 from trainer.config.sampling import DEFAULT_SAMPLING
 from trainer.config.section import Dtype, OnOffAuto, Section
 
-AdvantageEstimator = Literal[
-    "grpo", "gae", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
-]
-PolicyLoss = Literal["ppo", "gspo"]
 LossAggMode = Literal[
     "token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
 ]
@@ -179,7 +183,13 @@ class OverlongConfig(Section):
 
 
 class AlgorithmConfig(Section):
-    adv_estimator: AdvantageEstimator = Field("grpo", description="Advantage estimator.")
+    adv_estimator: AdvantageEstimator = Field(
+        "grpo",
+        description="Advantage estimator, by verl's name: grpo, gae (with a critic), rloo, "
+        "reinforce_plus_plus(_baseline), grpo_passk, remax (a greedy response per prompt is "
+        "the baseline), opo, gpg, gdpo, optimal_token_baseline, tir_optimal_token_baseline; "
+        "grpo_vectorized and rloo_vectorized are grpo and rloo.",
+    )
     norm_adv_by_std_in_grpo: bool = Field(
         True, description="GRPO: divide by the group's std (False gives Dr.GRPO)."
     )
@@ -192,6 +202,13 @@ class AlgorithmConfig(Section):
     kl_ctrl: KLControlConfig = Field(default_factory=KLControlConfig)
     dynamic_sampling: DynamicSamplingConfig = Field(default_factory=DynamicSamplingConfig)
     overlong: OverlongConfig = Field(default_factory=OverlongConfig)
+    rollout_correction: RolloutCorrectionConfig = Field(default_factory=RolloutCorrectionConfig)
+    use_pf_ppo: bool = Field(
+        False,
+        description="PF-PPO (arXiv 2409.06957): resample the batch, with replacement, by "
+        "weights from the scores (`pf_ppo`). As verl 0.9.1, with adv_estimator=gae only.",
+    )
+    pf_ppo: PfPpoConfig = Field(default_factory=PfPpoConfig)
 
 
 class OptimConfig(Section):
@@ -315,8 +332,15 @@ class ActorConfig(Section):
         "the CPU). For models that do not fit on the GPUs otherwise; slower.",
     )
     policy_loss: PolicyLoss = Field(
-        "ppo", description="`ppo`: token-level clipped ratio; `gspo`: sequence-level ratio."
+        "ppo",
+        description="Policy loss, by verl's name (`ppo` is verl's vanilla): ppo token-level "
+        "clipped ratio; gspo sequence-level ratio; sapo soft gate; gpg plain policy gradient; "
+        "clip_cov / kl_cov covariance-selected clip or KL penalty; geo_mean geometric-mean "
+        "ratio (GMPO); cispo clipped importance weight on the log-prob; dppo_tv / dppo_kl "
+        "divergence-masked; dro quadratic log-ratio penalty; bypass_mode the rollout "
+        "correction's loss (set by algorithm.rollout_correction.bypass_mode).",
     )
+    policy_loss_options: PolicyLossOptions = Field(default_factory=PolicyLossOptions)
     clip_ratio_low: float = Field(0.2, ge=0.0, description="PPO clip below 1 (epsilon_low).")
     clip_ratio_high: float = Field(
         0.2, ge=0.0, description="PPO clip above 1 (epsilon_high; DAPO clip-higher uses 0.28)."
@@ -425,6 +449,16 @@ class RunConfig(Section):
                 "algorithm.overlong.buffer_len must be below rollout.max_new_tokens "
                 f"({self.algorithm.overlong.buffer_len} >= {self.rollout.max_new_tokens})."
             )
+        algo = self.algorithm
+        if problems := algorithm_conflicts(
+            algo.adv_estimator,
+            self.actor.policy_loss,
+            self.actor.policy_loss_options,
+            algo.rollout_correction,
+            algo.use_pf_ppo,
+            self.rollout.multi_turn.enabled,
+        ):
+            raise ValueError("; ".join(problems) + ".")
         return self
 
     @property

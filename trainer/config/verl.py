@@ -73,6 +73,15 @@ VERL_KEY_MAP: dict[str, str] = {
     f"{_AR}.actor.loss_agg_mode": "actor.loss_agg_mode",
     f"{_AR}.actor.entropy_coeff": "actor.entropy_coeff",
     f"{_AR}.actor.policy_loss.loss_mode": "actor.policy_loss",
+    # The policy losses' own settings (trainer.config.algorithm_section.PolicyLossOptions).
+    f"{_AR}.actor.policy_loss.clip_cov_ratio": "actor.policy_loss_options.clip_cov_ratio",
+    f"{_AR}.actor.policy_loss.clip_cov_lb": "actor.policy_loss_options.clip_cov_lb",
+    f"{_AR}.actor.policy_loss.clip_cov_ub": "actor.policy_loss_options.clip_cov_ub",
+    f"{_AR}.actor.policy_loss.kl_cov_ratio": "actor.policy_loss_options.kl_cov_ratio",
+    f"{_AR}.actor.policy_loss.ppo_kl_coef": "actor.policy_loss_options.ppo_kl_coef",
+    f"{_AR}.actor.policy_loss.dro_beta": "actor.policy_loss_options.dro_beta",
+    f"{_AR}.actor.tau_pos": "actor.policy_loss_options.tau_pos",
+    f"{_AR}.actor.tau_neg": "actor.policy_loss_options.tau_neg",
     f"{_AR}.rollout.name": "rollout.engine",
     f"{_AR}.rollout.n": "rollout.n",
     f"{_AR}.rollout.temperature": "rollout.temperature",
@@ -104,6 +113,22 @@ VERL_KEY_MAP: dict[str, str] = {
     "algorithm.kl_ctrl.kl_coef": "algorithm.kl_ctrl.kl_coef",
     "algorithm.kl_ctrl.target_kl": "algorithm.kl_ctrl.target_kl",
     "algorithm.kl_ctrl.horizon": "algorithm.kl_ctrl.horizon",
+    "algorithm.rollout_correction.rollout_is": "algorithm.rollout_correction.rollout_is",
+    "algorithm.rollout_correction.rollout_is_threshold": (
+        "algorithm.rollout_correction.rollout_is_threshold"
+    ),
+    "algorithm.rollout_correction.rollout_is_batch_normalize": (
+        "algorithm.rollout_correction.rollout_is_batch_normalize"
+    ),
+    "algorithm.rollout_correction.rollout_rs": "algorithm.rollout_correction.rollout_rs",
+    "algorithm.rollout_correction.rollout_rs_threshold": (
+        "algorithm.rollout_correction.rollout_rs_threshold"
+    ),
+    "algorithm.rollout_correction.bypass_mode": "algorithm.rollout_correction.bypass_mode",
+    "algorithm.rollout_correction.loss_type": "algorithm.rollout_correction.loss_type",
+    "algorithm.use_pf_ppo": "algorithm.use_pf_ppo",
+    "algorithm.pf_ppo.reweight_method": "algorithm.pf_ppo.reweight_method",
+    "algorithm.pf_ppo.weight_pow": "algorithm.pf_ppo.weight_pow",
     "algorithm.filter_groups.enable": "algorithm.dynamic_sampling.enabled",
     "algorithm.filter_groups.max_num_gen_batches": "algorithm.dynamic_sampling.max_gen_batches",
     "trainer.total_epochs": "trainer.total_epochs",

@@ -51,17 +51,19 @@ ACTOR_RULES: dict[str, VerlRule] = {
     **optim_rules(f"{_ACTOR}optim."),
     **fsdp_rules(f"{_ACTOR}fsdp_config.", "actor"),
     **actor_like_rules(_ACTOR),
-    f"{_ACTOR}tau_pos": ignored("read only by verl's sapo loss (policy_loss.loss_mode)"),
-    f"{_ACTOR}tau_neg": ignored("read only by verl's sapo loss (policy_loss.loss_mode)"),
     f"{_ACTOR}freeze_vision_tower": ignored(TEXT_ONLY),
     f"{_ACTOR}policy_loss.": ignored(
-        "read only by policy losses RL Studio does not have; loss_mode picks ppo or gspo"
+        "verl's plumbing below policy_loss (the bypass loss's copy of "
+        "algorithm.rollout_correction); each loss's own settings are mapped"
     ),
     f"{_ACTOR}calculate_entropy": ignored("actor/entropy is always reported"),
     # b178a3cd5's MoE routing replay (verl 0.9.1 has no such key).
     f"{_ACTOR}router_replay.mode": refused("MoE routing replay", "disabled", None),
     f"{_ACTOR}router_replay.": ignored("read only with router_replay.mode, which is refused"),
-    f"{_ACTOR}calculate_sum_pi_squared": ignored("a diagnostic RL Studio does not compute"),
+    f"{_ACTOR}calculate_sum_pi_squared": ignored(
+        "RL Studio computes the sum of squared token probabilities exactly when "
+        "algorithm.adv_estimator needs it (the optimal token baselines)"
+    ),
     f"{_ACTOR}use_prefix_grouper": ignored(
         f"{SPEED}: RL Studio already scores a group behind one copy of its prompt "
         "(actor.pack_shared_prompts)"
@@ -237,16 +239,6 @@ REWARD_RULES: dict[str, VerlRule] = {
 }
 
 ALGORITHM_RULES: dict[str, VerlRule] = {
-    "algorithm.rollout_correction.rollout_is": refused(
-        "importance-sampling correction of rollout log-probs", None
-    ),
-    "algorithm.rollout_correction.rollout_rs": refused("rejection sampling of rollouts", None),
-    "algorithm.rollout_correction.bypass_mode": refused(
-        "training on the engine's log-probs", False
-    ),
-    "algorithm.rollout_correction.": ignored(
-        "read only with rollout_is or rollout_rs, which are refused"
-    ),
     "algorithm.filter_groups.metric": refused(
         "RL Studio filters groups by the spread of their reward (score)",
         "reward",
@@ -256,8 +248,12 @@ ALGORITHM_RULES: dict[str, VerlRule] = {
         None,
     ),
     "algorithm.filter_groups.max_inflight_gen_batches": ignored(f"{SPEED}: generation overlap"),
-    "algorithm.use_pf_ppo": refused("preference-feedback PPO reweighting", False),
-    "algorithm.pf_ppo.": ignored("read only with use_pf_ppo, which is refused"),
+    "algorithm.gdpo_reward_keys": refused(
+        "GDPO over several reward components; RL Studio's reward is one score, and "
+        "adv_estimator=gdpo normalises that",
+        None,
+    ),
+    "algorithm.gdpo_reward_weights": ignored("read only with algorithm.gdpo_reward_keys"),
 }
 
 _CHECKPOINTS_HERE = "RL Studio writes checkpoints to checkpoint.dir"

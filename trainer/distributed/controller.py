@@ -86,6 +86,9 @@ class DistributedRoles:
     def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
         return self._rows("ref_logprobs", batch, temperature)
 
+    def actor_sum_pi_squared(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        return self._rows("actor_sum_pi_squared", batch, temperature)
+
     def critic_values(self, batch: RolloutBatch) -> Tensor:
         return self._rows("critic_values", batch)
 

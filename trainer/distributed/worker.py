@@ -42,7 +42,7 @@ from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.training.batch import RolloutBatch
 from trainer.training.optim import build_optimizer, build_scheduler, set_schedule_length
-from trainer.training.roles import ModelStates, rank_logprobs, rank_values
+from trainer.training.roles import ModelStates, rank_logprobs, rank_sum_pi_squared, rank_values
 from trainer.training.update import update_actor, update_critic
 
 VLLM_BUCKET_BYTES = 256 * 2**20  # weights handed to vLLM per load_weights call
@@ -257,6 +257,10 @@ class PolicyWorker:
         batch = batch.to(self.device)
         return rank_logprobs(self.actor, batch, temperature, self.cfg.actor, self.group).cpu()
 
+    def actor_sum_pi_squared(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        batch = batch.to(self.device)
+        return rank_sum_pi_squared(self.actor, batch, temperature, self.cfg.actor, self.group).cpu()
+
     def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
         batch = batch.to(self.device)
         if self.lora:
@@ -292,6 +296,7 @@ class PolicyWorker:
             norm_constant,
             generator,
             self.group,
+            rollout_correction=self.cfg.algorithm.rollout_correction,
         )
         return UpdateResult(metrics, generator.get_state(), self.memory())
 

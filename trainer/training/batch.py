@@ -50,6 +50,10 @@ class RolloutBatch:
     values: Tensor | None = None  # (B, R)
     advantages: Tensor | None = None  # (B, R)
     returns: Tensor | None = None  # (B, R)
+    rollout_logprobs: Tensor | None = None  # (B, R) the engine's, for rollout correction
+    rollout_is_weights: Tensor | None = None  # (B, R) rollout correction's weights
+    reward_baselines: Tensor | None = None  # (B,) ReMax: reward of the prompt's greedy response
+    sum_pi_squared: Tensor | None = None  # (B, R) optimal token baselines: sum_v pi_v^2
     rollout_hint: RolloutHint | None = None
 
     @property

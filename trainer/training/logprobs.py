@@ -163,3 +163,11 @@ def compute_logprobs(
         for i in range(0, batch.size, micro_batch_size)
     ]
     return torch.cat(parts, dim=0)
+
+
+def response_sum_pi_squared(model: nn.Module, batch: RolloutBatch, temperature: float) -> Tensor:
+    """(B, R) sum over the vocabulary of the squared probabilities of the distribution that
+    sampled each response token (temperature applied), zero off the response: the path
+    variance term of the optimal token baselines (verl's calculate_sum_pi_squared)."""
+    probs = torch.softmax(response_logits(model, batch, temperature), dim=-1)  # (B, R, V)
+    return probs.square().sum(dim=-1) * batch.response_mask

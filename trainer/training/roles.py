@@ -29,7 +29,11 @@ from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
 from trainer.rollout.engine import RolloutEngine
 from trainer.training.batch import RolloutBatch
 from trainer.training.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
-from trainer.training.logprobs import compute_logprobs, response_token_stats
+from trainer.training.logprobs import (
+    compute_logprobs,
+    response_sum_pi_squared,
+    response_token_stats,
+)
 from trainer.training.optim import set_schedule_length
 from trainer.training.state import RolloutHints, TrainingState, build_state
 from trainer.training.update import critic_values, update_actor, update_critic
@@ -54,6 +58,11 @@ class ModelRoles(Protocol):
         ...
 
     def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor: ...
+
+    def actor_sum_pi_squared(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        """(B, R) sum of squared token probabilities under the current actor (the
+        optimal token baselines read it)."""
+        ...
 
     def critic_values(self, batch: RolloutBatch) -> Tensor:
         """(B, R) value of the state before each response token."""
@@ -143,6 +152,23 @@ def rank_logprobs(
         )
 
 
+def rank_sum_pi_squared(
+    model: nn.Module, batch: RolloutBatch, temperature: float, cfg: ActorConfig, group: DataGroup
+) -> Tensor:
+    """(shard rows, R) sum of squared token probabilities over this rank's shard, without
+    gradients; padded layout (it needs each position's whole distribution, which the
+    packed layouts' logits also give, but one layout keeps this short)."""
+    with torch.no_grad():
+        return map_rows(
+            batch,
+            group,
+            cfg.micro_batch_size,
+            cfg.max_tokens_per_micro_batch,
+            False,
+            lambda micro: response_sum_pi_squared(model, micro, temperature),
+        )
+
+
 def rank_values(
     critic: nn.Module, batch: RolloutBatch, cfg: ActorConfig, group: DataGroup
 ) -> Tensor:
@@ -167,6 +193,11 @@ class LocalRoles:
 
     def actor_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
         return self._logprobs(self.state.actor, batch, temperature)
+
+    def actor_sum_pi_squared(self, batch: RolloutBatch, temperature: float) -> Tensor:
+        return rank_sum_pi_squared(
+            self.state.actor, batch, temperature, self.cfg.actor, SINGLE_PROCESS
+        )
 
     def ref_logprobs(self, batch: RolloutBatch, temperature: float) -> Tensor:
         if self.cfg.actor.lora.enabled:  # the base model is the reference
@@ -226,6 +257,7 @@ class LocalRoles:
             mini_batch_rows,
             norm_constant,
             generator,
+            rollout_correction=self.cfg.algorithm.rollout_correction,
         )
 
     def step_schedulers(self) -> None:

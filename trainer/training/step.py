@@ -21,11 +21,18 @@ from trainer.algorithms.advantages import (
 )
 from trainer.algorithms.dapo import groups_with_reward_spread, overlong_penalty
 from trainer.algorithms.kl import apply_kl_in_reward
+from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.schema import RunConfig
 from trainer.env.episodes import EpisodeRunner, episode_metrics
 from trainer.rewards.contract import error_rate
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
+from trainer.training.algorithm_inputs import (
+    apply_rollout_correction,
+    greedy_baselines,
+    pf_ppo_resample,
+    rollout_logprobs,
+)
 from trainer.training.batch import RolloutBatch, build_batch
 from trainer.training.metrics import rollout_metrics, tensor_stats
 from trainer.training.roles import ModelRoles, StepContext
@@ -179,15 +186,38 @@ def train_step(
         samples = rollout_with_dynamic_sampling(
             state, prompts, step, metrics, episodes, next_prompts
         )
-    batch = to_batch(state, samples).to(state.device)
+    traits = ESTIMATOR_TRAITS[cfg.algorithm.adv_estimator]
+    correction = cfg.algorithm.rollout_correction
+    batch = to_batch(state, samples)
+    if correction.enabled:
+        batch.rollout_logprobs = rollout_logprobs(samples, batch.response_width)
+    if traits.needs_greedy_baseline:  # ReMax: decoded before the engine sleeps
+        with timed(metrics, "gen"):
+            batch.reward_baselines = greedy_baselines(
+                state,
+                samples,
+                sampling_params(state, step * 1000),
+                lambda s: shape_overlong(state, s),
+            )
+    batch = batch.to(state.device)
     temperature = cfg.rollout.temperature or 1.0
     mini_rows = cfg.actor.ppo_mini_batch_size * cfg.rollout.n
     single_update = cfg.actor.ppo_epochs == 1 and mini_rows >= batch.size
     state.engine.sleep()
 
-    if not single_update or cfg.algorithm.use_kl_in_reward:
+    if correction.bypass_mode:  # the engine's log-probs are the old policy's (verl)
+        batch.old_logprobs = batch.rollout_logprobs
+    elif (
+        not single_update
+        or cfg.algorithm.use_kl_in_reward
+        or correction.enabled
+        or traits.needs_token_probabilities
+    ):
         with timed(metrics, "old_log_prob"):
             batch.old_logprobs = roles.actor_logprobs(batch, temperature)
+    if traits.needs_token_probabilities:  # the optimal token baselines' path variance
+        with timed(metrics, "old_log_prob"):
+            batch.sum_pi_squared = roles.actor_sum_pi_squared(batch, temperature)
     if cfg.needs_reference_model:
         with timed(metrics, "ref"):
             batch.ref_logprobs = roles.ref_logprobs(batch, temperature)
@@ -196,6 +226,8 @@ def train_step(
             batch.values = roles.critic_values(batch)
 
     with timed(metrics, "adv"):
+        if correction.enabled and not correction.bypass_mode:
+            apply_rollout_correction(batch, cfg, metrics)
         token_rewards = scores_to_token_rewards(batch.scores, batch.response_mask)
         if cfg.algorithm.use_kl_in_reward:
             assert batch.old_logprobs is not None and batch.ref_logprobs is not None
@@ -220,9 +252,16 @@ def train_step(
                 gamma=cfg.algorithm.gamma,
                 lam=cfg.algorithm.lam,
                 norm_by_std=cfg.algorithm.norm_adv_by_std_in_grpo,
+                reward_baselines=batch.reward_baselines,
+                old_logprobs=batch.old_logprobs,
+                sum_pi_squared=batch.sum_pi_squared,
+                rollout_is_weights=batch.rollout_is_weights,
             )
         )
         batch.advantages, batch.returns = advantages, returns
+    reported = batch  # rows as `samples`, for the metrics and the rollout viewer
+    if cfg.algorithm.use_pf_ppo:
+        batch = pf_ppo_resample(batch, cfg, step)
 
     norm_constant = float(response_limit(cfg))
     if cfg.needs_critic:
@@ -241,24 +280,26 @@ def train_step(
 
     metrics |= rollout_metrics(samples, response_limit(cfg))
     metrics |= episode_metrics([s.completion for s in samples])
-    metrics |= tensor_stats("critic/advantages", batch.advantages, batch.response_mask)
-    metrics |= tensor_stats("critic/returns", batch.returns, batch.response_mask)
-    metrics |= tensor_stats("critic/rewards", batch.token_rewards.sum(-1))
-    if batch.values is not None:
-        metrics |= tensor_stats("critic/values", batch.values, batch.response_mask)
+    metrics |= tensor_stats("critic/advantages", advantages, reported.response_mask)
+    metrics |= tensor_stats("critic/returns", returns, reported.response_mask)
+    metrics |= tensor_stats("critic/rewards", token_rewards.sum(-1))
+    if reported.reward_baselines is not None:  # ReMax: the greedy responses' rewards
+        metrics |= tensor_stats("critic/reward_baselines", reported.reward_baselines)
+    if reported.values is not None:
+        metrics |= tensor_stats("critic/values", reported.values, reported.response_mask)
     elapsed = time.perf_counter() - started
     metrics["timing_s/step"] = elapsed
-    tokens = float(batch.attention_mask.sum())
-    response_tokens = float(batch.response_mask.sum())
+    tokens = float(reported.attention_mask.sum())
+    response_tokens = float(reported.response_mask.sum())
     metrics["perf/total_num_tokens"] = tokens
     metrics["perf/time_per_step"] = elapsed
     metrics["perf/throughput"] = tokens / elapsed
     metrics["perf/response_tokens_per_s"] = response_tokens / elapsed
     metrics |= state.perf_metrics(tokens, elapsed, metrics.get("timing_s/update_actor", 0.0))
-    first_token_adv = batch.advantages[:, 0].tolist()
+    first_token_adv = advantages[:, 0].tolist()
     return StepResult(
         metrics=metrics,
         samples=samples,
         advantages=first_token_adv,
-        token_advantages=batch.advantages,
+        token_advantages=advantages,
     )

@@ -18,10 +18,17 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from trainer.algorithms.aggregation import aggregate_loss, aggregation
+from trainer.algorithms.aggregation import aggregate_loss, aggregation, live_rows
 from trainer.algorithms.kl import kl_penalty
-from trainer.algorithms.policy_loss import POLICY_LOSSES, PolicyLossInputs
+from trainer.algorithms.policy_loss import (
+    POLICY_LOSSES,
+    PolicyLossInputs,
+    active_policy_loss,
+    effective_loss_agg_mode,
+    zero_advantage_rows_matter,
+)
 from trainer.algorithms.value import value_loss
+from trainer.config.algorithm_section import RolloutCorrectionConfig
 from trainer.config.schema import ActorConfig, CriticConfig, LossAggMode
 from trainer.training.batch import RolloutBatch
 from trainer.training.data_parallel import (
@@ -41,10 +48,11 @@ MetricSums = dict[str, list[float]]
 def micro_weight(
     mask: Tensor, mini_mask_total: Tensor, mini_rows: Tensor, mode: LossAggMode
 ) -> Tensor:
-    """Share of a micro-batch in its mini-batch's loss under the aggregation mode."""
+    """Share of a micro-batch in its mini-batch's loss under the aggregation mode: its
+    valid tokens, or its rows holding a valid token (`mini_rows` counts those)."""
     if aggregation(mode).weighs_by_tokens:
         return mask.sum() / mini_mask_total.clamp(min=1)
-    return mask.new_tensor(float(mask.shape[0])) / mini_rows
+    return live_rows(mask) / mini_rows.clamp(min=1)
 
 
 def iterate_minibatches(
@@ -110,7 +118,7 @@ class PpoPasses:
         ):
             mini = batch.select(rows)  # the whole mini-batch: its counts are global ones
             mask_total = mini.response_mask.sum()
-            row_total = mini.response_mask.new_tensor(float(mini.size))
+            row_total = live_rows(mini.response_mask)
             optimizer.zero_grad(set_to_none=True)
             accumulate(mini, mask_total, row_total, sums)
             grad_norm = full_tensor(
@@ -127,11 +135,17 @@ class PpoPasses:
 def rows_without_gradient(batch: RolloutBatch, cfg: ActorConfig) -> Tensor:
     """(B,) bool: rows whose share of the actor's loss has a zero gradient.
 
-    The policy loss is the advantage times a function of the ratio, so a row whose every
-    advantage is zero (a GRPO group whose samples all scored the same) contributes zero,
-    and so does its gradient; only an entropy bonus or a KL loss would reach it."""
+    Most policy losses are the advantage times a function of the ratio, so a row whose
+    every advantage is zero (a GRPO group whose samples all scored the same) contributes
+    zero, and so does its gradient; only an entropy bonus, a KL loss or one of the losses
+    `zero_advantage_rows_matter` names would reach it."""
     assert batch.advantages is not None
-    if not cfg.skip_zero_advantage_backward or cfg.entropy_coeff > 0 or cfg.use_kl_loss:
+    if (
+        not cfg.skip_zero_advantage_backward
+        or cfg.entropy_coeff > 0
+        or cfg.use_kl_loss
+        or zero_advantage_rows_matter(cfg.policy_loss)
+    ):
         return torch.zeros(batch.size, dtype=torch.bool, device=batch.advantages.device)
     return ((batch.advantages * batch.response_mask) == 0).all(dim=-1)
 
@@ -146,8 +160,10 @@ def update_actor(
     norm_constant: float,
     generator: torch.Generator,
     group: DataGroup = SINGLE_PROCESS,
+    rollout_correction: RolloutCorrectionConfig | None = None,
 ) -> dict[str, float]:
     """One PPO pass (cfg.ppo_epochs x mini-batches) over the batch; returns actor/* means.
+    `rollout_correction` is read by the bypass_mode loss only.
 
     Rows without a gradient (`rows_without_gradient`) are scored without autograd, after
     the others: the weights use the whole mini-batch's counts, so the gradient and the
@@ -183,6 +199,7 @@ def update_actor(
                         row_total,
                         sums,
                         learn,
+                        rollout_correction=rollout_correction,
                     )
 
     passes = PpoPasses("actor", cfg.ppo_epochs, mini_batch_rows, cfg.optim.grad_clip)
@@ -199,6 +216,7 @@ def _actor_micro_batch(
     row_total: Tensor,
     sums: MetricSums,
     learn: bool,
+    rollout_correction: RolloutCorrectionConfig | None = None,
 ) -> None:
     """The actor's loss on one micro-batch, weighted by its share of the mini-batch;
     back-propagated when `learn`, and added to the metric sums either way."""
@@ -215,7 +233,9 @@ def _actor_micro_batch(
     # One optimizer step per batch makes the rollout policy the current one:
     # old log-probs are then this forward's values (ratio 1), no extra pass.
     old = micro.old_logprobs if micro.old_logprobs is not None else stats.logprobs
-    pg = POLICY_LOSSES[cfg.policy_loss](
+    bypass = rollout_correction is not None and rollout_correction.bypass_mode
+    loss_name = active_policy_loss(cfg.policy_loss, bypass)
+    pg = POLICY_LOSSES[loss_name](
         PolicyLossInputs(
             logprobs=stats.logprobs,
             old_logprobs=old.detach(),
@@ -226,6 +246,11 @@ def _actor_micro_batch(
             clip_ratio_c=cfg.clip_ratio_c,
             loss_agg_mode=cfg.loss_agg_mode,
             norm_constant=norm_constant,
+            options=cfg.policy_loss_options,
+            rollout_is_weights=micro.rollout_is_weights,
+            rollout_correction=rollout_correction,
+            # clip_cov's random pick draws from torch's global generator, as verl: the
+            # mini-batch generator must stay identical on every data-parallel rank.
         )
     )
     loss = pg.loss
@@ -239,9 +264,9 @@ def _actor_micro_batch(
         kl_loss = aggregate_loss(kl, micro.response_mask, cfg.loss_agg_mode, norm_constant)
         loss = loss + cfg.kl_loss_coef * kl_loss
     # A dummy micro-batch (active 0) only keeps data-parallel ranks in step.
-    weight = part.active * micro_weight(
-        micro.response_mask, mask_total, row_total, cfg.loss_agg_mode
-    )
+    # sapo and geo_mean average over rows whatever loss_agg_mode says: weigh them so.
+    mode = effective_loss_agg_mode(loss_name, cfg.loss_agg_mode)
+    weight = part.active * micro_weight(micro.response_mask, mask_total, row_total, mode)
     if learn:
         (loss * weight).backward()
     w = float(weight)
@@ -252,6 +277,8 @@ def _actor_micro_batch(
     _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
     _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
     _add(sums, "actor/entropy", float(entropy.detach()), w)
+    for key, value in pg.metrics.items():
+        _add(sums, key, value, w)
 
 
 def update_critic(
