@@ -545,6 +545,14 @@ def worst_case_s(kwargs: dict) -> float:
     return one_run * (1 + waves)
 
 
+def sandbox_limits(kwargs: dict) -> tuple[float, int]:
+    """What one call of this scorer needs from the reward sandbox: (wall-clock seconds,
+    MiB of its process tree), with room for forking and comparing."""
+    limits = _limits(kwargs)
+    memory_mb = (limits["memory_bytes"] >> 20) * limits["max_concurrent"] + 512
+    return worst_case_s(kwargs) + 2.0, memory_mb
+
+
 def _test_cases(ground_truth: Any) -> dict | None:
     tests = ground_truth
     if not isinstance(tests, dict):
