@@ -281,6 +281,33 @@ def _call_with_stdin(method: Any, inputs: str) -> None:
     inner(method)
 
 
+def _mapped_bytes() -> int:
+    """This process's address space in bytes: from /proc, or where the sandbox hides it,
+    found by lowering the soft RLIMIT_AS until a one-page mapping fails."""
+    try:
+        with open(f"/proc/{os.getpid()}/statm", "rb") as f:
+            return int(f.read().split()[0]) * resource.getpagesize()
+    except OSError:
+        pass
+    import mmap
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    page = resource.getpagesize()
+    low, high = 0, (hard if hard != resource.RLIM_INFINITY else 1 << 47) // page
+    try:
+        while high - low > 16:  # within 64 KiB
+            middle = (low + high) // 2
+            resource.setrlimit(resource.RLIMIT_AS, (middle * page, hard))
+            try:
+                mmap.mmap(-1, page).close()
+                high = middle
+            except (OSError, MemoryError):
+                low = middle
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    return high * page
+
+
 def _child(
     write_fd: int,
     program: str,
@@ -290,8 +317,9 @@ def _child(
     cpu_s: int,
     output_limit: int,
 ) -> None:
-    """The run: set up the program, then run each input, reporting one JSON line each:
-    {"s": 1} set up (or {"s": 0}), then {"o": printed} or {"r": returned} or {"e": 1}."""
+    """The run: prepare (``{"p": 1}``, or ``{"h": why}`` and exit), set up the program
+    (``{"s": 1}``, or ``{"s": 0}``), then run each input, one line each: ``{"o":
+    printed}``, ``{"r": returned}`` or ``{"e": 1}``."""
     write = os.write
     dumps = json.dumps
 
@@ -307,13 +335,12 @@ def _child(
             os.dup2(devnull, fd)
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
         top = soft if 0 < soft < (1 << 20) else 4096
-        os.closerange(3, min(write_fd, devnull))
-        os.closerange(max(write_fd, devnull) + 1, top)
-        os.closerange(min(write_fd, devnull) + 1, max(write_fd, devnull))
-        with open(f"/proc/{os.getpid()}/statm", "rb") as f:
-            mapped = int(f.read().split()[0]) * resource.getpagesize()
+        low, high = sorted((write_fd, devnull))
+        os.closerange(3, low)
+        os.closerange(low + 1, high)
+        os.closerange(high + 1, top)
         for which, value in (
-            (resource.RLIMIT_AS, mapped + memory_bytes),
+            (resource.RLIMIT_AS, _mapped_bytes() + memory_bytes),
             (resource.RLIMIT_CPU, cpu_s),
             (resource.RLIMIT_FSIZE, 1 << 20),
             (resource.RLIMIT_CORE, 0),
@@ -329,8 +356,12 @@ def _child(
         import unittest.mock  # noqa: F401  (before the guard: it imports asyncio)
 
         _guard()
-    except BaseException:
-        os._exit(71)
+        send(p=1)  # prepared: what follows may come from the program
+    except BaseException as exc:
+        try:
+            send(h=f"{type(exc).__name__}: {exc}")
+        finally:
+            os._exit(71)
 
     try:
         import types
@@ -386,6 +417,7 @@ class _Run:
     def __init__(self, cases: list[int], program: str, tests: dict, limits: dict) -> None:
         self.cases = cases
         self.verdicts: list[bool] = []
+        self.prepared = False
         self.setup: bool | None = None
         self.done = False
         self.tests = tests
@@ -444,6 +476,12 @@ class _Run:
             self.finish()
             return
         self.stage_deadline = time.monotonic() + self.limits["timeout_s"]
+        if not self.prepared:  # the harness's own message, before any of the program's
+            if message.get("p") != 1:
+                self.finish()
+                raise RuntimeError(f"verl_code could not prepare a run: {message!r:.300}")
+            self.prepared = True
+            return
         if self.setup is None:
             self.setup = message.get("s") == 1
             if not self.setup or not self.cases:
