@@ -45,6 +45,7 @@ Standard library only: this module runs alone in the reward sandbox.
 """
 
 import ast
+import contextlib
 import io
 import json
 import math
@@ -92,7 +93,9 @@ def wrap_stdin_program(program: str) -> str:
         tree = ast.parse(program)
         last = tree.body[-1]
         if isinstance(last, ast.If) and ast.unparse(last.test).strip() == "__name__ == '__main__'":
-            program = ast.unparse(tree.body[:-1]) + "\n" + ast.unparse(last.body)
+            # verl unparses the statement lists themselves.
+            body: Any = tree.body[:-1]
+            program = ast.unparse(body) + "\n" + ast.unparse(last.body)  # type: ignore[arg-type]
     except Exception:
         pass
     lines = []
@@ -142,7 +145,7 @@ def stdout_matches(printed: str, expected: str) -> bool:
         return True
     if len(kept) != len(expected_lines):
         return False
-    pairs = list(zip(kept, expected_lines))
+    pairs = list(zip(kept, expected_lines, strict=True))
     if all(_is_int_text(a) and _is_int_text(b) for a, b in pairs):
         return False  # integers compare as text, already done
     try:
@@ -159,15 +162,11 @@ def expected_return(raw: Any) -> Any:
     """The expected return value as verl reads it (raises on malformed JSON)."""
     expected = json.loads(raw)
     if isinstance(expected, dict):
-        try:
+        with contextlib.suppress(Exception):
             expected = [_int_keys(expected)]
-        except Exception:
-            pass
-    try:
+    with contextlib.suppress(Exception):
         if isinstance(expected[0], dict):
             expected = [_int_keys(expected[0])]
-    except Exception:
-        pass
     return expected
 
 
@@ -242,18 +241,45 @@ def _guard() -> None:
     import socket
     import subprocess
 
-    builtins.exit = None
-    builtins.quit = None
-    builtins.help = None
     os.environ["OMP_NUM_THREADS"] = "1"
-    for name in (
-        "kill system putenv remove removedirs rmdir fchdir setuid fork forkpty killpg "
-        "rename renames truncate replace unlink fchmod fchown chmod chown chroot lchflags "
-        "lchmod lchown getcwd chdir"
-    ).split():
-        setattr(os, name, None)
-    shutil.rmtree = shutil.move = shutil.chown = None
-    subprocess.Popen = None
+    for module, names in (
+        (builtins, ["exit", "quit", "help"]),
+        (shutil, ["rmtree", "move", "chown"]),
+        (subprocess, ["Popen"]),
+        (
+            os,
+            [
+                "kill",
+                "system",
+                "putenv",
+                "remove",
+                "removedirs",
+                "rmdir",
+                "fchdir",
+                "setuid",
+                "fork",
+                "forkpty",
+                "killpg",
+                "rename",
+                "renames",
+                "truncate",
+                "replace",
+                "unlink",
+                "fchmod",
+                "fchown",
+                "chmod",
+                "chown",
+                "chroot",
+                "lchflags",
+                "lchmod",
+                "lchown",
+                "getcwd",
+                "chdir",
+            ],
+        ),
+    ):
+        for name in names:
+            setattr(module, name, None)
     for name in ("socket", "create_connection", "create_server", "socketpair", "fromfd"):
         setattr(socket, name, _refuse_network)
     for name in ("ipdb", "joblib", "resource", "psutil", "tkinter", "subprocess", "ctypes"):
@@ -351,8 +377,8 @@ def _child(
             resource.setrlimit(which, (value, value))
         # As in verl's multiprocessing child: stdin and stdout are /dev/null's (the
         # program's module keeps them as `stdin` and `stdout`, the former patched below).
-        sys.stdin = open(os.devnull)
-        sys.stdout = sys.stderr = quiet = open(os.devnull, "w")
+        sys.stdin = open(os.devnull)  # noqa: SIM115  (open for the run's life)
+        sys.stdout = sys.stderr = quiet = open(os.devnull, "w")  # noqa: SIM115
         import unittest.mock  # noqa: F401  (before the guard: it imports asyncio)
 
         _guard()
@@ -497,14 +523,10 @@ class _Run:
         if self.done:
             return
         self.done = True
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
         os.waitpid(self.pid, 0)
         os.close(self.fd)
 
@@ -552,19 +574,20 @@ def _run_all(runs_cases: list[list[int]], program: str, tests: dict, limits: dic
     return finished
 
 
+def _positive(kwargs: dict, name: str, default: float, kind: type) -> Any:
+    value = kwargs.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"verl_code: {name} must be a positive number, got {value!r}")
+    if kind is int and value != int(value):
+        raise ValueError(f"verl_code: {name} must be a whole number, got {value!r}")
+    return kind(value)
+
+
 def _limits(kwargs: dict) -> dict:
-    timeout_s = float(kwargs.get("timeout_s", DEFAULT_TIMEOUT_S))
-    memory_mb = int(kwargs.get("memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB))
-    concurrent = int(kwargs.get("max_concurrent", DEFAULT_MAX_CONCURRENT))
-    output_limit = int(kwargs.get("output_limit_bytes", DEFAULT_OUTPUT_LIMIT_BYTES))
-    for name, value in (
-        ("timeout_s", timeout_s),
-        ("memory_limit_mb", memory_mb),
-        ("max_concurrent", concurrent),
-        ("output_limit_bytes", output_limit),
-    ):
-        if not value > 0:
-            raise ValueError(f"verl_code: {name} must be positive, got {value!r}")
+    timeout_s = _positive(kwargs, "timeout_s", DEFAULT_TIMEOUT_S, float)
+    memory_mb = _positive(kwargs, "memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB, int)
+    concurrent = _positive(kwargs, "max_concurrent", DEFAULT_MAX_CONCURRENT, int)
+    output_limit = _positive(kwargs, "output_limit_bytes", DEFAULT_OUTPUT_LIMIT_BYTES, int)
     return {
         "timeout_s": timeout_s,
         "memory_bytes": memory_mb << 20,
