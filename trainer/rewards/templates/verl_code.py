@@ -30,7 +30,10 @@ removal, ... disabled) and sockets refused. The scorer kills a run whose setup o
 case takes more than ``timeout_s`` (verl's 5 s), or which takes more than ``timeout_s +
 1`` in all (verl's limit on one run), and fails a test case that prints more than
 ``output_limit_bytes``. The scorer compares outputs itself, in its own process, from what
-the run printed or returned: a program cannot report a pass. These guards are not a
+the run printed or returned: a program cannot report a pass. As in verl (whose runner
+holds the test cases it checks), a program could still read the row's expected outputs
+from its own memory, a copy of the scorer's: a runner without them would need a fresh
+interpreter, which the sandbox's ``execve`` ban rules out. These guards are not a
 security boundary on their own: the reward sandbox (no network, no execve, Landlock,
 process and memory limits, everything killed after each call) is, so this built-in
 belongs in the sandbox pool (the default executor), as verl's ``prime_code`` warns.
@@ -55,6 +58,7 @@ import select
 import signal
 import sys
 import time
+import unittest.mock
 from typing import Any
 
 DATA_SOURCES = ("codecontests", "apps", "codeforces", "taco")
@@ -289,11 +293,10 @@ def _guard() -> None:
 def _call_with_stdin(method: Any, inputs: str) -> None:
     """verl's call_method: the program's stdin, ``open``, and the stdin object its module
     captured, all read ``inputs``; SystemExit ends the program normally."""
-    from unittest.mock import mock_open, patch
-
+    patch = unittest.mock.patch
     lines = iter(inputs.split("\n"))
 
-    @patch("builtins.open", mock_open(read_data=inputs))
+    @patch("builtins.open", unittest.mock.mock_open(read_data=inputs))
     @patch("sys.stdin", io.StringIO(inputs))
     @patch("sys.stdin.readline", lambda *args: next(lines))
     @patch("sys.stdin.readlines", lambda *args: inputs.split("\n"))
@@ -379,8 +382,6 @@ def _child(
         # program's module keeps them as `stdin` and `stdout`, the former patched below).
         sys.stdin = open(os.devnull)  # noqa: SIM115  (open for the run's life)
         sys.stdout = sys.stderr = quiet = open(os.devnull, "w")  # noqa: SIM115
-        import unittest.mock  # noqa: F401  (before the guard: it imports asyncio)
-
         _guard()
         send(p=1)  # prepared: what follows may come from the program
     except BaseException as exc:
