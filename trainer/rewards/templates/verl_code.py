@@ -13,30 +13,31 @@ data sources ``codecontests``, ``apps``, ``codeforces`` and ``taco``, ``continuo
   the first 10 test cases is run alone and the score is the fraction passed. verl runs
   those lone test cases without ``fn_name``, as stdin programs, so a call-based program
   that fails one test case scores what its stdin runs score (almost always 0.0): so
-  does this built-in. A response
-  that fails to compile, raises, exceeds a limit or prints a wrong answer fails the
-  test case; malformed test cases score 0.0.
+  does this built-in. A program that fails to compile, raises, exceeds a limit or
+  prints a wrong answer fails the test case; malformed test cases score 0.0.
 - Outputs are compared as verl compares them: stdout equal after stripping (the whole
   text or each line), or the non-empty lines equal, or each line a number close to the
   expected one (relative 1e-5, absolute 1e-8); a return value equal to the expected one
-  (a tuple as a list, a dict's keys as integers where verl makes them so).
+  (a tuple as a list, a dict's keys as integers where verl makes them so), compared as
+  the plain JSON-like value it is (verl lets a value's own ``__eq__`` decide).
 
 Each run is a forked process of its own (``os.fork``: the reward sandbox refuses
 ``execve``) that closes every inherited descriptor, writes nothing anywhere but its
 result pipe, runs in a process group the scorer kills when the run ends, under
 ``RLIMIT_AS`` (``memory_limit_mb`` over what it has mapped), ``RLIMIT_CPU`` and
 ``RLIMIT_FSIZE``, with verl's guard (``os.fork``, ``subprocess``, ``os.kill``, file
-removal, ... disabled) and sockets refused. The scorer kills a run whose setup or test
-case takes more than ``timeout_s`` (verl's 5 s), or which takes more than ``timeout_s +
-1`` in all (verl's limit on one run), and fails a test case that prints more than
-``output_limit_bytes``. The scorer compares outputs itself, in its own process, from what
-the run printed or returned: a program cannot report a pass. As in verl (whose runner
-holds the test cases it checks), a program could still read the row's expected outputs
-from its own memory, a copy of the scorer's: a runner without them would need a fresh
-interpreter, which the sandbox's ``execve`` ban rules out. These guards are not a
-security boundary on their own: the reward sandbox (no network, no execve, Landlock,
-process and memory limits, everything killed after each call) is, so this built-in
-belongs in the sandbox pool (the default executor), as verl's ``prime_code`` warns.
+removal, ... disabled) and Python's sockets refused. The scorer kills a run whose setup
+or test case takes more than ``timeout_s`` (verl's 5 s), or which takes more than
+``timeout_s + 1`` in all (verl's limit on one run), and fails a test case that prints
+more than ``output_limit_bytes``. The scorer compares outputs itself, in its own
+process, from what the run printed or returned: nothing the program writes is taken as a
+verdict. As in verl (whose runner holds the test cases it checks), a program could still
+read the row's expected outputs from its own memory, a copy of the scorer's: a runner
+without them would need a fresh interpreter, which the sandbox's ``execve`` ban rules
+out. These guards are not a security boundary on their own: the reward sandbox (no
+network, no execve, Landlock, process and memory limits, everything killed after each
+call) is, so this built-in belongs in the sandbox pool (the default executor), as verl's
+``prime_code`` warns.
 
 Keyword arguments (``reward.kwargs``; verl's ``sandbox_fusion.memory_limit_mb`` and
 ``sandbox_fusion.max_concurrent`` map onto the first two): ``memory_limit_mb`` (1024,
