@@ -198,6 +198,7 @@ def test_the_registry_is_closed_and_complete():
         "format_regex",
         "length_penalty",
         "verl_default",
+        "verl_code",
     }
     with pytest.raises(TypeError):
         BUILTIN_REWARDS["mine"] = arith  # type: ignore[index]
@@ -212,9 +213,10 @@ def test_each_template_source_is_the_builtin_itself(name):
         "boxed_math": (r"\boxed{2}", "2"),
         "gsm8k": ("#### 2", "2"),
         "verl_default": ("#### 2", "2"),
+        "verl_code": ("```python\nprint(2)\n```", '{"inputs": [""], "outputs": ["2"]}'),
     }
     response, truth = cases.get(name, ("2", "2"))
-    source = "openai/gsm8k" if name == "verl_default" else "d"
+    source = {"verl_default": "openai/gsm8k", "verl_code": "apps"}.get(name, "d")
     expected = BUILTIN_REWARDS[name](source, response, truth, {})
     assert loaded.fn is not None
     assert loaded.fn(source, response, truth, {}) == expected

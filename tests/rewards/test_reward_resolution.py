@@ -1,6 +1,6 @@
 """The one resolution table: with no reward chosen, each row is scored by the built-in its
-data source names (verl's sources by verl's default reward, the demo's by its own), and
-data whose source has none is refused, naming it."""
+data source names (verl's sources by verl's default reward or its code scorer, the
+demo's by its own), and data whose source has none is refused, naming it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from trainer.rewards.resolution import (
     require_scorers,
     scorer_for,
 )
-from trainer.rewards.templates import verl_default
+from trainer.rewards.templates import verl_code, verl_default
 
 GSM8K_RIGHT = RewardRequest(
     data_source="openai/gsm8k",
@@ -43,10 +43,19 @@ def test_verls_data_sources_resolve_to_verls_default_reward_and_the_demos_to_the
         assert scorer_for(source) == "verl_default"
     assert scorer_for("aime2025") == "verl_default"  # verl's prefix rule
     assert (scorer_for("arith"), scorer_for("countdown")) == ("arith", "countdown")
-    # verl refuses these itself (code execution, symbolic graders): no scorer here either.
-    for source in (*verl_default.CODE, *verl_default.SYMBOLIC, "default", ""):
+    # verl's code rows run the response against their test cases (prime_code).
+    assert verl_code.DATA_SOURCES == verl_default.CODE
+    for source in verl_code.DATA_SOURCES:
+        assert scorer_for(source) == "verl_code"
+    # verl's symbolic graders need sympy: no scorer here.
+    for source in (*verl_default.SYMBOLIC, "default", ""):
         assert scorer_for(source) is None
-    assert set(SCORER_BY_DATA_SOURCE.values()) <= {"arith", "countdown", "verl_default"}
+    assert set(SCORER_BY_DATA_SOURCE.values()) == {
+        "arith",
+        "countdown",
+        "verl_default",
+        "verl_code",
+    }
 
 
 def test_rows_of_an_unknown_data_source_are_refused_naming_each_with_its_rows():

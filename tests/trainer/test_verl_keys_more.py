@@ -363,8 +363,27 @@ def test_over_sample_rate_and_sandbox_fusion_are_accepted_with_what_they_do_in_v
     )
     notes = {i.key: i.reason for i in composed.ignored}
     assert "read by none of its code" in notes["actor_rollout_ref.rollout.over_sample_rate"]
-    for key in ("reward_model.sandbox_fusion.url", "reward.sandbox_fusion.memory_limit_mb"):
-        assert "no network service" in notes[key]
+    assert "no network service" in notes["reward_model.sandbox_fusion.url"]
+    assert "RL Studio's own reward sandbox" in notes["reward_model.sandbox_fusion.url"]
+    # The service's limits are the built-in code scorer's (verl_code's reward.kwargs).
+    assert composed.tree["reward"]["kwargs"] == {"max_concurrent": 128, "memory_limit_mb": 1024}
+
+
+def test_sandbox_limits_are_ignored_beside_a_custom_reward_function_as_verl_ignores_them(
+    tmp_path,
+):
+    reward = tmp_path / "reward.py"
+    reward.write_text("def compute_score(data_source, solution_str, ground_truth):\n    return 0\n")
+    composed = compose(
+        overrides=[
+            f"custom_reward_function.path={reward}",
+            "reward.sandbox_fusion.memory_limit_mb=512",
+            "sandbox_fusion.max_concurrent=null",
+        ]
+    )
+    notes = {i.key: i.reason for i in composed.ignored}
+    assert "custom reward function is set" in notes["reward.sandbox_fusion.memory_limit_mb"]
+    assert "kwargs" not in composed.tree.get("reward", {})
 
 
 def test_keys_of_the_later_examples_that_verl_0_9_1_lacks_are_accepted_or_refused_by_name():

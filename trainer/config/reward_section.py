@@ -66,7 +66,8 @@ class RewardConfig(Section):
         "`countdown`, `verl_default`, ...) or `custom` to load `custom_path`. Unset: each "
         "row is scored by the built-in its `data_source` names, as verl does without a "
         "custom reward function (`arith` rows by `arith`, `countdown` by `countdown`, "
-        "verl's GSM8K, MATH, DAPO and Search-R1 sources by `verl_default`); data with any "
+        "verl's GSM8K, MATH, DAPO and Search-R1 sources by `verl_default`, its code "
+        "sources (codecontests, apps, codeforces, taco) by `verl_code`); data with any "
         "other data source is refused at load, before step 1. Unset with a reward model: "
         "the reward model scores alone, as in verl.",
     )

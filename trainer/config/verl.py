@@ -272,6 +272,17 @@ _OFFLOAD = tuple(k for k, v in VERL_KEY_MAP.items() if v == "actor.cpu_offload")
 _TOKEN_BUDGET = (f"{_AR}.actor.use_dynamic_bsz", f"{_AR}.actor.ppo_max_token_len_per_gpu")
 _VERL_TOKEN_BUDGET = 16384  # verl's ppo_max_token_len_per_gpu when it is left out
 _GROUPED = (*_OFFLOAD, *_TOKEN_BUDGET, *_RM_POOL_SIZE)
+# verl's limits on its code-execution service are the built-in code scorer's limits on
+# each test-case run here: `verl_code`'s keyword arguments (reward.kwargs.<name>, verl's
+# names). `url` is accepted with a note (trainer.config.verl_keys): no service is called.
+# verl passes these only to its own scorers, never to a custom reward function: beside
+# one they are ignored (a function without **kwargs would refuse them).
+_SANDBOX_KWARGS: dict[str, str] = {
+    f"{prefix}sandbox_fusion.{name}": name
+    for prefix in ("", "reward.", "reward_model.")
+    for name in ("memory_limit_mb", "max_concurrent")
+}
+_CUSTOM_PATHS = ("custom_reward_function.path", "reward.custom_reward_function.path")
 # Prefixes only verl uses: a key under them that is not classified is named as having
 # no equivalent (instead of being called an unknown key of ours).
 _VERL_ONLY = (f"{_AR}.", "custom_reward_function.", "reward_model.")
@@ -325,6 +336,8 @@ def classify(key: str, ours: frozenset[str] = frozenset()) -> Classified | None:
         return Classified("mapped")
     if any(key.startswith(p) and len(key) > len(p) for p in _MAPPING_ENTRIES):
         return Classified("mapped")  # one entry of a mapping (_MAPPING_ENTRIES)
+    if key in _SANDBOX_KWARGS:
+        return Classified("mapped")  # verl_code's keyword argument: reward.kwargs.<name>
     if key == _OVERRIDE_CONFIG or key.startswith(f"{_OVERRIDE_CONFIG}."):
         return Classified("mapped")  # model.config_overrides, key by key (_translate_override)
     rule = VERL_RULES.get(key)
@@ -382,6 +395,12 @@ def translate_verl(pairs: list[tuple[str, Any]]) -> VerlTranslation:
             _translate_override(key, value, out)
         elif key in _GROUPED:
             grouped[key] = value
+        elif key in _SANDBOX_KWARGS and any(k in _CUSTOM_PATHS and v for k, v in pairs):
+            reason = (
+                "verl passes it only to its built-in code scorer, and a custom reward "
+                "function is set"
+            )
+            out.ignored.append(IgnoredKey(key, value, reason))
         else:
             try:  # a value that cannot be translated is refused with the rest
                 out.pairs += _translate_one(key, value)
@@ -517,6 +536,8 @@ def _translate_one(key: str, value: Any) -> list[tuple[str, Any]]:
     for prefix, ours in _MAPPING_ENTRIES.items():
         if key.startswith(prefix):
             return [(f"{ours}{key.removeprefix(prefix)}", value)]
+    if key in _SANDBOX_KWARGS:  # verl's null is its default: verl_code's stays
+        return [] if value is None else [(f"reward.kwargs.{_SANDBOX_KWARGS[key]}", value)]
     target = VERL_KEY_MAP[key]
     if value is None and target != "trainer.total_steps":
         return []  # verl's null is its default; ours stays

@@ -180,10 +180,10 @@ _REWARD_MANAGER = refused(
 )
 
 _SANDBOX_FUSION = (
-    "verl's remote code-execution service (its built-in scorer of codecontests, apps, "
-    "codeforces and taco rows); RL Studio calls no network service: rewards run in its "
-    "own sandbox pool with its own memory and process limits, and rows of those data "
-    "sources need a custom reward function"
+    "verl's remote code-execution service; RL Studio calls no network service: its "
+    "built-in verl_code runs each row's program against its test cases in "
+    "RL Studio's own reward sandbox (memory_limit_mb and max_concurrent map onto its "
+    "limits, reward.kwargs)"
 )
 
 REWARD_RULES: dict[str, VerlRule] = {
@@ -229,9 +229,10 @@ REWARD_RULES: dict[str, VerlRule] = {
     "reward.reward_model.rollout.": ignored(f"{ENGINE} (the reward model's server)"),
     # verl calls its sandbox_fusion service only from its built-in scorer of code rows
     # (data sources codecontests, apps, codeforces, taco) when no custom reward function is
-    # set. RL Studio calls no network service and has no built-in code scorer: such rows
-    # are refused at load (trainer.rewards.resolution), and a custom reward function runs
-    # in RL Studio's own sandbox pool, under its own limits.
+    # set; without a url it runs them locally (prime_code). RL Studio's built-in verl_code
+    # runs them in the reward sandbox, always: memory_limit_mb and max_concurrent are
+    # mapped onto its limits (trainer.config.verl.VERL_KEY_MAP), and the url, with
+    # anything else under sandbox_fusion, is accepted with a note.
     **{
         f"{prefix}sandbox_fusion.": ignored(_SANDBOX_FUSION)
         for prefix in ("", "reward.", "reward_model.")

@@ -28,6 +28,7 @@ BUILTIN_NAMES: tuple[str, ...] = (
     "format_regex",
     "length_penalty",
     "verl_default",
+    "verl_code",
 )
 
 
@@ -55,6 +56,8 @@ format_regex = BUILTIN_REWARDS["format_regex"]
 length_penalty = BUILTIN_REWARDS["length_penalty"]
 # verl's default_compute_score: a scorer per data_source (templates/verl_default.py).
 verl_default = BUILTIN_REWARDS["verl_default"]
+# verl's scorer of code rows (prime_code): runs the response against the test cases.
+verl_code = BUILTIN_REWARDS["verl_code"]
 
 
 def _unknown(name: str, choices: tuple[str, ...] = BUILTIN_NAMES) -> KeyError:

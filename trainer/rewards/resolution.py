@@ -3,10 +3,12 @@
 A config whose ``reward.function`` is unset scores each row with the built-in its
 ``data_source`` names here, as verl scores a row with ``default_compute_score`` by its
 data source. The demo's ``arith`` and ``countdown`` rows resolve to their own built-ins;
-verl's data sources (GSM8K, MATH, DAPO, Search-R1) to ``verl_default``, which scores
-them as verl does. Any other data source has no scorer: the trainer refuses such data
-at load, before step 1, and the studio refuses to create the run or evaluation (a 400
-asking for a reward), so nothing is ever scored by a guess.
+verl's data sources (GSM8K, MATH, DAPO, Search-R1) to ``verl_default``, and its code
+data sources (codecontests, apps, codeforces, taco) to ``verl_code``, which runs the
+response against the row's test cases in the reward sandbox: each scores as verl does.
+Any other data source has no scorer: the trainer refuses such data at load, before step
+1, and the studio refuses to create the run or evaluation (a 400 asking for a reward),
+so nothing is ever scored by a guess.
 
 With a reward model and no reward function, the reward model scores every row alone and
 no data source is looked up: verl 0.9.1's reward loop does the same (`compute_score`
@@ -21,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from trainer.rewards.templates import verl_default
+from trainer.rewards.templates import verl_code, verl_default
 
-# The data sources verl's default reward scores (its code and symbolic-algebra sources
-# are refused there, so they are not here).
+# The data sources verl's default reward scores (its symbolic-algebra sources are
+# refused there, so they are not here).
 _VERL_SOURCES = (
     *verl_default.GSM8K,
     *verl_default.MATH,
@@ -38,6 +40,7 @@ SCORER_BY_DATA_SOURCE: Mapping[str, str] = MappingProxyType(
         "countdown": "countdown",
         "program": "arith",  # the demo's tools-program task: a number as the final answer
         **dict.fromkeys(_VERL_SOURCES, "verl_default"),
+        **dict.fromkeys(verl_code.DATA_SOURCES, "verl_code"),
     }
 )
 # verl scores every source starting "aime" (AIME 2024, 2025, ...) as DAPO math.
@@ -70,10 +73,12 @@ def known_data_sources() -> list[str]:
 
 def _known_in_short() -> str:
     """The known data sources in a few words: ours by name, verl's as a count."""
-    ours = [s for s, name in SCORER_BY_DATA_SOURCE.items() if name != "verl_default"]
+    verl = ("verl_default", "verl_code")
+    ours = [s for s, name in SCORER_BY_DATA_SOURCE.items() if name not in verl]
     return (
         f"{', '.join(ours)} and verl's {len(known_data_sources()) - len(ours)} GSM8K, MATH, "
-        "DAPO and Search-R1 sources (openai/gsm8k, lighteval/MATH, ...: docs/from-verl.md)"
+        "DAPO, Search-R1 and code sources (openai/gsm8k, lighteval/MATH, codecontests, ...: "
+        "docs/from-verl.md)"
     )
 
 

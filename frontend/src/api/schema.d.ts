@@ -1862,9 +1862,10 @@ export interface components {
          *     * `format_regex` - format_regex
          *     * `length_penalty` - length_penalty
          *     * `verl_default` - verl_default
+         *     * `verl_code` - verl_code
          * @enum {string}
          */
-        BuiltinRewardEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default";
+        BuiltinRewardEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default" | "verl_code";
         ChatRequest: {
             target: components["schemas"]["TargetRequest"];
             messages: components["schemas"]["MessageRequest"][];
@@ -2273,6 +2274,7 @@ export interface components {
              *     * `format_regex` - format_regex
              *     * `length_penalty` - length_penalty
              *     * `verl_default` - verl_default
+             *     * `verl_code` - verl_code
              */
             builtin_reward?: (components["schemas"]["BuiltinRewardEnum"] | components["schemas"]["NullEnum"]) | null;
         };
@@ -2458,10 +2460,11 @@ export interface components {
          *     * `format_regex` - format_regex
          *     * `length_penalty` - length_penalty
          *     * `verl_default` - verl_default
+         *     * `verl_code` - verl_code
          *     * `exact_match_batch` - exact_match_batch
          * @enum {string}
          */
-        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default" | "exact_match_batch";
+        FromTemplateEnum: "exact_match" | "numeric" | "arith" | "gsm8k" | "boxed_math" | "countdown" | "format_regex" | "length_penalty" | "verl_default" | "verl_code" | "exact_match_batch";
         GroupSummary: {
             group_id: string;
             samples: number;
@@ -3483,6 +3486,7 @@ export interface components {
              *     * `format_regex` - format_regex
              *     * `length_penalty` - length_penalty
              *     * `verl_default` - verl_default
+             *     * `verl_code` - verl_code
              *     * `exact_match_batch` - exact_match_batch
              */
             from_template?: components["schemas"]["FromTemplateEnum"];

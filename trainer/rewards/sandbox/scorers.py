@@ -3,9 +3,11 @@ function in a `SandboxPool` (the default) or, for trusted code, in this process.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from trainer.rewards.builtins import BUILTIN_REWARDS, builtin_source
 from trainer.rewards.by_data_source import DataSourceScorer
@@ -14,6 +16,7 @@ from trainer.rewards.inprocess import InProcessScorer
 from trainer.rewards.loader import RewardCodeError, load_reward, read_reward_file
 from trainer.rewards.sandbox.limits import SandboxLimits
 from trainer.rewards.sandbox.pool import SandboxPool
+from trainer.rewards.templates import verl_code
 
 if TYPE_CHECKING:
     from trainer.config.schema import RewardConfig
@@ -61,7 +64,7 @@ def make_scorer(
             code,
             name,
             count,
-            limits,
+            limits_for(function, limits, cfg.kwargs),
             require_full_isolation=require_full_isolation,
             filename=filename,
             kwargs=cfg.kwargs,
@@ -70,3 +73,23 @@ def make_scorer(
     if cfg.function is None:
         return DataSourceScorer(scorer_of)
     return scorer_of(cfg.function)
+
+
+def limits_for(
+    function: str, limits: SandboxLimits | None, kwargs: Mapping[str, Any]
+) -> SandboxLimits | None:
+    """The sandbox limits of a built-in: `verl_code` runs a program per test case, so a
+    call may take its worst case (a whole run, then ten lone test cases) and hold
+    ``max_concurrent`` programs of ``memory_limit_mb`` each; the limits grow to fit."""
+    if function != "verl_code":
+        return limits
+    base = limits or SandboxLimits()
+    try:
+        timeout_s, memory_mb = verl_code.sandbox_limits(dict(kwargs))
+    except (TypeError, ValueError) as exc:
+        raise RewardCodeError(f"reward.kwargs for verl_code: {exc}") from None
+    return dataclasses.replace(
+        base,
+        timeout_s=max(base.timeout_s, timeout_s),
+        memory_mb=max(base.memory_mb, memory_mb),
+    )

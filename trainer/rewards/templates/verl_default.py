@@ -17,7 +17,8 @@ Dispatched (verl's data source names):
   normalisation: 1.0 (0.25 with more than ten answer tags), else 0.0.
 
 Refused with a per-row error: code data sources (``codecontests``, ``apps``,
-``codeforces``, ``taco``), whose verl scorers run the response as a program, and the
+``codeforces``, ``taco``), whose verl scorer runs the response as a program (the
+built-in ``verl_code`` does, and scores them when no reward is chosen), and the
 sources whose verl scorers need a symbolic algebra grader (``numina_*``: prime_math;
 ``hiyouga/geometry3k``: mathruler). Any other data source is an error naming the
 supported ones. Extra keyword arguments (verl's ``sandbox_fusion_url``, ...) are ignored.
@@ -335,8 +336,8 @@ def compute_score(
     if data_source in CODE:
         raise ValueError(
             f"data_source {data_source!r}: verl scores it by running the response as code "
-            "(prime_code or sandbox fusion), which the reward sandbox refuses; write a "
-            "reward function for it"
+            "(prime_code or sandbox fusion): the built-in verl_code does, and scores these "
+            "rows when reward.function is unset"
         )
     if data_source in SYMBOLIC:
         raise ValueError(
