@@ -65,7 +65,7 @@ from studio.references.run_inputs import (
 from studio.runs.models import Run
 from studio.runs.provenance import Provenance
 from studio.runs.var_paths import in_var_dir
-from trainer.config.paths import set_place
+from trainer.config.paths import path_fields, set_place
 
 T = TypeVar("T")
 MAPPING_KEYS = ("format", "prompt_key", "answer_key", "data_source")
@@ -148,7 +148,7 @@ def bring_to_references(run: Run) -> bool:
                 set_place(tree, place, value)
             Run.objects.filter(pk=run.pk).update(config=tree, **input_fields(inputs))
             return False
-    provenance: Provenance = {"paths": path_defaults(run.config), "missing": upgrade.missing}
+    provenance: Provenance = {"paths": _named_inputs(run.config), "missing": upgrade.missing}
     Run.objects.filter(pk=run.pk).update(
         provenance=provenance,
         model=model,
@@ -157,6 +157,16 @@ def bring_to_references(run: Run) -> bool:
         validation_version=validation.version,
     )
     return True
+
+
+def _named_inputs(tree: dict[str, Any]) -> dict[str, Any]:
+    """The inputs `tree` names: its set path fields but the run's own folders."""
+    own = {f.dotted for f in path_fields() if f.kind.resource == "run_folder"}
+    return {
+        place: value
+        for place, value in path_defaults(tree).items()
+        if place not in own and value not in (None, "", [])
+    }
 
 
 def _at(tree: dict[str, Any], place: str) -> Any:

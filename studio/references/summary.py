@@ -68,6 +68,9 @@ def input_lines(summary: Mapping[str, Any], held_out: int | None = None) -> dict
         lines.update(kind.report_lines(summary, held_out))
     provenance = summary.get("provenance")
     if provenance:
-        named = ", ".join(f"{place} {value}" for place, value in provenance["paths"].items())
+        named = ", ".join(
+            f"{place} {' '.join(map(str, value)) if isinstance(value, list) else value}"
+            for place, value in provenance["paths"].items()
+        )
         lines["Provenance"] = f"{named} ({'; '.join(provenance['missing'])}); not relaunchable"
     return lines

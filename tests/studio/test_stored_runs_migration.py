@@ -138,14 +138,16 @@ def test_older_runs_whose_files_remain_get_references_to_matching_or_new_version
 def test_an_older_run_whose_files_are_gone_is_a_provenance_record_shown_and_not_relaunched(
     world: World, media: Path, studio_var_dir: Path, checkpoints: Path
 ):
-    (gone,) = migrate_older_runs(
+    train = write_rows(studio_var_dir, "kept.parquet", verl_rows(counting_answers(5)))
+    gone, elsewhere = migrate_older_runs(
         world,
         [
             {
                 "name": "gone",
                 "config": older_config("var/demo-model", ["var/old-data/deleted.parquet"], []),
                 "status": RunStatus.FAILED,
-            }
+            },
+            {"name": "elsewhere", "config": older_config("/srv/old-models/qwen", [train], [])},
         ],
     )
 
@@ -153,17 +155,16 @@ def test_an_older_run_whose_files_are_gone_is_a_provenance_record_shown_and_not_
         "paths": {
             "model.path": "var/demo-model",
             "data.train_files": ["var/old-data/deleted.parquet"],
-            "data.val_files": [],
-            "reward.model.path": None,
-            "checkpoint.dir": "var/checkpoints/old",
-            "logging.spool_dir": "var/spool",
-            "logging.jsonl_path": None,
         },
         "missing": ["data.train_files: var/old-data/deleted.parquet is gone"],
     }
     assert gone.model is not None  # its folder is there: a model of the project
     assert (gone.dataset_version, gone.validation) == (None, "none")
     assert gone.config["data"]["train_files"] == ["var/old-data/deleted.parquet"]  # as it was
+
+    assert elsewhere.model is None and elsewhere.dataset_version is not None
+    assert elsewhere.provenance is not None
+    assert elsewhere.provenance["missing"] == ["model.path: /srv/old-models/qwen is gone"]
 
     member = world.client("member")
     inputs = member.get(f"/api/runs/{gone.pk}/").json()["inputs"]
