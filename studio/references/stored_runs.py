@@ -54,8 +54,8 @@ from studio.references.choices import demo_model, usable
 from studio.references.kinds.reward_models import reward_model_places
 from studio.references.kinds.validation import Validation, ValidationChoice
 from studio.references.locations import DEMO_ASSETS, ModelUnavailable, inside, model_roots
-from studio.references.reference import is_reference
-from studio.references.registry import InputError
+from studio.references.reference import Reference, is_reference
+from studio.references.registry import InputError, RunInputs
 from studio.references.run_inputs import (
     completed_inputs,
     filled_paths,
@@ -142,9 +142,10 @@ def bring_to_references(run: Run) -> bool:
             "reward": reward,
             "reward_models": reward_models,
         }
-        inputs = upgrade.attempt("inputs", lambda: completed_inputs(run.project, values))
-        if inputs is not None:
-            for place, value in filled_paths(inputs, tree).items():
+        made = upgrade.attempt("inputs", lambda: _filled(run.project, values, tree))
+        if made is not None:
+            inputs, filled = made
+            for place, value in filled.items():
                 set_place(tree, place, value)
             Run.objects.filter(pk=run.pk).update(config=tree, **input_fields(inputs))
             return False
@@ -157,6 +158,15 @@ def bring_to_references(run: Run) -> bool:
         validation_version=validation.version,
     )
     return True
+
+
+def _filled(
+    project: Project, values: dict[str, Any], tree: dict[str, Any]
+) -> tuple[RunInputs, dict[str, Any]]:
+    """The run's inputs, every registered kind's included (a kind it predates chooses as a
+    request naming none of it does), and what its config holds for them."""
+    inputs = completed_inputs(project, values)
+    return inputs, filled_paths(inputs, tree)
 
 
 def _named_inputs(tree: dict[str, Any]) -> dict[str, Any]:
@@ -185,6 +195,15 @@ def _model(
     upgrade: _Upgrade, path: Any, place: str, role: str = ModelRole.POLICY
 ) -> RegisteredModel | None:
     """The project's model for the folder `path` names, made from the folder if need be."""
+    if is_reference(path):  # a place the run's config already references
+        reference = Reference.parse(path)
+        known = (
+            upgrade.project.models.filter(pk=reference.pk).first()
+            if reference.kind == "model" and reference.pk is not None
+            else None
+        )
+        if known is not None:
+            return upgrade.attempt(place, lambda: usable(known, place, role))
     if not isinstance(path, str) or not path or is_reference(path):
         upgrade.kept(place, f"{path!r} names no model folder")
         return None

@@ -46,6 +46,12 @@ def older_config(model: str, train: list[str], val: list[str]) -> dict[str, Any]
     }
 
 
+def scored_by_demo_reward_model(train: str) -> dict[str, Any]:
+    config = older_config("var/demo-model", [train], [])
+    config["reward"]["model"]["path"] = "var/demo-reward-model"
+    return config
+
+
 def migrate_older_runs(world: World, rows: list[dict[str, Any]]) -> list[Run]:
     """`rows` stored as runs.0005 stored runs, then every migration since applied."""
     executor = MigrationExecutor(connection)
@@ -97,7 +103,7 @@ def test_older_runs_whose_files_remain_get_references_to_matching_or_new_version
         world,
         [
             {"name": "files", "config": older_config("var/demo-model", [train], [val])},
-            {"name": "no val", "config": older_config("var/demo-model", [train], [])},
+            {"name": "no val", "config": scored_by_demo_reward_model(train)},
             {
                 "name": "given a version",
                 "config": older_config("var/demo-model", ["var/gone.parquet"], []),
@@ -121,6 +127,9 @@ def test_older_runs_whose_files_remain_get_references_to_matching_or_new_version
         stored,
         by_files.model,
     )
+    judge = no_val.reward_models["reward.model.path"]
+    assert no_val.config["reward"]["model"]["path"] == f"resource:model/{judge}"
+    assert by_files.reward_models == {}
     # Given a version whose rows are labelled held out: what its launch served.
     assert (by_version.validation, by_version.dataset_version) == ("held_out", labelled)
     assert DatasetVersion.objects.filter(dataset__project=world.project).count() == 3
