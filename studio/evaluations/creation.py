@@ -39,6 +39,7 @@ from studio.rewards.models import RewardVersion
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, Resolved, resolve, resources_of
 from studio.runs.models import Run, RunKind
+from studio.runs.provenance import relaunch_refusal
 from studio.telemetry.models import Checkpoint
 
 # The base config of an evaluation that names no run: the demo preset's lengths and reward.
@@ -93,10 +94,9 @@ def _checkpoint(project: Project, run_id: int, step: int, field: str) -> Checkpo
         raise InputError(
             {field: [f"Run {run_id} of this project has no checkpoint at step {step}."]}
         )
-    if found.run.model is None:
-        raise InputError(
-            {field: [f"Run {run_id} was made before runs had models; its base is unknown."]}
-        )
+    refusal = relaunch_refusal(found.run)
+    if refusal is not None:
+        raise InputError({field: [refusal]})
     try:
         checkpoint_folder(found)
     except ModelUnavailable as exc:
@@ -121,7 +121,7 @@ def evaluated_models(project: Project, wanted: list[dict[str, Any]]) -> list[Eva
         else:
             checkpoint = _checkpoint(project, item["run"], item["step"], field)
             run = checkpoint.run
-            assert run.model is not None  # checked by _checkpoint
+            assert run.model is not None  # only a provenance record has none: refused
             label = f"{run.name} @ step {checkpoint.step}"
             chosen.append(Evaluated(label, Reference("checkpoint", checkpoint.pk).text, run.model))
     labels = [c.label for c in chosen]
@@ -139,6 +139,9 @@ def _source_run(project: Project, run_id: int, field: str) -> Run:
     )
     if run is None:
         raise InputError({field: [f"No training run {run_id} in project {project.slug!r}."]})
+    refusal = relaunch_refusal(run)
+    if refusal is not None:
+        raise InputError({field: [refusal]})
     return run
 
 
@@ -161,7 +164,7 @@ def _inputs(
         source = _source_run(project, request.validation_of_run, "validation_of_run")
         parent = inherited_inputs(source)
         training_rows = request.prompts is not None and request.prompts.split == "train"
-        if parent is None or (parent.validation == "none" and not training_rows):
+        if parent.validation == "none" and not training_rows:
             raise InputError(
                 {
                     "validation_of_run": [

@@ -26,6 +26,7 @@ from studio.evaluations.creation import (
 )
 from studio.runs.configs import InvalidConfig
 from studio.runs.models import Run, RunKind
+from studio.runs.provenance import relaunch_refusal
 from studio.telemetry.models import RolloutSample, SampleQuestion
 
 # The evaluation querysets' lookup of the question (no query per evaluation in a list).
@@ -51,8 +52,9 @@ def _refusal(sample: RolloutSample) -> str | None:
             f"Run {run.pk} trains multi-turn episodes with tools; an evaluation answers "
             "single-turn prompts, so it would not see the prompt the sample saw."
         )
-    if run.validation == "config" or run.dataset_version_id is None or run.model_id is None:
-        return f"Run {run.pk} was made before runs named their dataset and model."
+    refusal = relaunch_refusal(run)
+    if refusal is not None:
+        return refusal
     file_index, _, row = sample.group_id.partition(":")
     if file_index != "0" or not row:
         return f"Sample {sample.pk}'s prompt id {sample.group_id!r} names no row of the run's data."
@@ -80,7 +82,7 @@ def ask_checkpoints(sample: RolloutSample, sampling: dict[str, Any], user: Any) 
                 ]
             }
         )
-    assert run.model_id is not None  # refused above
+    assert run.model_id is not None  # only a provenance record has none: refused above
     name = sampling.get("name") or f"{run.name}: ask the checkpoints (sample {sample.pk})"
     request = EvaluationRequest(
         name=name[:200],

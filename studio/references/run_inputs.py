@@ -72,11 +72,9 @@ def completed_inputs(project: Project, values: Mapping[str, Any]) -> RunInputs:
     return RunInputs(chosen)
 
 
-def inherited_inputs(parent: Run) -> RunInputs | None:
-    """A run's inputs, to clone it; None for a run stored before runs had a model (its
-    clone chooses as a new run does)."""
-    if parent.model is None or parent.dataset_version is None:
-        return None
+def inherited_inputs(parent: Run) -> RunInputs:
+    """A run's inputs, to clone it (a provenance record is never cloned:
+    studio.runs.service.clone_run)."""
     return RunInputs({kind.name: kind.inherit(parent) for kind in input_kinds()})
 
 

@@ -32,33 +32,32 @@ __all__ = [
 SUMMARY_RELATED = tuple(lookup for kind in input_kinds() for lookup in kind.related)
 
 
+class ProvenanceSerializer(serializers.Serializer[dict[str, Any]]):
+    paths = serializers.DictField(
+        child=serializers.JSONField(), help_text="Config place -> what the run's config named."
+    )
+    missing = serializers.ListField(
+        child=serializers.CharField(), help_text="Why no resource stands for it, per place."
+    )
+
+
 class RunInputsSerializer(serializers.Serializer[dict[str, Any]]):
-    # Each kind's fields (in registry order), then the paths of a run from before references.
-    legacy_paths = serializers.DictField(
-        child=serializers.JSONField(),
-        help_text="A run from before runs referenced resources: the paths its config names.",
+    # Each kind's fields (in registry order), then the provenance record, if any.
+    provenance = ProvenanceSerializer(
+        allow_null=True,
+        help_text="A run from before runs referenced resources whose files are gone: what "
+        "its config named; it is shown, never launched, resumed or cloned. null for others.",
     )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         return {**summary_fields(), **super().get_fields()}
 
 
-def _legacy_paths(run: Run) -> dict[str, Any]:
-    """A run stored before runs referenced resources: the paths its config names."""
-    if run.model is not None:
-        return {}
-    return {
-        "model.path": run.config.get("model", {}).get("path"),
-        "data.train_files": run.config.get("data", {}).get("train_files"),
-        "data.val_files": run.config.get("data", {}).get("val_files"),
-    }
-
-
 def run_inputs(run: Run) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for kind in input_kinds():
         summary.update(kind.summary(run))
-    summary["legacy_paths"] = _legacy_paths(run)
+    summary["provenance"] = run.provenance
     return summary
 
 
@@ -67,4 +66,11 @@ def input_lines(summary: Mapping[str, Any], held_out: int | None = None) -> dict
     lines: dict[str, str] = {}
     for kind in input_kinds():
         lines.update(kind.report_lines(summary, held_out))
+    provenance = summary.get("provenance")
+    if provenance:
+        named = ", ".join(
+            f"{place} {' '.join(map(str, value)) if isinstance(value, list) else value}"
+            for place, value in provenance["paths"].items()
+        )
+        lines["Provenance"] = f"{named} ({'; '.join(provenance['missing'])}); not relaunchable"
     return lines

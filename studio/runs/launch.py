@@ -28,22 +28,16 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
-from studio.datasets.splits import is_validation
-from studio.paths import var_dir
-from studio.references.kinds.reward import reward_code as stored_reward_code
-from studio.references.kinds.reward import reward_settings
-from studio.references.kinds.training_data import data_settings
 from studio.references.launch_paths import fill_launch_paths
 from studio.references.locations import ModelUnavailable
 from studio.references.registry import Launch, UnresolvedReference
 from studio.runs import lifecycle
 from studio.runs.bootstrap import attempt_handoff
 from studio.runs.configs import INPROCESS_REFUSED
-from studio.runs.folders import checkpoint_dir
 from studio.runs.handoff import HandoffRefused, SecretHandoff
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
 from studio.runs.models import Run, RunAttempt, RunStatus
-from studio.runs.var_paths import resolve_var_paths
+from studio.runs.provenance import relaunch_refusal
 from studio.telemetry.models import Checkpoint
 from trainer.config.schema import RunConfig
 from trainer.distributed import uses_distributed
@@ -53,7 +47,6 @@ logger = logging.getLogger(__name__)
 S = RunStatus
 Failpoint = Callable[[str], None]
 LaunchOutcome = Literal["submitted", "already-submitted", "not-queued", "not-starting", "rejected"]
-# Labels of held-out rows in a dataset's extra_info.split (as the ingest dataset view).
 
 
 def _no_failpoint(point: str) -> None:
@@ -117,49 +110,26 @@ class TrainerLaunch:
 def trainer_launch(run: Run, attempt: RunAttempt) -> TrainerLaunch:
     """The run's stored config, its references turned into the paths this launch uses,
     and the reward code its stored reward reference names."""
+    refusal = relaunch_refusal(run)
+    if refusal is not None:
+        raise LaunchRefused(refusal)
     tree: dict[str, Any] = copy.deepcopy(run.config)
-    if run.model_id is None:
-        _legacy_paths(run, tree)
-        reward_code = stored_reward_code(run)
-    else:
-        launch = Launch(run, dataset_url)
-        try:
-            fill_launch_paths(launch, tree)
-        except (ModelUnavailable, UnresolvedReference) as exc:
-            raise LaunchRefused(str(exc)) from None
-        reward_code = launch.reward_code
+    launch = Launch(run, dataset_url)
+    try:
+        fill_launch_paths(launch, tree)
+    except (ModelUnavailable, UnresolvedReference) as exc:
+        raise LaunchRefused(str(exc)) from None
     if attempt.number > 1:
         tree["checkpoint"]["resume"] = "auto"  # a resume continues from the latest
     if tree.get("reward", {}).get("executor") == "inprocess":
         # Stored before runs were validated for it: refused, never run unsandboxed.
         raise LaunchRefused(INPROCESS_REFUSED)
-    return TrainerLaunch(tree, reward_code)
+    return TrainerLaunch(tree, launch.reward_code)
 
 
 def trainer_config(run: Run, attempt: RunAttempt) -> dict[str, Any]:
     """The run's stored config, its references turned into the paths this launch uses."""
     return trainer_launch(run, attempt).config
-
-
-def _legacy_paths(run: Run, tree: dict[str, Any]) -> None:
-    """A run stored before runs referenced resources: its config's own paths, with the
-    dataset and reward version it was given laid over them as the kinds fill them in."""
-    resolve_var_paths(tree, var_dir())  # the demo assets, wherever the var dir is
-    tree.setdefault("checkpoint", {})["dir"] = checkpoint_dir(run.pk)
-    tree.setdefault("logging", {})["jsonl_path"] = None
-    version = run.dataset_version
-    settings: dict[str, Any] = {}
-    if version is not None:
-        names = {str(s.get("name")) for s in version.stats.get("splits", []) if isinstance(s, dict)}
-        has_val = any(map(is_validation, names))
-        settings["data.train_files"] = [dataset_url(run.pk, "train")]
-        settings["data.val_files"] = [dataset_url(run.pk, "val")] if has_val else []
-        settings.update(data_settings(version))
-    if run.reward_version is not None:
-        settings.update(reward_settings(run.reward_version))
-    for place, value in settings.items():
-        section, _, key = place.rpartition(".")
-        tree.setdefault(section, {})[key] = value
 
 
 def entrypoint() -> str:

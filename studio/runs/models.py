@@ -21,13 +21,11 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-# What a run validates on (studio.references.run_inputs), and `config` for runs stored
-# before validation was a choice (their config's files).
+# What a run validates on (studio.references.kinds.validation).
 RUN_VALIDATION = [
     ("held_out", "Held-out rows of the training version"),
     ("dataset_version", "Another dataset version"),
     ("none", "No validation"),
-    ("config", "The config's files"),
 ]
 
 
@@ -54,8 +52,8 @@ class Run(models.Model):
     reward_version = models.ForeignKey(
         RewardVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
-    # The run's inputs (studio.references.run_inputs); null only on runs created before
-    # models were resources, whose config still names their paths.
+    # The run's inputs (studio.references.run_inputs). `model` and `dataset_version` are
+    # null only on a run kept as a provenance record (`provenance`), whose files are gone.
     model = models.ForeignKey(
         "model_registry.RegisteredModel",
         null=True,
@@ -63,7 +61,7 @@ class Run(models.Model):
         on_delete=models.PROTECT,
         related_name="runs",
     )
-    validation = models.CharField(max_length=16, choices=RUN_VALIDATION, default="config")
+    validation = models.CharField(max_length=16, choices=RUN_VALIDATION, default="held_out")
     validation_version = models.ForeignKey(
         DatasetVersion,
         null=True,
@@ -72,6 +70,13 @@ class Run(models.Model):
         related_name="validated_runs",
     )
     reward_models = models.JSONField(default=dict, blank=True)  # config place -> model id
+    # A run stored before runs referenced resources whose files matched no stored version
+    # and were gone when it was brought to references (studio.references.stored_runs):
+    # {"paths": {config place: what its config named}, "missing": [why, per place]}. It
+    # is shown with the run's inputs and never launched, resumed or cloned
+    # (studio.runs.provenance). A column, not a model of its own: it is read with every
+    # view of the run's inputs, written once, never queried by content.
+    provenance = models.JSONField(null=True, blank=True, default=None)
     status = models.CharField(
         max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )

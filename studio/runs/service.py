@@ -14,13 +14,22 @@ from django.utils import timezone
 from studio.projects.models import AuditEvent, Project
 from studio.references.run_inputs import input_fields
 from studio.runs import dispatch, lifecycle
-from studio.runs.configs import resources_of
+from studio.runs.configs import InvalidConfig, resources_of
 from studio.runs.creation import compose
 from studio.runs.models import Run, RunKind, RunStatus
+from studio.runs.provenance import relaunch_refusal
 from studio.runs.serializers import unique_tags
 
 NO_CLONE = "An evaluation can't be cloned; create a new one (/api/evaluations/)."
 NO_RESUME = "An evaluation can't be resumed; create a new one (/api/evaluations/)."
+
+
+def refuse_provenance(run: Run) -> None:
+    """InvalidConfig (a 400) for a provenance record: its request is fine, its inputs are
+    what can't be had again (studio.runs.provenance)."""
+    refusal = relaunch_refusal(run)
+    if refusal is not None:
+        raise InvalidConfig({"run": [refusal]})
 
 
 def create_run(project: Project, request: dict[str, Any], user: User) -> Run:
@@ -52,6 +61,7 @@ def clone_run(parent: Run, request: dict[str, Any], user: User) -> Run:
     stay the parent's unless the edits change what the config asks for."""
     if parent.kind == RunKind.EVALUATION:
         raise lifecycle.TransitionRefused(parent.status, NO_CLONE)
+    refuse_provenance(parent)
     inputs, resolved = compose(parent.project, request, user, parent=parent)
     same_request = resolved.tree["resources"] == parent.config.get("resources")
     resources = parent.resources if same_request else resources_of(resolved.config)
@@ -104,6 +114,7 @@ def resume_run(run: Run, user: User, reason: str) -> None:
     """Queue a failed or cancelled run again, to continue from its latest checkpoint."""
     if run.kind == RunKind.EVALUATION:
         raise lifecycle.TransitionRefused(run.status, NO_RESUME)
+    refuse_provenance(run)
     with transaction.atomic():
         lifecycle.resume(run.pk, user, reason)
         AuditEvent.record("run.resume", run, run.project, user, previous=run.status)

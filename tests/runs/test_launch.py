@@ -38,7 +38,7 @@ def checkpoint_root(settings, tmp_path: Path) -> Path:
 
 def queued_run(world: World, **fields) -> Run:
     defaults = {
-        "config": {"checkpoint": {"dir": "var/checkpoints/demo", "resume": "never"}},
+        "config": {"checkpoint": {"dir": "resource:run/checkpoint.dir", "resume": "never"}},
         "resources": {"cpus": 1.5, "gpus": 0.0, "memory_gb": 2.0},
     }
     return Run.objects.create(
@@ -112,42 +112,6 @@ def test_the_job_carries_only_the_path_of_its_secret_and_its_resources(world: Wo
     config = trainer_config(Run.objects.get(pk=run.pk), attempt)
     assert config["checkpoint"]["dir"] == f"/ckpt/run-{run.pk}"  # never shared by two runs
     assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.5, 0.0, 2 * 1024**3)
-
-
-def test_the_demo_paths_of_a_config_name_the_studios_var_dir_wherever_it_is(
-    world: World, monkeypatch, tmp_path
-):
-    # The preset's defaults are `var/...`; the trainer starts in another folder (the
-    # checkout), so the launch makes them absolute under RLSTUDIO_VAR_DIR.
-    monkeypatch.setenv("RLSTUDIO_VAR_DIR", str(tmp_path / "studio-var"))
-    run = queued_run(
-        world,
-        config={
-            "model": {"path": "var/demo-model"},
-            "data": {"train_files": ["var/demo-data/arith/train.parquet", "/data/x.parquet"]},
-            "reward": {
-                "model": {"path": None},
-                "extra_models": [{"path": "var/demo-reward-model"}, {"path": "/models/judge"}],
-                "custom_path": "rewards/mine.py",
-            },
-        },
-    )
-    attempt = claim(run.pk)
-    assert attempt is not None
-
-    tree = trainer_config(Run.objects.get(pk=run.pk), attempt)
-
-    var = tmp_path / "studio-var"
-    assert tree["model"]["path"] == str(var / "demo-model")
-    assert tree["data"]["train_files"] == [
-        str(var / "demo-data/arith/train.parquet"),
-        "/data/x.parquet",
-    ]
-    assert tree["reward"] == {
-        "model": {"path": None},
-        "extra_models": [{"path": str(var / "demo-reward-model")}, {"path": "/models/judge"}],
-        "custom_path": "rewards/mine.py",
-    }
 
 
 def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world: World):
@@ -279,7 +243,7 @@ def test_a_distributed_run_reserves_one_cpu_for_its_controller_not_the_whole_req
     """Its workers reserve the request through their own placement group; reserving it
     for the entrypoint too would leave them unplaceable on a cluster sized for the run."""
     config = {
-        "checkpoint": {"dir": "var/checkpoints/demo", "resume": "never"},
+        "checkpoint": {"dir": "resource:run/checkpoint.dir", "resume": "never"},
         "resources": {"num_workers": 2, "cpus_per_worker": 1.0},
     }
     run = queued_run(world, config=config, resources={"cpus": 2.0, "gpus": 0.0, "memory_gb": 8})

@@ -119,7 +119,11 @@ def test_a_compare_report_shows_how_the_reward_code_differs(world):
     ]
     first, second = make_run(world.project, "v1", 0.001), make_run(world.project, "v2", 0.001)
     for run, version in ((first, versions[0]), (second, versions[1])):
-        run.reward_version = version
+        run.reward_version = version  # the code is what its stored reference names
+        run.config = {
+            **run.config,
+            "reward": {"custom_path": f"resource:reward-version/{version.pk}"},
+        }
         run.save()
     html = download(world.client("viewer"), "/api/runs/report", ids=f"{first.pk},{second.pk}")
     assert "<h2>Reward code</h2>" in html

@@ -3401,6 +3401,14 @@ export interface components {
             prompt: string;
             samples: components["schemas"]["RolloutSample"][];
         };
+        Provenance: {
+            /** @description Config place -> what the run's config named. */
+            paths: {
+                [key: string]: unknown;
+            };
+            /** @description Why no resource stands for it, per place. */
+            missing: string[];
+        };
         QueuedRun: {
             id: number;
             name: string;
@@ -4187,19 +4195,17 @@ export interface components {
             readonly attempts: components["schemas"]["Attempt"][];
         };
         RunInputs: {
-            /** @description null: a run from before models. */
+            /** @description null: a provenance record whose model folder is gone (`provenance`). */
             model: components["schemas"]["ModelRef"] | null;
             dataset: components["schemas"]["DatasetRef"] | null;
-            /** @description held_out, dataset_version, none, or config (a run from before validation was a choice: its config's files). */
+            /** @description held_out, dataset_version or none. */
             validation: string;
             /** @description The version validated on (the training version when held out). */
             validation_dataset: components["schemas"]["DatasetRef"] | null;
             reward: components["schemas"]["RewardRef"];
             reward_models: components["schemas"]["RewardModelRef"][];
-            /** @description A run from before runs referenced resources: the paths its config names. */
-            legacy_paths: {
-                [key: string]: unknown;
-            };
+            /** @description A run from before runs referenced resources whose files are gone: what its config named; it is shown, never launched, resumed or cloned. null for others. */
+            provenance: components["schemas"]["Provenance"] | null;
         };
         /**
          * @description * `train` - Training run
@@ -4230,10 +4236,9 @@ export interface components {
          * @description * `held_out` - Held-out rows of the training version
          *     * `dataset_version` - Another dataset version
          *     * `none` - No validation
-         *     * `config` - The config's files
          * @enum {string}
          */
-        RunValidationEnum: "held_out" | "dataset_version" | "none" | "config";
+        RunValidationEnum: "held_out" | "dataset_version" | "none";
         SampleGroup: {
             run: number;
             step: number;

@@ -38,6 +38,7 @@ from studio.references.summary import SUMMARY_RELATED
 from studio.reports.data import evaluation_report_filename, evaluation_report_html
 from studio.runs import dispatch, lifecycle
 from studio.runs.models import Run, RunKind, RunStatus
+from studio.runs.provenance import relaunch_refusal
 from studio.runs.serializers import ReasonSerializer
 from studio.telemetry.models import RolloutSample
 
@@ -128,8 +129,9 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
                     ]
                 }
             )
-        if run.model_id is None:
-            raise exceptions.ValidationError({"run": ["The run has no model record to compare."]})
+        refusal = relaunch_refusal(run)
+        if refusal is not None:
+            raise exceptions.ValidationError({"run": [refusal]})
         models = [{"model": run.model_id}] + [{"run": run.pk, "step": c.step} for c in checkpoints]
         name = v.get("name") or f"{run.name}: checkpoints"
         fixed = {"models": models, "validation_of_run": run.pk, "name": name[:200]}

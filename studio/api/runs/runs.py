@@ -188,7 +188,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with refusals_as_409():
+        with refusals_as_409(), config_errors_as_400():
             reason = data.validated_data.get("reason", "")
             service.resume_run(run, signed_in_user(request), reason)
         return self._detail(run.pk)

@@ -19,9 +19,8 @@ from rest_framework.views import APIView
 
 from studio.api.common.errors import Conflict
 from studio.api.datasets.datasets import BinaryRenderer
-from studio.datasets.heldout import held_out_mask, split_label
+from studio.datasets.heldout import held_out_mask
 from studio.datasets.models import DatasetVersion
-from studio.datasets.splits import VALIDATION_SPLITS, is_validation
 from studio.datasets.stored import check_readable
 from studio.runs.bootstrap import redeem
 from studio.runs.launch import LaunchRefused, trainer_launch
@@ -239,8 +238,6 @@ def run_split(run: Run, split: str) -> HttpResponseBase:
     if version is None:
         raise exceptions.NotFound("This run has no dataset version.")
     check_readable(version)  # 422 for a version over the import bounds, before reading it
-    if run.validation == "config":  # created before validation was a choice
-        return _legacy_split_file(version, split)
     if split == "train":
         if run.validation != "held_out":
             return _rows_file(version, split, None)
@@ -251,25 +248,3 @@ def run_split(run: Run, split: str) -> HttpResponseBase:
         check_readable(run.validation_version)
         return _rows_file(run.validation_version, split, None)
     raise exceptions.NotFound("This run validates on nothing.")
-
-
-def _legacy_split_file(version: DatasetVersion, split: str) -> HttpResponseBase:
-    if not version.stats.get("splits"):  # no split labels: every row trains
-        if split == "train":
-            return _rows_file(version, split, None)
-        raise exceptions.NotFound(
-            f"Dataset {version.dataset.name} v{version.number} has no {split} rows "
-            f"(held-out rows have extra_info.split in {sorted(VALIDATION_SPLITS)})."
-        )
-    with version.file.open("rb") as handle:
-        table = pq.read_table(handle)
-    labels = [split_label(info) for info in _column(table, "extra_info")]
-    return _rows_file(
-        version, split, [is_validation(label) == (split == "val") for label in labels]
-    )
-
-
-def _column(table: pa.Table, name: str) -> list[Any]:
-    if name not in table.column_names:
-        return [None] * table.num_rows
-    return list(table.column(name).to_pylist())

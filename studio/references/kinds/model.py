@@ -72,7 +72,8 @@ class ModelInput(InputKind[RegisteredModel]):
     def summary_fields(self) -> dict[str, serializers.Field]:
         return {
             "model": ModelRefSerializer(
-                allow_null=True, help_text="null: a run from before models."
+                allow_null=True,
+                help_text="null: a provenance record whose model folder is gone (`provenance`).",
             )
         }
 
@@ -81,8 +82,8 @@ class ModelInput(InputKind[RegisteredModel]):
 
     def report_lines(self, summary: Mapping[str, Any], held_out: int | None) -> dict[str, str]:
         model = summary["model"]
-        if model is None:  # a run from before models: the path its config names
-            return {"Model": f"path {summary['legacy_paths'].get('model.path')}"}
+        if model is None:  # a provenance record: its Provenance row names the path
+            return {"Model": "none recorded"}
         return {"Model": f"{model['name']} ({model['kind']})"}
 
 

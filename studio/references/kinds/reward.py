@@ -72,10 +72,8 @@ def stored_reward_version(run: Run) -> RewardVersion | None:
 
 
 def reward_code(run: Run) -> str | None:
-    """The code the run scores with: its stored reward reference's; a run from before
-    references (no model) keeps its reward version only on the Run."""
-    if run.model_id is None:
-        return run.reward_version.code if run.reward_version else None
+    """The code the run scores with: its stored reward reference's (a provenance record's
+    config names no reference: None, its reward version shows in its inputs)."""
     version = stored_reward_version(run)
     return version.code if version else None
 

@@ -134,8 +134,8 @@ class TrainingDataInput(InputKind[DatasetVersion]):
         return {"dataset": dataset_ref(run.dataset_version)}
 
     def report_lines(self, summary: Mapping[str, Any], held_out: int | None) -> dict[str, str]:
-        if summary["dataset"] is None:  # a run from before references: its config's files
-            return {"Dataset": f"files {summary['legacy_paths'].get('data.train_files')}"}
+        if summary["dataset"] is None:  # a provenance record: its Provenance row names the files
+            return {"Dataset": "none recorded"}
         return {"Dataset": dataset_line(summary["dataset"])}
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rest_framework import serializers
 
@@ -98,9 +98,7 @@ class ValidationInput(InputKind[ValidationChoice]):
         return ValidationChoice(mode, version)
 
     def inherit(self, parent: Run) -> ValidationChoice | None:
-        # A run from before validation was a choice ("config") is cloned holding rows out.
-        mode = parent.validation if parent.validation in VALIDATION_CHOICES else "held_out"
-        return ValidationChoice(mode, parent.validation_version)
+        return ValidationChoice(cast(Validation, parent.validation), parent.validation_version)
 
     def model_fields(self, value: ValidationChoice) -> dict[str, Any]:
         return {"validation": value.mode, "validation_version": value.version}
@@ -113,10 +111,7 @@ class ValidationInput(InputKind[ValidationChoice]):
 
     def summary_fields(self) -> dict[str, serializers.Field]:
         return {
-            "validation": serializers.CharField(
-                help_text="held_out, dataset_version, none, or config (a run from before "
-                "validation was a choice: its config's files)."
-            ),
+            "validation": serializers.CharField(help_text="held_out, dataset_version or none."),
             "validation_dataset": DatasetRefSerializer(
                 allow_null=True,
                 help_text="The version validated on (the training version when held out).",
@@ -142,7 +137,6 @@ class ValidationInput(InputKind[ValidationChoice]):
             "held_out": held,
             "dataset_version": dataset_line(whole),
             "none": "none",
-            "config": "the config's files",  # a run from before validation was a choice
         }
         return {"Validation": lines[summary["validation"]]}
 

@@ -43,7 +43,7 @@ def _reads_training_rows(run: Run) -> bool:
 def source_file(run: Run, split: str) -> SourceFile | None:
     """The version file a run's samples of `split` came from; None where unknown."""
     version = run.dataset_version
-    if version is None or run.validation == "config":
+    if version is None:  # a provenance record whose files are gone
         return None
     training = split == "train" or (split == "eval" and _reads_training_rows(run))
     if training:

@@ -13,7 +13,7 @@ const inputs: Inputs = {
   validation_dataset: { dataset: 2, name: "arith", version: 12, number: 3, rows: 1000 },
   reward: { function: 5, name: "arith-exact", version: 7, number: 2, kwargs: {} },
   reward_models: [],
-  legacy_paths: {},
+  provenance: null,
 };
 
 function show(value: Inputs) {
@@ -30,11 +30,13 @@ describe("a run's inputs", () => {
     expect(screen.getByText(/held-out rows of/)).toBeInTheDocument();
   });
 
-  it("name a built-in reward and an old run's paths", () => {
-    show({ ...inputs, model: null, dataset: null, validation: "config", validation_dataset: null, reward: { function: null, name: "arith", version: null, number: null, kwargs: {} }, legacy_paths: { "data.train_files": ["var/data/train.jsonl"] } });
+  it("name a built-in reward and a provenance record's paths, not relaunchable", () => {
+    const missing = "data.train_files: var/data/train.jsonl is gone";
+    show({ ...inputs, dataset: null, validation: "none", validation_dataset: null, reward: { function: null, name: "arith", version: null, number: null, kwargs: {} }, provenance: { paths: { "data.train_files": ["var/data/train.jsonl"] }, missing: [missing] } });
     expect(screen.getByText("built-in: arith")).toBeInTheDocument();
-    expect(screen.getByText("Paths (before resources)")).toBeInTheDocument();
-    expect(screen.getByText(/var\/data\/train.jsonl/)).toBeInTheDocument();
+    expect(screen.getByText("Provenance")).toBeInTheDocument();
+    expect(screen.getByText(/\["var\/data\/train.jsonl"\]/)).toBeInTheDocument();
+    expect(screen.getByText(`${missing}: a record only, not relaunchable`)).toBeInTheDocument();
   });
 
   it("show the keyword arguments the reward is called with, and tell runs apart by them", () => {

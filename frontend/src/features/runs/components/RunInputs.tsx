@@ -43,8 +43,8 @@ function validationItem(inputs: Inputs, slug: string): { text: string; node: Rea
       ),
     };
   }
-  if (inputs.validation === "dataset_version" && other) return { text: `version ${datasetText(other)}`, node: <DatasetLink value={other} slug={slug} /> };
-  return { text: "the config's files", node: "the config's files (a run from before validation was a choice)" };
+  if (other) return { text: `version ${datasetText(other)}`, node: <DatasetLink value={other} slug={slug} /> };
+  return { text: "none", node: "none" };
 }
 
 /** The run's inputs as label / value rows (`text` is what runs are compared by). */
@@ -109,19 +109,21 @@ export function inputItems(inputs: Inputs, slug: string): InputItem[] {
       <span className={ui.muted}>none</span>
     ),
   });
-  const legacy = Object.entries(inputs.legacy_paths);
-  if (legacy.length) {
+  const { provenance } = inputs;
+  if (provenance) {
+    // A run from before runs referenced resources whose files are gone: shown, never relaunched.
     items.push({
-      key: "legacy_paths",
-      label: "Paths (before resources)",
-      text: JSON.stringify(inputs.legacy_paths),
+      key: "provenance",
+      label: "Provenance",
+      text: JSON.stringify(provenance.paths),
       node: (
         <span style={{ display: "grid" }}>
-          {legacy.map(([place, value]) => (
+          {Object.entries(provenance.paths).map(([place, value]) => (
             <code key={place} className={ui.mono}>
               {place}: {typeof value === "string" ? value : JSON.stringify(value)}
             </code>
           ))}
+          <span className={ui.muted}>{provenance.missing.join("; ")}: a record only, not relaunchable</span>
         </span>
       ),
     });
@@ -145,7 +147,7 @@ export function RunInputs({ inputs, slug, label = "Inputs", inline = false }: { 
 
 /** One line for a list: "arith v2 · reward arith v3" (or "built-in reward arith"). */
 export function inputsLine(inputs: Inputs): string {
-  const data = inputs.dataset ? `${inputs.dataset.name} v${inputs.dataset.number}` : Object.keys(inputs.legacy_paths).length ? "paths (before resources)" : "no dataset";
+  const data = inputs.dataset ? `${inputs.dataset.name} v${inputs.dataset.number}` : inputs.provenance ? "provenance record" : "no dataset";
   const reward = inputs.reward.function !== null ? `reward ${inputs.reward.name} v${inputs.reward.number}` : `built-in reward ${inputs.reward.name}`;
   return `${data} · ${reward}`;
 }

@@ -112,8 +112,7 @@ function inheritedInputs(parent: RunDetail | null, initial: Preselected): Inputs
   return {
     model: parent.model,
     dataset: parent.dataset_version !== null ? { version: parent.dataset_version } : null,
-    // "config": a run from before validation was a choice; its clone holds out rows.
-    validation: parent.validation === "config" ? "held_out" : parent.validation,
+    validation: parent.validation,
     validationVersion: parent.validation_version,
     rewardVersion: parent.reward_version,
   };

@@ -164,6 +164,8 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
   const [confirming, setConfirming] = useState(false);
   const active = ACTIVE_STATUSES.includes(run.status);
   const evaluation = run.kind === "evaluation";
+  // A provenance record (an older run whose files are gone) is shown, never resumed or cloned (the API answers 400).
+  const relaunchable = !evaluation && !run.inputs.provenance;
   return (
     <div className={ui.row}>
       <ButtonLink to={`/p/${slug}/runs/${run.id}/samples?follow=1`}>Samples</ButtonLink>
@@ -193,12 +195,12 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
             : `The trainer of “${run.name}” stops; its checkpoints stay, and Resume continues from the latest one.`}
       </ConfirmDialog>
       {/* An evaluation is neither resumed nor cloned (the API answers 409): a new one is made. */}
-      {!evaluation && (run.status === "failed" || run.status === "cancelled") ? (
+      {relaunchable && (run.status === "failed" || run.status === "cancelled") ? (
         <Button onClick={() => actions.resume.mutate()} disabled={actions.resume.isPending}>
           Resume
         </Button>
       ) : null}
-      {evaluation ? null : <ButtonLink to={`/p/${slug}/runs/new?clone=${run.id}`}>Clone with edits</ButtonLink>}
+      {relaunchable ? <ButtonLink to={`/p/${slug}/runs/new?clone=${run.id}`}>Clone with edits</ButtonLink> : null}
       <ButtonAnchor href={evaluation ? evaluationReportUrl(run.id) : reportUrl([run.id])} download>
         Download report
       </ButtonAnchor>
