@@ -22,7 +22,8 @@ import { ChartGrid, type LiveMetrics } from "../components/ChartGrid";
 import { RunInputs } from "../components/RunInputs";
 import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
 import { RewardErrors } from "../components/RewardErrors";
-import { formatDuration, RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { formatDuration } from "../../../lib/time";
 import { RunTraceback } from "../components/RunTraceback";
 import { useLiveRun, useRun, useRunAction } from "../hooks";
 

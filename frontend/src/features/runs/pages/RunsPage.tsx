@@ -9,12 +9,14 @@ import { RunsIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import { useProjectSlug } from "../../projects/hooks";
 import { ALL_STATUSES, type Ordering, type Run, type RunStatus } from "../api";
 import { QueueSummary } from "../components/QueueSummary";
 import { inputsLine } from "../components/RunInputs";
-import { formatAge, formatDuration, RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { formatDuration } from "../../../lib/time";
 import { Sparkline } from "../components/Sparkline";
 import { useLiveRunLists, useRuns } from "../hooks";
 
@@ -143,7 +145,7 @@ export function RunsPage() {
               ),
             },
             { key: "reward", header: "Reward", cell: (r) => <Sparkline values={r.reward_sparkline} label={`Reward of ${r.name}`} /> },
-            { key: "age", header: "Created", sortKey: "created_at", cell: (r) => formatAge(r.created_at) },
+            { key: "age", header: "Created", sortKey: "created_at", cell: (r) => <Time value={r.created_at} format="age" /> },
             { key: "duration", header: "Duration", sortKey: "started_at", cell: (r) => formatDuration(r.started_at, r.finished_at) },
             { key: "tags", header: "Tags", cell: (r) => <span className={ui.row}>{r.tags.map((t) => <span key={t} className={ui.pill}>{t}</span>)}</span> },
             { key: "priority", header: "Priority", sortKey: "priority", cell: (r) => r.priority },
