@@ -17,7 +17,7 @@ function api(created: (request: Request) => Response) {
     "GET /api/models/": pageOf([model()]),
     "GET /api/runs/": pageOf([]),
     "GET /api/datasets/": pageOf([{ id: 3, name: "larger", latest_version: version } as Dataset]),
-    "GET /api/datasets/3/versions/": [version],
+    "GET /api/dataset-versions/": [version],
     "GET /api/reward-functions/": pageOf([]),
     "POST /api/evaluations/": created,
   });

@@ -18,7 +18,7 @@ function api(datasets: Dataset[], created: (request: Request) => Response) {
     "GET /api/config/schema": schema,
     "GET /api/config/presets": presets,
     "GET /api/datasets/": pageOf(datasets),
-    "GET /api/datasets/3/versions/": [version],
+    "GET /api/dataset-versions/": [version],
     "GET /api/models/": pageOf([]),
     "GET /api/models/available/": [],
     "GET /api/reward-functions/": pageOf([]),
