@@ -22,6 +22,15 @@ describe("the run page's loader", () => {
     expect(queryClient.getQueryState(metricKeys.keys(7))).toBeDefined();
     expect(fetchMock).toHaveBeenCalled();
   });
+
+  it("asks for nothing the cache holds: a tab change runs it again", () => {
+    const fetchMock = mockApi({});
+    const queryClient = new QueryClient({ defaultOptions: { queries: { staleTime: 0 } } });
+    queryClient.setQueryData(runKeys.detail(7), { id: 7 });
+    queryClient.setQueryData(metricKeys.keys(7), []);
+    expect(runPageLoader(queryClient)(args("/p/demo/runs/7?tab=logs", { slug: "demo", runId: "7" }))).toEqual({ tab: "logs" });
+    expect(fetchMock).not.toHaveBeenCalled();
+  });
 });
 
 describe("the runs list's loader", () => {
