@@ -77,7 +77,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const form = useForm<RunFormValues, unknown, ValidRunForm>({
     resolver: zodResolver(runFormSchema),
     defaultValues: initialRunForm(parent, firstPreset(presets, initialPreset), initial),
-    // Focus is moved to the first field showing an error (see `focusFirstError`): several
+    // Focus is moved to the first field showing an error (the `focusRequest` effect): several
     // pickers are composite controls that hold no ref of their own.
     shouldFocusError: false,
   });
