@@ -6,14 +6,14 @@ import { createRoot } from "react-dom/client";
 import { createBrowserRouter, RouterProvider } from "react-router";
 
 import { createQueryClient } from "./app/queryClient";
-import { routes } from "./app/routes";
+import { appRoutes } from "./app/routes";
 import { ToastProvider } from "./components/Toast";
 
 const root = document.getElementById("root");
 if (!root) throw new Error("index.html has no #root element");
 
-const router = createBrowserRouter(routes);
 const queryClient = createQueryClient();
+const router = createBrowserRouter(appRoutes(queryClient));
 
 createRoot(root).render(
   <StrictMode>

@@ -7,6 +7,7 @@ from rest_framework.routers import DefaultRouter
 from studio.api.datasets.columns import DatasetColumnsView
 from studio.api.datasets.datasets import DatasetVersionViewSet, DatasetViewSet
 from studio.api.datasets.diff import DatasetDiffView
+from studio.api.datasets.project_versions import ProjectDatasetVersionViewSet
 from studio.api.evaluations.evaluations import EvaluationViewSet
 from studio.api.model_registry.models import ModelViewSet
 from studio.api.playground.playground import ExchangeEventsView, PlaygroundViewSet
@@ -49,6 +50,9 @@ router.register("audit", AuditEventViewSet, basename="audit")
 router.register("datasets", DatasetViewSet, basename="dataset")
 router.register(
     r"datasets/(?P<dataset_id>[0-9]+)/versions", DatasetVersionViewSet, basename="dataset-version"
+)
+router.register(
+    "dataset-versions", ProjectDatasetVersionViewSet, basename="project-dataset-version"
 )
 router.register("reward-functions", RewardFunctionViewSet, basename="reward-function")
 router.register(

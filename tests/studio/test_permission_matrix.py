@@ -524,6 +524,9 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("GET", "/api/datasets/{dataset_id}/versions/"): Op(
         read(), "/api/datasets/{o.dataset}/versions/", kind="dataset_version"
     ),
+    ("GET", "/api/dataset-versions/"): Op(
+        listing(), "/api/dataset-versions/", kind="dataset_version", project_bound=False
+    ),
     ("POST", "/api/datasets/{dataset_id}/versions/"): Op(
         write(201), "/api/datasets/{o.dataset}/versions/", body=upload, multipart=True
     ),

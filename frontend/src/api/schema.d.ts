@@ -142,6 +142,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dataset-versions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every version of every dataset of a project (`?project=<slug>`; without it, of all
+         *     your projects), by dataset name, newest version first. Not paged, like one dataset's
+         *     versions: the pickers show them all. A project you are not in lists nothing.
+         */
+        get: operations["dataset_versions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datasets/": {
         parameters: {
             query?: never;
@@ -4685,6 +4706,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    dataset_versions_list: {
+        parameters: {
+            query?: {
+                /** @description A project's slug. */
+                project?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"][];
+                };
             };
         };
     };

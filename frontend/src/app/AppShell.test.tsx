@@ -11,7 +11,8 @@ describe("App shell", () => {
     mockApi({ "GET /api/health": okHealth, "GET /api/runs/": noRuns });
     renderApp("/p/demo/runs");
 
-    expect(screen.getByRole("link", { name: "RL Studio" })).toBeInTheDocument();
+    // The runs route's loader runs before the first render: the shell shows a tick later.
+    expect(await screen.findByRole("link", { name: "RL Studio" })).toBeInTheDocument();
     const nav = within(screen.getByRole("navigation", { name: "Main" }));
     expect(nav.getAllByRole("link").map((a) => a.textContent)).toEqual([
       "Runs",
@@ -47,11 +48,11 @@ describe("App shell", () => {
     expect(screen.getByRole("heading", { name: "Sign in" })).toBeInTheDocument();
   });
 
-  it("says so when the project in the URL is not one of yours", () => {
+  it("says so when the project in the URL is not one of yours", async () => {
     mockFetch(jsonResponse(okHealth));
     renderApp("/p/someone-elses/runs");
 
-    expect(screen.getByRole("region", { name: "No project “someone-elses” for you" })).toBeInTheDocument();
+    expect(await screen.findByRole("region", { name: "No project “someone-elses” for you" })).toBeInTheDocument();
   });
 
   it("shows a not-found page for unknown paths inside the shell", () => {

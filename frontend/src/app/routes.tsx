@@ -1,3 +1,4 @@
+import type { QueryClient } from "@tanstack/react-query";
 import type { ComponentType } from "react";
 import { Navigate, type RouteObject } from "react-router";
 
@@ -14,6 +15,7 @@ import { GroupPage } from "../features/rollouts/pages/GroupPage";
 import { PromptsPage } from "../features/rollouts/pages/PromptsPage";
 import { TimelinePage } from "../features/rollouts/pages/TimelinePage";
 import { TokensPage as SampleTokensPage } from "../features/rollouts/pages/TokensPage";
+import { runPageLoader, runsPageLoader } from "../features/runs/loaders";
 import { RunPage } from "../features/runs/pages/RunPage";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { TokensPage } from "../features/tokens/pages/TokensPage";
@@ -45,53 +47,56 @@ function lazyPage<K extends string>(load: () => Promise<Record<K, ComponentType>
 /**
  * Client-side routes, every one declared here. Django answers every non-API path with
  * index.html. Project pages live under `/p/:slug/`, so a link names its project and can
- * be shared.
+ * be shared. Loaders prefetch into `queryClient`, the one the app's provider holds.
  */
-export const routes: RouteObject[] = [
-  { path: "/sign-in", element: <SignInPage />, HydrateFallback },
-  {
-    path: "/",
-    HydrateFallback,
-    element: (
-      <RequireAuth>
-        <AppShell />
-      </RequireAuth>
-    ),
-    children: [
-      { index: true, element: <HomeRedirect /> },
-      { path: "projects/new", element: <NewProjectPage /> },
-      { path: "tokens", element: <TokensPage /> },
-      { path: "status", element: <SystemStatusPage /> },
-      // Paths from before projects were in the URL.
-      { path: "runs", element: <Navigate to="/" replace /> },
-      {
-        path: "p/:slug",
-        element: <ProjectLayout />,
-        children: [
-          { index: true, element: <Navigate to="runs" replace /> },
-          { path: "runs", element: <RunsPage /> },
-          { path: "runs/new", ...lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage") },
-          { path: "runs/:runId", element: <RunPage /> },
-          { path: "runs/:runId/samples", element: <RunPage /> }, // the run page's Samples tab
-          { path: "runs/:runId/rollouts", element: <ExplorerPage /> },
-          { path: "runs/:runId/rollouts/prompts", element: <PromptsPage /> },
-          { path: "runs/:runId/rollouts/group/:step/:groupId", element: <GroupPage /> },
-          { path: "runs/:runId/rollouts/samples/:sampleId/tokens", element: <SampleTokensPage /> },
-          { path: "runs/:runId/rollouts/samples/:sampleId/timeline", element: <TimelinePage /> },
-          { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
-          { path: "evaluations", ...lazyPage(() => import("../features/evaluations/pages/EvaluationsPage"), "EvaluationsPage") },
-          { path: "evaluations/:evaluationId", ...lazyPage(() => import("../features/evaluations/pages/EvaluationPage"), "EvaluationPage") },
-          { path: "playground", ...lazyPage(() => import("../features/playground/pages/PlaygroundPage"), "PlaygroundPage") },
-          { path: "models", ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
-          { path: "models/:modelId", ...lazyPage(() => import("../features/models/pages/ModelDetailPage"), "ModelDetailPage") },
-          { path: "datasets", ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },
-          { path: "datasets/:datasetId", ...lazyPage(() => import("../features/datasets/pages/DatasetDetailPage"), "DatasetDetailPage") },
-          { path: "reward-functions", ...lazyPage(() => import("../features/rewards/pages/RewardFunctionsPage"), "RewardFunctionsPage") },
-          { path: "reward-functions/:functionId", ...lazyPage(() => import("../features/rewards/pages/RewardEditorPage"), "RewardEditorPage") },
-          { path: "members", element: <MembersPage /> },
-        ],
-      },
-      { path: "*", element: <NotFoundPage /> },
-    ],
-  },
-];
+export function appRoutes(queryClient: QueryClient): RouteObject[] {
+  const runPage = { element: <RunPage />, loader: runPageLoader(queryClient) };
+  return [
+    { path: "/sign-in", element: <SignInPage />, HydrateFallback },
+    {
+      path: "/",
+      HydrateFallback,
+      element: (
+        <RequireAuth>
+          <AppShell />
+        </RequireAuth>
+      ),
+      children: [
+        { index: true, element: <HomeRedirect /> },
+        { path: "projects/new", element: <NewProjectPage /> },
+        { path: "tokens", element: <TokensPage /> },
+        { path: "status", element: <SystemStatusPage /> },
+        // Paths from before projects were in the URL.
+        { path: "runs", element: <Navigate to="/" replace /> },
+        {
+          path: "p/:slug",
+          element: <ProjectLayout />,
+          children: [
+            { index: true, element: <Navigate to="runs" replace /> },
+            { path: "runs", element: <RunsPage />, loader: runsPageLoader(queryClient) },
+            { path: "runs/new", ...lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage") },
+            { path: "runs/:runId", ...runPage },
+            { path: "runs/:runId/samples", ...runPage }, // the run page's Samples tab
+            { path: "runs/:runId/rollouts", element: <ExplorerPage /> },
+            { path: "runs/:runId/rollouts/prompts", element: <PromptsPage /> },
+            { path: "runs/:runId/rollouts/group/:step/:groupId", element: <GroupPage /> },
+            { path: "runs/:runId/rollouts/samples/:sampleId/tokens", element: <SampleTokensPage /> },
+            { path: "runs/:runId/rollouts/samples/:sampleId/timeline", element: <TimelinePage /> },
+            { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
+            { path: "evaluations", ...lazyPage(() => import("../features/evaluations/pages/EvaluationsPage"), "EvaluationsPage") },
+            { path: "evaluations/:evaluationId", ...lazyPage(() => import("../features/evaluations/pages/EvaluationPage"), "EvaluationPage") },
+            { path: "playground", ...lazyPage(() => import("../features/playground/pages/PlaygroundPage"), "PlaygroundPage") },
+            { path: "models", ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
+            { path: "models/:modelId", ...lazyPage(() => import("../features/models/pages/ModelDetailPage"), "ModelDetailPage") },
+            { path: "datasets", ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },
+            { path: "datasets/:datasetId", ...lazyPage(() => import("../features/datasets/pages/DatasetDetailPage"), "DatasetDetailPage") },
+            { path: "reward-functions", ...lazyPage(() => import("../features/rewards/pages/RewardFunctionsPage"), "RewardFunctionsPage") },
+            { path: "reward-functions/:functionId", ...lazyPage(() => import("../features/rewards/pages/RewardEditorPage"), "RewardEditorPage") },
+            { path: "members", element: <MembersPage /> },
+          ],
+        },
+        { path: "*", element: <NotFoundPage /> },
+      ],
+    },
+  ];
+}

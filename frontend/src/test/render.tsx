@@ -4,7 +4,7 @@ import type { ReactNode } from "react";
 import { createMemoryRouter, RouterProvider } from "react-router";
 import { vi } from "vitest";
 
-import { routes } from "../app/routes";
+import { appRoutes } from "../app/routes";
 import { ToastProvider } from "../components/Toast";
 import { authKeys, type User } from "../features/auth/api";
 import { invitationKeys, projectKeys, type Invitation, type Project } from "../features/projects/api";
@@ -35,7 +35,7 @@ export function renderApp(path: string, { user = testUser, projects = [demoProje
   queryClient.setQueryData(authKeys.me, user);
   if (user) queryClient.setQueryData(projectKeys.all, projects);
   if (user) queryClient.setQueryData(invitationKeys.mine, invitations);
-  const router = createMemoryRouter(routes, { initialEntries: [path] });
+  const router = createMemoryRouter(appRoutes(queryClient), { initialEntries: [path] });
   const view = render(
     <QueryClientProvider client={queryClient}>
       <ToastProvider>

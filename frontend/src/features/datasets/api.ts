@@ -22,6 +22,9 @@ export const datasetKeys = {
   /** The dataset polled while one import runs (a key of its own, so its polling stops with the import). */
   importing: (id: number, importId: number) => ["datasets", "detail", id, "import", importId] as const,
   versions: (id: number) => ["datasets", "versions", id] as const,
+  /** Every project's list of all its versions (what a new version of any dataset changes). */
+  projectVersionLists: ["datasets", "project-versions"] as const,
+  projectVersions: (project: string) => ["datasets", "project-versions", project] as const,
   preview: (id: number, number: number, offset: number, limit: number) =>
     ["datasets", "preview", id, number, offset, limit] as const,
   diff: (id: number, query: DiffQuery) => ["datasets", "diff", id, query] as const,
@@ -52,6 +55,11 @@ export function listVersions(datasetId: number, signal?: AbortSignal): Promise<D
       signal,
     }),
   );
+}
+
+/** Every version of every dataset of a project, in one request (the data pickers). */
+export function listProjectVersions(project: string, signal?: AbortSignal): Promise<DatasetVersion[]> {
+  return unwrap(api.GET("/api/dataset-versions/", { params: { query: { project } }, signal }));
 }
 
 export function getPreview(

@@ -1,7 +1,7 @@
 /** Query and mutation hooks of datasets (their keys and fetchers live in api.ts). */
-import { keepPreviousData, useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { createDataset, datasetKeys, getDataset, getDiff, getPreview, listDatasets, listVersions, type DatasetVersion, type DiffQuery } from "./api";
+import { createDataset, datasetKeys, getDataset, getDiff, getPreview, listDatasets, listProjectVersions, listVersions, type DatasetVersion, type DiffQuery } from "./api";
 
 export function useDatasets(project: string) {
   return useQuery({ queryKey: datasetKeys.list(project), queryFn: ({ signal }) => listDatasets(project, signal), enabled: Boolean(project) });
@@ -16,17 +16,14 @@ export function useDatasetVersions(id: number | null) {
   return useQuery({ queryKey: datasetKeys.versions(id ?? 0), queryFn: ({ signal }) => listVersions(id ?? 0, signal), enabled: id !== null });
 }
 
-/** The project's datasets with every version of each, newest version first (the data pickers). */
+/** The project's datasets with every version of each, newest version first (the data pickers): two requests, whatever the number of datasets. */
 export function useProjectDatasetVersions(project: string) {
   const datasets = useDatasets(project);
-  const versions = useQueries({
-    queries: (datasets.data ?? []).map((d) => ({
-      queryKey: datasetKeys.versions(d.id),
-      queryFn: ({ signal }: { signal: AbortSignal }) => listVersions(d.id, signal),
-    })),
-  });
+  const versions = useQuery({ queryKey: datasetKeys.projectVersions(project), queryFn: ({ signal }) => listProjectVersions(project, signal), enabled: Boolean(project) });
   const byDataset = new Map<number, DatasetVersion[]>();
-  (datasets.data ?? []).forEach((d, i) => byDataset.set(d.id, [...(versions[i]?.data ?? [])].sort((a, b) => b.number - a.number)));
+  for (const d of datasets.data ?? []) byDataset.set(d.id, []);
+  for (const v of versions.data ?? []) byDataset.get(v.dataset)?.push(v);
+  for (const list of byDataset.values()) list.sort((a, b) => b.number - a.number);
   return { datasets: datasets.data, versions: byDataset, isPending: datasets.isPending, error: datasets.error };
 }
 
@@ -55,6 +52,7 @@ export function useRefreshDataset() {
   const queryClient = useQueryClient();
   return (id: number) => {
     void queryClient.invalidateQueries({ queryKey: datasetKeys.versions(id) });
+    void queryClient.invalidateQueries({ queryKey: datasetKeys.projectVersionLists });
     void queryClient.invalidateQueries({ queryKey: datasetKeys.detail(id) });
   };
 }

@@ -1,5 +1,6 @@
 /** Every request about evaluations, with their query keys (docs/evaluate.md). */
 import { api, unwrap, type Schemas } from "../../api/client";
+import { runKeys } from "../runs/api";
 
 export type Evaluation = Schemas["Evaluation"];
 export type EvaluationDetail = Schemas["EvaluationDetail"];
@@ -10,11 +11,16 @@ export type SampleQuestion = Schemas["SampleQuestion"];
 export type ModelResult = Schemas["EvaluationModelResult"];
 export type Scores = Schemas["EvaluationScores"];
 
-/** Everything sits under ["evaluations"]: invalidating `evaluationKeys.all` refreshes lists and details. */
+/**
+ * An evaluation is a run: its detail (the results) is cached under the run's own key, so
+ * what refreshes the run (its status events, a cancel, the run page) refreshes its
+ * results, and the explorer and the evaluation page never hold two ages of one record.
+ * The lists are the evaluations endpoint's own.
+ */
 export const evaluationKeys = {
-  all: ["evaluations"] as const,
+  lists: ["evaluations", "list"] as const,
   list: (project: string) => ["evaluations", "list", project] as const,
-  detail: (id: number) => ["evaluations", "detail", id] as const,
+  detail: (id: number) => [...runKeys.detail(id), "evaluation"] as const,
 };
 
 const PAGE_SIZE = 100;

@@ -15,6 +15,7 @@ import {
   type EvaluationDetail,
   type RunCheckpointsCreate,
 } from "./api";
+import { runKeys } from "../runs/api";
 import { isLive } from "./lib/results";
 
 /** How often a queued or running evaluation is asked for again. */
@@ -73,6 +74,9 @@ export function useCancelEvaluation(id: number) {
     onSuccess: (evaluation) => {
       queryClient.setQueryData(evaluationKeys.detail(id), evaluation);
       toast.show(`Evaluation ${evaluation.status}`, "success");
+      // The run it is (its header in the explorer, the runs lists) shows the status too.
+      void queryClient.invalidateQueries({ queryKey: runKeys.detail(id), exact: true });
+      void queryClient.invalidateQueries({ queryKey: runKeys.lists(evaluation.project) });
       return queryClient.invalidateQueries({ queryKey: evaluationKeys.list(evaluation.project) });
     },
     onError: (error) => toast.error(error),

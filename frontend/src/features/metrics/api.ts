@@ -1,4 +1,6 @@
 /** Every request for a run's metrics, with their query keys. */
+import { queryOptions } from "@tanstack/react-query";
+
 import { api, unwrap, type Schemas } from "../../api/client";
 import { createSeriesBatcher, type SeriesShape } from "./lib/seriesBatcher";
 
@@ -47,3 +49,8 @@ export async function queryMetrics(shape: SeriesShape, keys: string[], signal?: 
 
 /** One key's series; the charts that scroll into view together share one request. */
 export const loadSeries = createSeriesBatcher(queryMetrics, MAX_QUERY_KEYS);
+
+/** A run's metric keys (key and fetcher), shared by `useMetricKeys` and the run page's loader. */
+export const metricQueries = {
+  keys: (run: number) => queryOptions({ queryKey: metricKeys.keys(run), queryFn: ({ signal }) => fetchMetricKeys(run, signal) }),
+};

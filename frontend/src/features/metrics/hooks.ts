@@ -2,10 +2,10 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useLayoutEffect } from "react";
 
-import { fetchMetricKeys, fetchMetricKeysOf, loadSeries, metricKeys, type StepRange } from "./api";
+import { fetchMetricKeysOf, loadSeries, metricKeys, metricQueries, type StepRange } from "./api";
 
 export function useMetricKeys(run: number) {
-  return useQuery({ queryKey: metricKeys.keys(run), queryFn: ({ signal }) => fetchMetricKeys(run, signal) });
+  return useQuery(metricQueries.keys(run));
 }
 
 /** The keys any of `runs` reported (asked for only when `enabled`). */

@@ -3,6 +3,8 @@
  * the run form's config), with their query keys in `runKeys`. A run's metrics, samples,
  * datasets and reward are other resources: see features/metrics, samples, datasets, rewards.
  */
+import { queryOptions } from "@tanstack/react-query";
+
 import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Run = Schemas["Run"];
@@ -129,3 +131,12 @@ export async function fetchAlerts(run: number, signal?: AbortSignal): Promise<Al
 export function reportUrl(runs: number[]): string {
   return runs.length === 1 ? `/api/runs/${runs[0]}/report` : `/api/runs/report?ids=${runs.join(",")}`;
 }
+
+/**
+ * What a run query is (key and fetcher), shared by the hooks that read it and the route
+ * loaders that prefetch it, so both ask for one cache entry.
+ */
+export const runQueries = {
+  detail: (id: number) => queryOptions({ queryKey: runKeys.detail(id), queryFn: ({ signal }) => getRun(id, signal) }),
+  list: (slug: string, filters: RunFilters = {}) => queryOptions({ queryKey: runKeys.list(slug, filters), queryFn: ({ signal }) => listRuns(slug, filters, signal) }),
+};

@@ -15,9 +15,9 @@ import {
   fetchPresets,
   fetchProjectQueue,
   getRun,
-  listRuns,
   resumeRun,
   runKeys,
+  runQueries,
   setPriority,
   validateConfig,
   type LogLine,
@@ -27,7 +27,7 @@ import {
 } from "./api";
 
 export function useRun(id: number, enabled = true) {
-  return useQuery({ queryKey: runKeys.detail(id), queryFn: ({ signal }) => getRun(id, signal), enabled });
+  return useQuery({ ...runQueries.detail(id), enabled });
 }
 
 /** Several runs by id, each cached as its own detail (the comparison). */
@@ -38,8 +38,7 @@ export function useRunsById(ids: number[]) {
 /** A project's runs; the last answer stays while another filter's loads. */
 export function useRuns(slug: string, filters: RunFilters = {}) {
   return useQuery({
-    queryKey: runKeys.list(slug, filters),
-    queryFn: ({ signal }) => listRuns(slug, filters, signal),
+    ...runQueries.list(slug, filters),
     enabled: Boolean(slug),
     placeholderData: keepPreviousData,
   });

@@ -5,6 +5,7 @@ import { Link, useParams } from "react-router";
 import { ErrorState } from "../../../components/ErrorState";
 import { Card, Columns, Page } from "../../../components/Layout";
 import { PageHeader } from "../../../components/PageHeader";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import { UploadPanel } from "../components/UploadPanel";
 import { VersionDiff } from "../components/VersionDiff";
@@ -57,7 +58,7 @@ export function DatasetDetailPage() {
                   {v.message ? ` · ${v.message}` : ""}
                 </span>
                 <span className={ui.muted}>
-                  {v.created_by}, {new Date(v.created_at).toLocaleString()}
+                  {v.created_by}, <Time value={v.created_at} />
                 </span>
                 <a href={v.download_url} download>
                   download

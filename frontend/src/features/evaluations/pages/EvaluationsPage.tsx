@@ -8,6 +8,7 @@ import { CheckCircleIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table, type Column } from "../../../components/Table";
+import { Time } from "../../../components/Time";
 import { useProjectSlug } from "../../projects/hooks";
 import type { Evaluation } from "../api";
 import { NewEvaluationForm } from "../components/NewEvaluationForm";
@@ -28,7 +29,7 @@ export function EvaluationsPage() {
       header: "Sampling",
       cell: (e) => (e.settings.greedy ? "greedy" : `k=${e.settings.k}, T=${e.settings.temperature}`),
     },
-    { key: "created", header: "Created", cell: (e) => new Date(e.created_at).toLocaleString() },
+    { key: "created", header: "Created", cell: (e) => <Time value={e.created_at} /> },
   ];
   return (
     <>

@@ -2,7 +2,8 @@ import type { ReactNode } from "react";
 
 import { AlertIcon, CheckCircleIcon, PlugOffIcon } from "../../../components/icons";
 import type { Health } from "../api";
-import { componentInfo, formatClock, sortComponents } from "../lib/format";
+import { formatTime } from "../../../lib/time";
+import { componentInfo, sortComponents } from "../lib/format";
 import styles from "./HealthSummary.module.css";
 
 type HealthSummaryProps = {
@@ -25,7 +26,7 @@ export function HealthSummary({ health, lostContactSince }: HealthSummaryProps) 
     tone = "error";
     icon = <PlugOffIcon size={22} />;
     title = "Lost contact with the studio API";
-    detail = `Showing the last report, from ${formatClock(lostContactSince)}. Trying again every 5 seconds.`;
+    detail = `Showing the last report, from ${formatTime(lostContactSince, "clock")}. Trying again every 5 seconds.`;
   } else if (health.status === "degraded") {
     tone = "warn";
     icon = <AlertIcon size={22} />;

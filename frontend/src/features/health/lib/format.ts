@@ -38,11 +38,3 @@ export function formatLatency(component: ComponentHealth): string {
   if (ms >= 10) return `${Math.round(ms)} ms`;
   return `${ms.toFixed(1)} ms`;
 }
-
-export function formatClock(timestamp: number): string {
-  return new Date(timestamp).toLocaleTimeString(undefined, {
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  });
-}

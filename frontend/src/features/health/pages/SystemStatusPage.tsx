@@ -2,10 +2,11 @@ import { Button } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
 import { PlugOffIcon, RefreshIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
+import { Time } from "../../../components/Time";
 import { ComponentCard } from "../components/ComponentCard";
 import { HealthSummary } from "../components/HealthSummary";
 import { HEALTH_REFRESH_MS, useHealth } from "../hooks";
-import { formatClock, sortComponents } from "../lib/format";
+import { sortComponents } from "../lib/format";
 import styles from "./SystemStatusPage.module.css";
 
 const REFRESH_SECONDS = HEALTH_REFRESH_MS / 1000;
@@ -28,7 +29,7 @@ export function SystemStatusPage() {
         actions={
           <>
             {dataUpdatedAt > 0 ? (
-              <span className={styles.checked}>Last checked {formatClock(dataUpdatedAt)}</span>
+              <span className={styles.checked}>Last checked <Time value={dataUpdatedAt} format="clock" /></span>
             ) : null}
             {refresh}
           </>

@@ -9,6 +9,7 @@ import { ModelIcon } from "../../../components/icons";
 import { Page } from "../../../components/Layout";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import { formatParameters } from "../../../lib/units";
 import { useProjectSlug } from "../../projects/hooks";
@@ -62,7 +63,7 @@ export function ModelDetailPage() {
   if (m.kind === "checkpoint" && m.run !== null) {
     rows.push(["From run", <Link to={`/p/${slug}/runs/${m.run}`}>{`Run ${m.run}${m.step !== null ? `, step ${m.step}` : ""}`}</Link>]);
   }
-  rows.push(["Added", `${new Date(m.created_at).toLocaleString()} by ${m.created_by}`]);
+  rows.push(["Added", <><Time value={m.created_at} /> by {m.created_by}</>]);
   const pending = m.status === "queued" || m.status === "downloading";
 
   return (

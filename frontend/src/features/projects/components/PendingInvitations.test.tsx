@@ -38,7 +38,7 @@ describe("Invitations to you", () => {
     });
     const { router } = renderApp("/p/demo/runs", { invitations: [toLab] });
 
-    const notice = screen.getByRole("region", { name: "Invitations to you" });
+    const notice = await screen.findByRole("region", { name: "Invitations to you" });
     expect(notice).toHaveTextContent("grace invited you to Lab as viewer.");
     fireEvent.click(within(notice).getByRole("button", { name: "Accept the invitation to Lab" }));
 
@@ -62,7 +62,7 @@ describe("Invitations to you", () => {
     });
     const { router } = renderApp("/p/demo/runs", { invitations: [toLab] });
 
-    fireEvent.click(screen.getByRole("button", { name: "Decline the invitation to Lab" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Decline the invitation to Lab" }));
 
     expect(await screen.findByText("Declined the invitation to Lab.")).toBeInTheDocument();
     await waitFor(() => expect(screen.queryByRole("region", { name: "Invitations to you" })).not.toBeInTheDocument());

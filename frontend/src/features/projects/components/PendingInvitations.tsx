@@ -3,6 +3,7 @@ import { useNavigate } from "react-router";
 import { Button } from "../../../components/Button";
 import { UsersIcon } from "../../../components/icons";
 import { useToast } from "../../../components/Toast";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import type { Invitation } from "../api";
 import { useAnswerInvitation, useMyInvitations } from "../hooks";
@@ -39,7 +40,7 @@ export function PendingInvitations() {
           <UsersIcon size={18} />
           <p style={{ margin: 0, flex: "1 1 260px" }}>
             {invitation.invited_by ?? "An owner"} invited you to <strong>{invitation.project_name}</strong> as {invitation.role}.{" "}
-            <span className={ui.muted}>Open until {new Date(invitation.expires_at).toLocaleDateString()}.</span>
+            <span className={ui.muted}>Open until <Time value={invitation.expires_at} format="date" />.</span>
           </p>
           <div className={ui.row}>
             <Button variant="primary" onClick={() => respond(invitation, true)} disabled={answer.isPending} aria-label={`Accept the invitation to ${invitation.project_name}`}>

@@ -9,6 +9,7 @@ import { QueryList } from "../../../components/QueryList";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
 import { useToast } from "../../../components/Toast";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import type { Invitation, Role } from "../api";
 import { NotificationSettings } from "../components/NotificationSettings";
@@ -65,7 +66,7 @@ export function MembersPage() {
                   m.role
                 ),
             },
-            { key: "since", header: "Member since", cell: (m) => new Date(m.created_at).toLocaleDateString() },
+            { key: "since", header: "Member since", cell: (m) => <Time value={m.created_at} format="date" /> },
           ]}
         />
       ) : null}
@@ -153,7 +154,7 @@ function Invitations({ slug }: { slug: string }) {
               { key: "user", header: "Username", cell: (i) => i.username },
               { key: "role", header: "Role", cell: (i) => i.role },
               { key: "by", header: "Invited by", cell: (i) => i.invited_by ?? "—" },
-              { key: "expires", header: "Expires", cell: (i) => new Date(i.expires_at).toLocaleDateString() },
+              { key: "expires", header: "Expires", cell: (i) => <Time value={i.expires_at} format="date" /> },
               {
                 key: "revoke",
                 header: "",

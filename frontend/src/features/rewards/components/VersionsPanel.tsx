@@ -4,6 +4,7 @@ import { useState } from "react";
 import { Notice } from "../../../components/Notice";
 import { SelectField } from "../../../components/Field";
 import { Card, FormRow } from "../../../components/Layout";
+import { Time } from "../../../components/Time";
 
 import type { RewardVersionSummary } from "../api";
 import { useRewardVersion } from "../hooks";
@@ -40,7 +41,7 @@ export function VersionsPanel({ functionId, versions, onOpen }: VersionsPanelPro
               {v.message || <span className={ui.muted}>no message</span>}
             </span>
             <span className={ui.muted}>
-              {v.author} · {new Date(v.created_at).toLocaleString()}
+              {v.author} · <Time value={v.created_at} />
             </span>
             <button type="button" onClick={() => onOpen(v.number)}>
               Open

@@ -2,7 +2,7 @@
  * One reward function: the editor (with its draft, problems and save), the test
  * panel beside it, versions with their diff, the A/B view, and "Train on this".
  */
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useParams } from "react-router";
 
 import { Button } from "../../../components/Button";
@@ -15,8 +15,9 @@ import { LazyCodeEditor } from "../components/LazyEditors";
 import { TestPanel } from "../components/TestPanel";
 import { VersionsPanel } from "../components/VersionsPanel";
 import { useCodeCheck, useRewardFunction, useRewardVersion, useRewardVersions, useSaveRewardVersion, useTestRun } from "../hooks";
-import { clearDraft, EMPTY_FUNCTION, hasUnsavedChanges, loadDraft, openingText, saveDraft } from "../lib/drafts";
-import { problemFromMessage, problemsToMarkers, type Problem } from "../lib/markers";
+import { clearDraft, EMPTY_FUNCTION, hasUnsavedChanges, loadDraft, saveDraft } from "../lib/drafts";
+import { editorReducer, initialEditorState, restoredDraft } from "../lib/editorState";
+import { problemsToMarkers } from "../lib/markers";
 import { useDraftKeeper } from "../lib/useDraftKeeper";
 import styles from "./RewardEditorPage.module.css";
 
@@ -32,33 +33,14 @@ export function RewardEditorPage() {
   const shownNumber = openNumber ?? latest?.number ?? null;
   const shown = useRewardVersion(functionId, shownNumber);
 
-  // The editor's text: opened once per version shown, from a draft if one differs.
-  const [code, setCode] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const openedFor = useRef<string | null>(null);
+  const [editor, dispatch] = useReducer(editorReducer, initialEditorState);
+  const { code, notice, problems, message, saveError } = editor;
   const saved: RewardVersion | null = shown.data ?? null;
+  // The editor's text opens once per version shown, when it has loaded.
   useEffect(() => {
     if (versions.isPending || (shownNumber !== null && !shown.data)) return;
-    const key = `${functionId}:${shownNumber ?? "none"}`;
-    if (openedFor.current === key) return;
-    openedFor.current = key;
-    if (openNumber !== null) {
-      setCode(shown.data?.code ?? ""); // explicitly opened: the version as saved
-      setNotice(null);
-      return;
-    }
-    const opening = openingText(
-      shown.data ? { code: shown.data.code, number: shown.data.number } : null,
-      loadDraft(functionId),
-    );
-    setCode(opening.code);
-    setNotice(
-      opening.fromDraft
-        ? opening.draftIsBehind
-          ? "Restored your unsaved draft. It started from an older version than the latest one: compare before saving."
-          : "Restored your unsaved draft."
-        : null,
-    );
+    const version = shown.data ? { code: shown.data.code, number: shown.data.number } : null;
+    dispatch({ type: "open", key: `${functionId}:${shownNumber ?? "none"}`, saved: version, draft: openNumber === null ? loadDraft(functionId) : null, chosen: openNumber !== null });
   }, [functionId, openNumber, shownNumber, shown.data, versions.isPending]);
 
   const savedCode = saved?.code ?? EMPTY_FUNCTION; // no version yet: the stub it opened with
@@ -66,33 +48,24 @@ export function RewardEditorPage() {
 
   const blocker = useDraftKeeper(functionId, code, dirty, saved?.number ?? null);
 
-  const [problems, setProblems] = useState<Problem[]>([]);
-  const [message, setMessage] = useState("");
-  const [saveError, setSaveError] = useState<string | null>(null);
   const markers = useMemo(() => problemsToMarkers(code ?? "", problems), [code, problems]);
   // Problems show while typing (checked once typing pauses), not only on save.
   const check = useCodeCheck(code);
   useEffect(() => {
-    if (check.data) setProblems(check.data.problems);
+    if (check.data) dispatch({ type: "checked", problems: check.data.problems });
   }, [check.data]);
   const save = useSaveRewardVersion(functionId);
   const onSaved = {
     onSuccess: (result: RewardVersion | RewardCheck) => {
       if ("problems" in result) {
-        setProblems(result.problems);
+        dispatch({ type: "checked", problems: result.problems });
         return;
       }
-      setProblems([]);
-      setMessage("");
       clearDraft(functionId);
-      openedFor.current = `${functionId}:${result.number}`;
+      dispatch({ type: "saved", key: `${functionId}:${result.number}`, number: result.number });
       setOpenNumber(null);
-      setNotice(`Saved as version ${result.number}.`);
     },
-    onError: (error: Error) => {
-      if (/line \d+/.test(error.message)) setProblems([problemFromMessage(error.message)]);
-      setSaveError(error.message);
-    },
+    onError: (error: Error) => dispatch({ type: "saveFailed", message: error.message }),
   };
 
   const [testRunId, setTestRunId] = useState<number | null>(null);
@@ -142,13 +115,12 @@ export function RewardEditorPage() {
       {notice ? (
         <p className={styles.notice} role="status">
           {notice}{" "}
-          {notice.startsWith("Restored") ? (
+          {restoredDraft(editor) ? (
             <button
               type="button"
               onClick={() => {
                 clearDraft(functionId);
-                setCode(savedCode);
-                setNotice(null);
+                dispatch({ type: "discardDraft", savedCode });
               }}
             >
               Discard the draft
@@ -162,7 +134,7 @@ export function RewardEditorPage() {
             {code === null ? (
               <div className={styles.placeholder}>Loading the code…</div>
             ) : (
-              <LazyCodeEditor value={code} onChange={setCode} markers={markers} label="Reward code" />
+              <LazyCodeEditor value={code} onChange={(text) => dispatch({ type: "type", code: text })} markers={markers} label="Reward code" />
             )}
           </div>
           {problems.length > 0 ? (
@@ -181,7 +153,7 @@ export function RewardEditorPage() {
             className={styles.saveRow}
             onSubmit={(event) => {
               event.preventDefault();
-              setSaveError(null);
+              dispatch({ type: "saveStarted" });
               save.mutate({ code: code ?? "", message }, onSaved);
             }}
           >
@@ -191,7 +163,7 @@ export function RewardEditorPage() {
               placeholder="What changed in this version?"
               maxLength={300}
               value={message}
-              onChange={(e) => setMessage(e.target.value)}
+              onChange={(e) => dispatch({ type: "message", message: e.target.value })}
             />
             <Button type="submit" variant="primary" disabled={code === null || save.isPending || (!dirty && saved !== null)}>
               {save.isPending ? "Saving…" : `Save as v${(latest?.number ?? 0) + 1}`}
@@ -221,7 +193,7 @@ export function RewardEditorPage() {
         versions={versions.data ?? []}
         onOpen={(number) => {
           if (dirty && code !== null) saveDraft(functionId, code, saved?.number ?? null);
-          openedFor.current = null;
+          dispatch({ type: "reopen" });
           setOpenNumber(number);
         }}
       />

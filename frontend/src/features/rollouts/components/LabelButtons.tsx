@@ -1,6 +1,7 @@
 import { Button } from "../../../components/Button";
 import ui from "../../../components/ui.module.css";
 import { Notice } from "../../../components/Notice";
+import { Time } from "../../../components/Time";
 import type { SampleLabel } from "../../samples/api";
 import { useLabelToggle } from "../../samples/hooks";
 import styles from "./LabelButtons.module.css";
@@ -45,7 +46,7 @@ export function LabelButtons({ sample, labels, me, onChanged }: Props) {
         <ul className={ui.muted} aria-label="Who labelled this">
           {labels.map((l) => (
             <li key={l.id}>
-              <strong>{l.label}</strong> by {l.author}, {new Date(l.created_at).toLocaleString()}
+              <strong>{l.label}</strong> by {l.author}, <Time value={l.created_at} />
               {l.note ? `: ${l.note}` : ""}
             </li>
           ))}

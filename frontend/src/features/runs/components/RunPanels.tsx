@@ -9,6 +9,7 @@ import { AlertIcon, CheckCircleIcon, StatusIcon } from "../../../components/icon
 import { QueryList } from "../../../components/QueryList";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import { formatBytes } from "../../../lib/units";
 import { evidenceSearch } from "../../rollouts/lib/alertLink";
@@ -190,7 +191,7 @@ export function TimelinePanel({ run }: { run: RunDetail }) {
         {history.map((change, i) => (
           <li key={i} className={ui.row}>
             <span className={ui.muted} style={{ minWidth: 170 }}>
-              {new Date(change.at ?? "").toLocaleString()}
+              <Time value={change.at} />
             </span>
             <RunStatusPill status={change.to_status} />
             <span>{change.reason}</span>

@@ -1,64 +1,29 @@
-import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { zodResolver } from "@hookform/resolvers/zod";
+import { useEffect, useMemo, useState } from "react";
+import { Controller, useForm, useWatch } from "react-hook-form";
 import { useNavigate, useSearchParams } from "react-router";
-import YAML from "yaml";
 
-import { errorMessage, FieldErrors } from "../../../api/errors";
 import { Button } from "../../../components/Button";
 import { ErrorState } from "../../../components/ErrorState";
-import { Field, fieldErrorsAt, inputClass, SelectField, TextField } from "../../../components/Field";
+import { Field, inputClass, SelectField, TextField } from "../../../components/Field";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { useToast } from "../../../components/Toast";
 import ui from "../../../components/ui.module.css";
+import { messagesAt, placeFieldErrors, placeServerErrors } from "../../../lib/serverErrors";
 import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useProjectSlug } from "../../projects/hooks";
-import type { ConfigValidation, Preset, PresetName, RunClone, RunDetail, Validation } from "../api";
+import type { ConfigValidation, Preset, RunDetail } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
-import {
-  BUILTIN_REWARD,
-  choiceValue,
-  DatasetPicker,
-  ModelPicker,
-  resolveChoice,
-  RewardModelPicker,
-  rewardModelsRequest,
-  RewardVersionPicker,
-  ValidationPicker,
-  type DatasetChoice,
-  type RewardModelChoice,
-} from "../components/Pickers";
-import { useConfigSchema, usePresets, useRun, useStartRun, useValidateConfig, type StartRun } from "../hooks";
-import { changedTree, isTree, type ConfigTree } from "../lib/configDiff";
-import { pathFieldsOf, sectionsOf, setAt } from "../lib/configSchema";
+import { DatasetPicker, ModelPicker, resolveChoice, RewardModelPicker, RewardVersionPicker, ValidationPicker } from "../components/Pickers";
+import { useConfigSchema, usePresets, useRun, useStartRun, useValidateConfig } from "../hooks";
+import type { ConfigTree } from "../lib/configDiff";
+import { useConfigDraft } from "../lib/configDraft";
+import { pathFieldsOf, sectionsOf } from "../lib/configSchema";
+import { initialRunForm, overrideLines, runFieldOf, runFormSchema, runRequest, type Preselected, type RunFormValues, type ValidRunForm } from "../lib/runForm";
 import styles from "./NewRunPage.module.css";
 
 const DEFAULT_PRESET = "grpo-tiny-arith";
-/** The run's own request fields, besides its inputs. */
-type RunField = "name" | "config" | "overrides" | "priority" | "resources" | "tags" | "notes";
-/** The input request fields (the server's registry of input kinds, through the generated
- * schema): a kind added there fails this check until the form shows its errors. */
-const INPUT_FIELDS = {
-  model: true,
-  dataset: true,
-  dataset_version: true,
-  validation: true,
-  validation_version: true,
-  reward_version: true,
-  builtin_reward: true,
-  reward_models: true,
-} satisfies Record<Exclude<keyof RunClone, RunField>, true>;
-/** Request fields this form shows errors at (config.* paths are shown in the config form). */
-const FORM_FIELDS = new Set([
-  "name",
-  "preset",
-  "tags",
-  "priority",
-  "overrides",
-  "resources.cpus",
-  "resources.gpus",
-  ...Object.keys(INPUT_FIELDS),
-  "reward_models.reward.model.path",
-]);
 
 function pad(n: number): string {
   return String(n).padStart(2, "0");
@@ -85,8 +50,6 @@ export function NewRunPage() {
   return <RunForm schema={schema.data} presets={presets.data} parent={parent.data ?? null} initialPreset={params.get("preset")} initial={chosenIn(params)} />;
 }
 
-type Preselected = { datasetVersion: number | null; rewardVersion: number | null };
-
 function idParam(params: URLSearchParams, name: string): number | null {
   const value = Number(params.get(name));
   return Number.isInteger(value) && value > 0 ? value : null;
@@ -96,37 +59,12 @@ function chosenIn(params: URLSearchParams): Preselected {
   return { datasetVersion: idParam(params, "dataset_version"), rewardVersion: idParam(params, "reward_version") };
 }
 
-type Inputs = { model: number | null; dataset: DatasetChoice; validation: Validation; validationVersion: number | null; rewardVersion: number | null };
-
-/** The inputs the form starts with: the parent's (a clone), else those in the URL. */
-function inheritedInputs(parent: RunDetail | null, initial: Preselected): Inputs {
-  if (!parent) {
-    return {
-      model: null,
-      dataset: initial.datasetVersion !== null ? { version: initial.datasetVersion } : null,
-      validation: "held_out",
-      validationVersion: null,
-      rewardVersion: initial.rewardVersion,
-    };
-  }
-  return {
-    model: parent.model,
-    dataset: parent.dataset_version !== null ? { version: parent.dataset_version } : null,
-    validation: parent.validation,
-    validationVersion: parent.validation_version,
-    rewardVersion: parent.reward_version,
-  };
-}
-
 type RunFormProps = { schema: Record<string, unknown>; presets: Preset[]; parent: RunDetail | null; initialPreset: string | null; initial: Preselected };
 
-function mergeTrees(base: ConfigTree, over: ConfigTree): ConfigTree {
-  const out: ConfigTree = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const b = out[key];
-    out[key] = isTree(value) && isTree(b) ? mergeTrees(b, value) : value;
-  }
-  return out;
+function firstPreset(presets: Preset[], asked: string | null): string {
+  const known = (name: string | null) => name !== null && presets.some((p) => p.name === name);
+  if (known(asked)) return asked as string;
+  return known(DEFAULT_PRESET) ? DEFAULT_PRESET : (presets[0]?.name ?? "");
 }
 
 function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormProps) {
@@ -134,171 +72,96 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const navigate = useNavigate();
   const toast = useToast();
   const sections = useMemo(() => sectionsOf(schema), [schema]);
-  const [presetName, setPresetName] = useState<string>(
-    parent?.preset || (initialPreset && presets.some((p) => p.name === initialPreset) ? initialPreset : presets.some((p) => p.name === DEFAULT_PRESET) ? DEFAULT_PRESET : (presets[0]?.name ?? "")),
-  );
-  const presetConfig = (presets.find((p) => p.name === presetName)?.config ?? {}) as ConfigTree;
-  const base: ConfigTree = parent ? (parent.config as ConfigTree) : presetConfig;
+  const pathFields = useMemo(() => pathFieldsOf(schema), [schema]);
+  const presetConfig = (name: string) => (presets.find((p) => p.name === name)?.config ?? {}) as ConfigTree;
+  const form = useForm<RunFormValues, unknown, ValidRunForm>({
+    resolver: zodResolver(runFormSchema),
+    defaultValues: initialRunForm(parent, firstPreset(presets, initialPreset), initial),
+    // Focus is moved to the first field showing an error (the `focusRequest` effect): several
+    // pickers are composite controls that hold no ref of their own.
+    shouldFocusError: false,
+  });
+  const { control, setError, setValue, getValues, handleSubmit, formState } = form;
+  const { errors } = formState;
+  const [presetName, dataset, validationVersion, overrides] = useWatch({ control, name: ["preset", "dataset", "validation_version", "overrides"] });
   const baseName = parent ? `run #${parent.id}` : `preset ${presetName}`;
-  const [config, setConfig] = useState<ConfigTree>(base);
-  // null: the suggested name (shown in the field, editable); emptied, it comes back.
-  const [name, setName] = useState<string | null>(parent ? `${parent.name}-clone` : null);
+  const { draft, changed, yamlText, dispatch } = useConfigDraft(parent ? (parent.config as ConfigTree) : presetConfig(presetName));
   const [startedAt] = useState(() => new Date());
-  const [tags, setTags] = useState(parent ? parent.tags.join(", ") : "");
-  const [priority, setPriority] = useState(String(parent?.priority ?? 0));
-  const [cpus, setCpus] = useState(parent?.resources.cpus !== undefined ? String(parent.resources.cpus) : "");
-  const [gpus, setGpus] = useState(parent?.resources.gpus !== undefined ? String(parent.resources.gpus) : "");
-  // The run's inputs; a clone starts from its parent's and sends only what changed.
-  const inherited = useMemo(() => inheritedInputs(parent, initial), [parent, initial]);
-  const [model, setModel] = useState<number | null>(inherited.model);
-  const [dataset, setDataset] = useState<DatasetChoice>(inherited.dataset);
-  const [validation, setValidation] = useState<Validation>(inherited.validation);
-  const [validationVersion, setValidationVersion] = useState<number | null>(inherited.validationVersion);
-  const [rewardVersion, setRewardVersion] = useState<number | null>(inherited.rewardVersion);
-  const [rewardModel, setRewardModel] = useState<RewardModelChoice>("default");
-  const [datasetMissing, setDatasetMissing] = useState(false);
   const data = useProjectDatasetVersions(slug);
   // A project with one dataset: its latest version, shown chosen (a new user's first run).
   const onlyDataset = data.datasets?.length === 1 && data.datasets[0]?.latest_version ? data.datasets[0] : null;
   useEffect(() => {
-    if (!parent && onlyDataset && initial.datasetVersion === null) setDataset((d) => d ?? { dataset: onlyDataset.id });
-  }, [parent, onlyDataset, initial.datasetVersion]);
+    if (!parent && onlyDataset && initial.datasetVersion === null && getValues("dataset") === null) setValue("dataset", { dataset: onlyDataset.id });
+  }, [parent, onlyDataset, initial.datasetVersion, getValues, setValue]);
   const chosenData = resolveChoice(dataset, data.datasets, data.versions);
   const suggestion = suggestedName(chosenData?.dataset.name ?? null, parent?.preset || presetName, startedAt);
-  const pathFields = useMemo(() => pathFieldsOf(schema), [schema]);
-  const [overrides, setOverrides] = useState("");
-  const [yamlText, setYamlText] = useState("");
-  const [yamlError, setYamlError] = useState("");
-  const [editingYaml, setEditingYaml] = useState(false);
 
-  // The YAML view shows what differs from the base; the form and it stay in sync.
-  const changed = useMemo(() => changedTree(config, base), [config, base]);
+  // Errors the form's fields do not show: config paths (the config form shows them, "config"
+  // alone is a rule across groups) from the create answer or the overrides check.
+  const [configErrors, setConfigErrors] = useState<Record<string, string[]>>({});
+  // Moves focus to the first field in error once the errors are on screen.
+  const [focusRequest, setFocusRequest] = useState(0);
   useEffect(() => {
-    if (!editingYaml) setYamlText(Object.keys(changed).length ? YAML.stringify(changed) : "");
-  }, [changed, editingYaml]);
-
-  const overrideLines = overrides.split("\n").map((l) => l.trim()).filter(Boolean);
-  const submit = useStartRun();
-  /** The request the form describes: only the inputs the user changed, for a clone. */
-  function startRequest(): StartRun {
-    {
-      const resources = { ...(cpus !== "" ? { cpus: Number(cpus) } : {}), ...(gpus !== "" ? { gpus: Number(gpus) } : {}) };
-      const common = {
-        name: name ?? suggestion,
-        config: changed,
-        overrides: overrideLines,
-        priority: Number(priority),
-        tags: tags.split(",").map((t) => t.trim()).filter(Boolean),
-        ...(Object.keys(resources).length ? { resources } : {}),
-      };
-      const chosen: Required<Pick<RunClone, "model" | "dataset" | "dataset_version" | "validation" | "validation_version" | "reward_version">> = {
-        model,
-        dataset: dataset && "dataset" in dataset ? dataset.dataset : null,
-        dataset_version: dataset && "version" in dataset ? dataset.version : null,
-        validation,
-        validation_version: validation === "dataset_version" ? validationVersion : null,
-        reward_version: rewardVersion === BUILTIN_REWARD ? null : rewardVersion,
-      };
-      if (parent) {
-        // Only the inputs the user changed: the server keeps the parent's others.
-        const changedInputs: RunClone = {};
-        if (model !== inherited.model && model !== null) changedInputs.model = model;
-        if (choiceValue(dataset) !== choiceValue(inherited.dataset)) Object.assign(changedInputs, { dataset: chosen.dataset ?? undefined, dataset_version: chosen.dataset_version ?? undefined });
-        if (validation !== inherited.validation || (validation === "dataset_version" && validationVersion !== inherited.validationVersion)) {
-          changedInputs.validation = validation;
-          if (validation === "dataset_version" && validationVersion !== null) changedInputs.validation_version = validationVersion;
-        }
-        if (rewardVersion === BUILTIN_REWARD) changedInputs.builtin_reward = true;
-        else if (rewardVersion !== inherited.rewardVersion && rewardVersion !== null) changedInputs.reward_version = rewardVersion;
-        const rewardModels = rewardModelsRequest(rewardModel);
-        if (rewardModels !== undefined) changedInputs.reward_models = rewardModels;
-        return { clone: parent.id, body: { ...common, ...changedInputs } };
-      }
-      const inputs = Object.fromEntries(Object.entries(chosen).filter(([key, value]) => value !== null && !(key === "validation" && value === "held_out")));
-      const rewardModels = rewardModelsRequest(rewardModel);
-      return { clone: null, body: { ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), project: slug, preset: presetName as PresetName } };
-    }
-  }
-  const submitted = {
-    onSuccess: (run: RunDetail) => {
-      toast.show(`Run “${run.name}” created.`, "success");
-      void navigate(`/p/${slug}/runs/${run.id}`);
-    },
-    onError: (error: Error) => {
-      // Errors shown at a field need no toast; anything else (or a field the form lacks) does.
-      const shown = error instanceof FieldErrors && Object.keys(error.fields).every((k) => k.startsWith("config.") || FORM_FIELDS.has(k));
-      if (!shown) toast.error(error);
-    },
-  };
-  const translate = useValidateConfig();
-  const translated = {
-    onSuccess: (answer: ConfigValidation) => {
-      if (answer.valid && answer.config) {
-        setConfig(answer.config as ConfigTree);
-        setOverrides("");
-        toast.show("Overrides applied to the form.", "success");
-      }
-    },
-    onError: (error: Error) => toast.error(error),
-  };
-
-  // Server errors by config path: from the run create/clone answer or the overrides check.
-  const configErrors: Record<string, string[]> = {};
-  const validationErrors = translate.data && !translate.data.valid ? (translate.data.errors ?? {}) : {};
-  const serverFields = submit.error instanceof FieldErrors ? submit.error.fields : {};
-  for (const [key, messages] of Object.entries({ ...serverFields, ...validationErrors })) {
-    if (key === "config") configErrors[""] = messages; // a rule across groups
-    else if (key.startsWith("config.")) configErrors[key.slice("config.".length)] = messages;
-  }
-  const overrideErrors = [...fieldErrorsAt(submit.error, "overrides"), ...(validationErrors.overrides ?? [])];
-  // verl keys that only tune speed (and the like): applied as nothing, each shown with why.
-  const ignoredOverrides = translate.data?.valid ? (translate.data.ignored ?? []) : [];
-
-  useEffect(() => {
-    if (!(submit.error instanceof FieldErrors)) return;
-    const field = document.querySelector<HTMLElement>('[aria-invalid="true"]');
+    if (focusRequest === 0) return;
+    const field = document.querySelector<HTMLElement>('form [aria-invalid="true"]');
     // No field to focus (a refused path from the YAML): show the alert above the config.
     if (field) field.focus();
     else document.querySelector<HTMLElement>('form [role="alert"]')?.scrollIntoView({ block: "center" });
-  }, [submit.error]);
+  }, [focusRequest]);
+
+  /** Server messages no form field took: config paths to the config form, the rest reported. */
+  function showRest(rest: Record<string, string[]>): boolean {
+    const config: Record<string, string[]> = {};
+    let unshown = false;
+    for (const [key, messages] of Object.entries(rest)) {
+      if (key === "config") config[""] = messages;
+      else if (key.startsWith("config.")) config[key.slice("config.".length)] = messages;
+      else unshown = true;
+    }
+    setConfigErrors(config);
+    return unshown;
+  }
+
+  const submit = useStartRun();
+  const onValid = (values: ValidRunForm) => {
+    setConfigErrors({});
+    submit.mutate(runRequest(values, { parent, initial, suggestion, config: changed, project: slug }), {
+      onSuccess: (run: RunDetail) => {
+        toast.show(`Run “${run.name}” created.`, "success");
+        void navigate(`/p/${slug}/runs/${run.id}`);
+      },
+      onError: (error: Error) => {
+        // Errors shown at a field need no toast; anything else (or a field the form lacks) does.
+        if (showRest(placeServerErrors(error, setError, runFieldOf))) toast.error(error);
+        setFocusRequest((n) => n + 1);
+      },
+    });
+  };
+
+  const translate = useValidateConfig();
+  const onTranslated = (answer: ConfigValidation) => {
+    if (answer.valid && answer.config) {
+      dispatch({ type: "replace", config: answer.config as ConfigTree });
+      setValue("overrides", "");
+      form.clearErrors("overrides");
+      setConfigErrors({});
+      toast.show("Overrides applied to the form.", "success");
+    } else if (!answer.valid) {
+      showRest(placeFieldErrors(answer.errors ?? {}, setError, runFieldOf));
+    }
+  };
+  // verl keys that only tune speed (and the like): applied as nothing, each shown with why.
+  const ignoredOverrides = translate.data?.valid ? (translate.data.ignored ?? []) : [];
 
   function onPresetChange(next: string) {
-    setPresetName(next);
-    const nextConfig = (presets.find((p) => p.name === next)?.config ?? {}) as ConfigTree;
-    setConfig(mergeTrees(nextConfig, changed));
+    setValue("preset", next);
+    dispatch({ type: "rebase", base: presetConfig(next) });
   }
 
-  function onYamlBlur() {
-    setEditingYaml(false);
-    try {
-      const parsed: unknown = yamlText.trim() ? YAML.parse(yamlText) : {};
-      if (!isTree(parsed)) throw new Error("The YAML must be a mapping of config groups, e.g. `rollout: {n: 8}`.");
-      setConfig(mergeTrees(base, parsed));
-      setYamlError("");
-    } catch (error) {
-      setYamlError(errorMessage(error));
-    }
-  }
-
-  function onSubmit(event: FormEvent) {
-    event.preventDefault();
-    if (!dataset) {
-      // Required: say so at the field instead of asking the server.
-      setDatasetMissing(true);
-      document.getElementById("training-data")?.querySelector("select")?.focus();
-      return;
-    }
-    submit.mutate(startRequest(), submitted);
-  }
-
-  const datasetErrors = [
-    ...(datasetMissing && !dataset ? ["Choose the training data: a dataset's latest version or an exact version."] : []),
-    ...fieldErrorsAt(submit.error, "dataset"),
-    ...fieldErrorsAt(submit.error, "dataset_version"),
-  ];
+  const at = (path: string) => messagesAt(errors, path);
 
   return (
-    <form onSubmit={onSubmit} noValidate aria-label={parent ? "Clone run" : "New run"}>
+    <form onSubmit={(event) => void handleSubmit(onValid, () => setFocusRequest((n) => n + 1))(event)} noValidate aria-label={parent ? "Clone run" : "New run"}>
       <PageHeader
         title={parent ? `Clone ${parent.name}` : "New run"}
         description={parent ? `Starts from run #${parent.id}'s config; change what you like.` : "Choose a preset, change what you like, and start training."}
@@ -312,72 +175,96 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
         <div>
           <div className={styles.block}>
             <div className={ui.row} style={{ alignItems: "flex-start" }}>
-              <TextField label="Run name" errors={fieldErrorsAt(submit.error, "name")}
-                    value={name ?? suggestion}
-                    onChange={setName}
-                    onBlur={() => setName((n) => (n === "" ? null : n))}
+              <Controller
+                control={control}
+                name="name"
+                render={({ field }) => (
+                  <TextField
+                    label="Run name"
+                    errors={at("name")}
+                    value={field.value ?? suggestion}
+                    onChange={field.onChange}
+                    onBlur={() => {
+                      if (field.value === "") field.onChange(null);
+                      field.onBlur();
+                    }}
                     placeholder={suggestion}
                     maxLength={200}
-                    style={{ minWidth: 280 }} />
+                    style={{ minWidth: 280 }}
+                  />
+                )}
+              />
               {parent ? null : (
-                <SelectField label="Preset" help="A named config the form starts from." errors={fieldErrorsAt(submit.error, "preset")} value={presetName} onChange={(value) => onPresetChange(value)}>
+                <SelectField label="Preset" help="A named config the form starts from." errors={at("preset")} value={presetName} onChange={onPresetChange}>
                   {presets.map((p) => (
                     <option key={p.name}>{p.name}</option>
                   ))}
                 </SelectField>
               )}
-              <TextField label="Tags" help="Comma-separated." errors={fieldErrorsAt(submit.error, "tags")} value={tags} onChange={setTags} />
+              <Controller control={control} name="tags" render={({ field }) => <TextField label="Tags" help="Comma-separated." errors={at("tags")} {...field} />} />
             </div>
           </div>
           <div className={styles.block}>
             <h2 className={styles.blockTitle}>Inputs</h2>
             {parent ? <p className={ui.muted}>Run #{parent.id}&apos;s inputs are chosen; change any of them.</p> : null}
-            <ModelPicker slug={slug} value={model} onChange={setModel} errors={fieldErrorsAt(submit.error, "model")} emptyLabel={parent ? "(the parent's model)" : undefined} />
-            <div id="training-data">
-              <DatasetPicker
-                slug={slug}
-                value={dataset}
-                onChange={(choice) => {
-                  setDataset(choice);
-                  setDatasetMissing(false);
-                }}
-                errors={datasetErrors}
-              />
-            </div>
-            <ValidationPicker
-              slug={slug}
-              value={validation}
-              version={validationVersion}
-              onChange={(next, version) => {
-                setValidation(next);
-                setValidationVersion(version);
-              }}
-              errors={fieldErrorsAt(submit.error, "validation")}
-              versionErrors={fieldErrorsAt(submit.error, "validation_version")}
+            <Controller
+              control={control}
+              name="model"
+              render={({ field }) => <ModelPicker slug={slug} value={field.value} onChange={field.onChange} errors={at("model")} emptyLabel={parent ? "(the parent's model)" : undefined} />}
             />
-            <RewardVersionPicker
-              slug={slug}
-              value={rewardVersion}
-              onChange={setRewardVersion}
-              errors={fieldErrorsAt(submit.error, "reward_version")}
-              emptyLabel={parent?.reward_version ? "(the parent's reward version)" : undefined}
-              offerBuiltin={Boolean(parent?.reward_version)}
+            <Controller control={control} name="dataset" render={({ field }) => <DatasetPicker slug={slug} value={field.value} onChange={field.onChange} errors={at("dataset")} />} />
+            <Controller
+              control={control}
+              name="validation"
+              render={({ field }) => (
+                <ValidationPicker
+                  slug={slug}
+                  value={field.value}
+                  version={validationVersion}
+                  onChange={(next, version) => {
+                    field.onChange(next);
+                    setValue("validation_version", version, { shouldValidate: formState.isSubmitted });
+                  }}
+                  errors={at("validation")}
+                  versionErrors={at("validation_version")}
+                />
+              )}
             />
-            <RewardModelPicker
-              slug={slug}
-              value={rewardModel}
-              onChange={setRewardModel}
-              errors={[...fieldErrorsAt(submit.error, "reward_models"), ...fieldErrorsAt(submit.error, "reward_models.reward.model.path")]}
-              defaultLabel={parent ? "(the parent's reward model, if any)" : "(the preset's reward model, if any)"}
+            <Controller
+              control={control}
+              name="reward_version"
+              render={({ field }) => (
+                <RewardVersionPicker
+                  slug={slug}
+                  value={field.value}
+                  onChange={field.onChange}
+                  errors={at("reward_version")}
+                  emptyLabel={parent?.reward_version ? "(the parent's reward version)" : undefined}
+                  offerBuiltin={Boolean(parent?.reward_version)}
+                />
+              )}
+            />
+            <Controller
+              control={control}
+              name="reward_models"
+              render={({ field }) => (
+                <RewardModelPicker
+                  slug={slug}
+                  value={field.value}
+                  onChange={field.onChange}
+                  errors={at("reward_models")}
+                  defaultLabel={parent ? "(the parent's reward model, if any)" : "(the preset's reward model, if any)"}
+                />
+              )}
             />
           </div>
           <h2 className={styles.blockTitle}>Config</h2>
           <ConfigForm
             sections={sections}
-            value={config}
-            base={base}
+            value={draft.config}
+            base={draft.base}
             errors={configErrors}
-            onChange={(path, value) => setConfig((c) => setAt(c, path, value))}
+            onChange={(path, value) => dispatch({ type: "edit", path, value })}
             baseName={baseName}
             pathFields={pathFields}
           />
@@ -386,14 +273,14 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
           <div className={styles.block}>
             <h2 className={styles.blockTitle}>Resources and priority</h2>
             <div className={ui.row} style={{ alignItems: "flex-start" }}>
-              <TextField label="CPUs" errors={fieldErrorsAt(submit.error, "resources.cpus")} style={{ width: 80 }} inputMode="decimal" value={cpus} onChange={setCpus} placeholder="auto" />
-              <TextField label="GPUs" errors={fieldErrorsAt(submit.error, "resources.gpus")} style={{ width: 80 }} inputMode="decimal" value={gpus} onChange={setGpus} placeholder="auto" />
-              <TextField label="Priority" help="Higher starts first." errors={fieldErrorsAt(submit.error, "priority")} style={{ width: 80 }} inputMode="numeric" value={priority} onChange={setPriority} />
+              <Controller control={control} name="resources.cpus" render={({ field }) => <TextField label="CPUs" errors={at("resources.cpus")} style={{ width: 80 }} inputMode="decimal" placeholder="auto" {...field} />} />
+              <Controller control={control} name="resources.gpus" render={({ field }) => <TextField label="GPUs" errors={at("resources.gpus")} style={{ width: 80 }} inputMode="decimal" placeholder="auto" {...field} />} />
+              <Controller control={control} name="priority" render={({ field }) => <TextField label="Priority" help="Higher starts first." errors={at("priority")} style={{ width: 80 }} inputMode="numeric" {...field} />} />
             </div>
           </div>
           <div className={styles.block}>
             <h2 className={styles.blockTitle}>Changes as YAML</h2>
-            <Field label={`What differs from ${baseName}`} help="Edit here or in the form: they stay in sync." errors={yamlError ? [yamlError] : []}>
+            <Field label={`What differs from ${baseName}`} help="Edit here or in the form: they stay in sync." errors={draft.yaml.error ? [draft.yaml.error] : []}>
               {(props) => (
                 <textarea
                   {...props}
@@ -401,21 +288,28 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
                   rows={8}
                   value={yamlText}
                   placeholder={"rollout:\n  n: 8"}
-                  onFocus={() => setEditingYaml(true)}
-                  onChange={(e) => setYamlText(e.target.value)}
-                  onBlur={onYamlBlur}
+                  onFocus={() => dispatch({ type: "yamlFocus" })}
+                  onChange={(e) => dispatch({ type: "yamlType", text: e.target.value })}
+                  onBlur={() => dispatch({ type: "yamlCommit" })}
                 />
               )}
             </Field>
           </div>
           <div className={styles.block}>
             <h2 className={styles.blockTitle}>Overrides</h2>
-            <Field label="key=value, one per line" help="Ours (actor.optim.lr=1e-6) or verl's (actor_rollout_ref.rollout.n=8): applied to the form through the studio's translator." errors={overrideErrors}>
-              {(props) => (
-                <textarea {...props} className={`${inputClass} ${styles.code}`} rows={4} value={overrides} onChange={(e) => setOverrides(e.target.value)} placeholder="actor_rollout_ref.rollout.n=8" />
+            <Controller
+              control={control}
+              name="overrides"
+              render={({ field }) => (
+                <Field label="key=value, one per line" help="Ours (actor.optim.lr=1e-6) or verl's (actor_rollout_ref.rollout.n=8): applied to the form through the studio's translator." errors={at("overrides")}>
+                  {(props) => <textarea {...props} className={`${inputClass} ${styles.code}`} rows={4} name={field.name} value={field.value} onChange={field.onChange} onBlur={field.onBlur} placeholder="actor_rollout_ref.rollout.n=8" />}
+                </Field>
               )}
-            </Field>
-            <Button onClick={() => translate.mutate({ config, overrides: overrideLines }, translated)} disabled={!overrideLines.length || translate.isPending}>
+            />
+            <Button
+              onClick={() => translate.mutate({ config: draft.config, overrides: overrideLines(overrides) }, { onSuccess: onTranslated, onError: (error) => toast.error(error) })}
+              disabled={!overrideLines(overrides).length || translate.isPending}
+            >
               Apply overrides to the form
             </Button>
             {ignoredOverrides.length > 0 && (

@@ -9,6 +9,7 @@ import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Tabs } from "../../../components/Tabs";
 import ui from "../../../components/ui.module.css";
+import { formatDuration } from "../../../lib/time";
 import { loadPlotly } from "../../../lib/plotly";
 import { useNow } from "../../../lib/useNow";
 import { evaluationReportUrl } from "../../evaluations/api";
@@ -22,12 +23,13 @@ import { ChartGrid, type LiveMetrics } from "../components/ChartGrid";
 import { RunInputs } from "../components/RunInputs";
 import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
 import { RewardErrors } from "../components/RewardErrors";
-import { formatDuration, RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { RunTraceback } from "../components/RunTraceback";
 import { useLiveRun, useRun, useRunAction } from "../hooks";
+import type { RunTab } from "../lib/searchParams";
+import { useRunPageData } from "../loaders";
 
-type Tab = "charts" | "samples" | "logs" | "checkpoints" | "alerts" | "config" | "timeline";
-const TABS: { key: Tab; label: string }[] = [
+const TABS: { key: RunTab; label: string }[] = [
   { key: "charts", label: "Charts" },
   { key: "samples", label: "Samples" },
   { key: "logs", label: "Logs" },
@@ -56,7 +58,8 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
   // The Samples tab has a path of its own (/runs/<id>/samples): the explorer's filters are
   // its query string, apart from the charts' (`from`, `to`, `charts`, ...).
   const onSamples = useLocation().pathname.endsWith("/samples");
-  const tab = onSamples ? "samples" : ((TABS.find((t) => t.key === params.get("tab"))?.key ?? "charts") as Tab);
+  const checkedTab = useRunPageData().tab;
+  const tab: RunTab = onSamples ? "samples" : checkedTab;
   const reward = run.inputs.reward;
   const rewardCode = useRewardVersion(reward.function, reward.number).data?.code;
   const failure = run.status === "failed" && run.last_error ? run.last_error : null;

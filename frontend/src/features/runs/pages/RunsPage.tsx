@@ -9,31 +9,32 @@ import { RunsIcon } from "../../../components/icons";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
+import { formatDuration } from "../../../lib/time";
 import { useProjectSlug } from "../../projects/hooks";
-import { ALL_STATUSES, type Ordering, type Run, type RunStatus } from "../api";
+import { ALL_STATUSES, type Run } from "../api";
 import { QueueSummary } from "../components/QueueSummary";
 import { inputsLine } from "../components/RunInputs";
-import { formatAge, formatDuration, RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { Sparkline } from "../components/Sparkline";
 import { useLiveRunLists, useRuns } from "../hooks";
+import { runListFilters, type SortKey } from "../lib/searchParams";
+import { useRunsPageData } from "../loaders";
 
 const MAX_COMPARE = 8;
-type SortKey = "created_at" | "priority" | "name" | "status" | "started_at" | "finished_at";
 
 /** The project's runs, live: a status change anywhere in the project refreshes the list. */
 export function RunsPage() {
   const slug = useProjectSlug();
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
-  const status = (params.get("status") ?? "") as RunStatus | "";
-  const tag = params.get("tag") ?? "";
-  const search = params.get("q") ?? "";
-  const sortParam = params.get("sort") ?? "-created_at";
+  const { search: searched } = useRunsPageData();
+  const { status, tag, q: search, sort: sortParam } = searched;
   const descending = sortParam.startsWith("-");
   const sortKey = sortParam.replace(/^-/, "") as SortKey;
   const [selected, setSelected] = useState<number[]>([]);
-  const runs = useRuns(slug, { status: status ? [status] : undefined, tag: tag || undefined, search: search || undefined, ordering: sortParam as Ordering });
+  const runs = useRuns(slug, runListFilters(searched));
   useLiveRunLists(slug);
 
   function setParam(name: string, value: string) {
@@ -143,7 +144,7 @@ export function RunsPage() {
               ),
             },
             { key: "reward", header: "Reward", cell: (r) => <Sparkline values={r.reward_sparkline} label={`Reward of ${r.name}`} /> },
-            { key: "age", header: "Created", sortKey: "created_at", cell: (r) => formatAge(r.created_at) },
+            { key: "age", header: "Created", sortKey: "created_at", cell: (r) => <Time value={r.created_at} format="age" /> },
             { key: "duration", header: "Duration", sortKey: "started_at", cell: (r) => formatDuration(r.started_at, r.finished_at) },
             { key: "tags", header: "Tags", cell: (r) => <span className={ui.row}>{r.tags.map((t) => <span key={t} className={ui.pill}>{t}</span>)}</span> },
             { key: "priority", header: "Priority", sortKey: "priority", cell: (r) => r.priority },

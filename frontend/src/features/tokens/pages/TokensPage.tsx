@@ -9,6 +9,7 @@ import { PageHeader } from "../../../components/PageHeader";
 import { QueryList } from "../../../components/QueryList";
 import { Table } from "../../../components/Table";
 import { useToast } from "../../../components/Toast";
+import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import type { ApiToken, ApiTokenCreated, TokenScope } from "../api";
 import { useCreateToken, useRevokeToken, useTokens } from "../hooks";
@@ -18,10 +19,6 @@ const SCOPES: { scope: TokenScope; label: string; help: string }[] = [
   { scope: "write", label: "Write", help: "create, change and delete runs, datasets, reward functions and labels" },
   { scope: "members", label: "Manage members", help: "invite people, change roles, rename or delete projects you own (needs write)" },
 ];
-
-function when(value: string | null): string {
-  return value ? new Date(value).toLocaleString() : "never";
-}
 
 /** The end of `date` (yyyy-mm-dd) in the browser's time zone, as the API wants it. */
 function endOfDay(date: string): string {
@@ -101,9 +98,9 @@ export function TokensPage() {
                   </span>
                 ),
               },
-              { key: "created", header: "Created", cell: (t) => when(t.created_at) },
-              { key: "expires", header: "Expires", cell: (t) => (t.expires_at ? when(t.expires_at) : "never") },
-              { key: "used", header: "Last used", cell: (t) => when(t.last_used_at) },
+              { key: "created", header: "Created", cell: (t) => <Time value={t.created_at} empty="never" /> },
+              { key: "expires", header: "Expires", cell: (t) => <Time value={t.expires_at} empty="never" /> },
+              { key: "used", header: "Last used", cell: (t) => <Time value={t.last_used_at} empty="never" /> },
               {
                 key: "state",
                 header: "",
