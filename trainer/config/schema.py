@@ -18,6 +18,7 @@ from trainer.config.logging_section import LoggingConfig as LoggingConfig
 from trainer.config.model_overrides import check_overrides
 from trainer.config.multi_turn_section import MultiTurnConfig
 from trainer.config.paths import (
+    CriticModelPath,
     LoraAdapterPath,
     ModelPath,
     RunFolderPath,
@@ -331,7 +332,7 @@ class ActorConfig(Section):
 
 
 class CriticModelConfig(Section):
-    path: ModelPath | None = Field(
+    path: CriticModelPath | None = Field(
         None,
         description="Folder of the model the critic's body starts from (verl's "
         "`critic.model.path`), under a fresh value head; it must share the actor's "
