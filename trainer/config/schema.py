@@ -180,7 +180,14 @@ class OverlongConfig(Section):
 
 
 class AlgorithmConfig(Section):
-    adv_estimator: AdvantageEstimator = Field("grpo", description="Advantage estimator.")
+    adv_estimator: AdvantageEstimator = Field(
+        "grpo",
+        description="Advantage estimator.",
+        # The estimators that train a critic: the run form offers a critic model for them.
+        json_schema_extra={
+            "x-needs-critic": [name for name, t in ESTIMATOR_TRAITS.items() if t.needs_critic]
+        },
+    )
     norm_adv_by_std_in_grpo: bool = Field(
         True, description="GRPO: divide by the group's std (False gives Dr.GRPO)."
     )

@@ -14,6 +14,7 @@ import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useProjectSlug } from "../../projects/hooks";
 import type { ConfigValidation, Preset, PresetName, RunClone, RunDetail, Validation } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
+import { CriticModelPicker, kindInputsRequest, LoraAdapterPicker } from "../components/InputKindPickers";
 import {
   BUILTIN_REWARD,
   choiceValue,
@@ -46,6 +47,8 @@ const INPUT_FIELDS = {
   reward_version: true,
   builtin_reward: true,
   reward_models: true,
+  critic_model: true,
+  lora_adapter: true,
 } satisfies Record<Exclude<keyof RunClone, RunField>, true>;
 /** Request fields this form shows errors at (config.* paths are shown in the config form). */
 const FORM_FIELDS = new Set([
@@ -157,6 +160,8 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const [validationVersion, setValidationVersion] = useState<number | null>(inherited.validationVersion);
   const [rewardVersion, setRewardVersion] = useState<number | null>(inherited.rewardVersion);
   const [rewardModel, setRewardModel] = useState<RewardModelChoice>("default");
+  const [criticModel, setCriticModel] = useState<number | null>(null);
+  const [loraAdapter, setLoraAdapter] = useState<number | null>(null);
   const [datasetMissing, setDatasetMissing] = useState(false);
   const data = useProjectDatasetVersions(slug);
   // A project with one dataset: its latest version, shown chosen (a new user's first run).
@@ -213,11 +218,12 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
         else if (rewardVersion !== inherited.rewardVersion && rewardVersion !== null) changedInputs.reward_version = rewardVersion;
         const rewardModels = rewardModelsRequest(rewardModel);
         if (rewardModels !== undefined) changedInputs.reward_models = rewardModels;
+        Object.assign(changedInputs, kindInputsRequest(schema, config, { criticModel, loraAdapter }));
         return { clone: parent.id, body: { ...common, ...changedInputs } };
       }
       const inputs = Object.fromEntries(Object.entries(chosen).filter(([key, value]) => value !== null && !(key === "validation" && value === "held_out")));
       const rewardModels = rewardModelsRequest(rewardModel);
-      return { clone: null, body: { ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), project: slug, preset: presetName as PresetName } };
+      return { clone: null, body: { ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), ...kindInputsRequest(schema, config, { criticModel, loraAdapter }), project: slug, preset: presetName as PresetName } };
     }
   }
   const submitted = {
@@ -371,6 +377,8 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
               errors={[...fieldErrorsAt(submit.error, "reward_models"), ...fieldErrorsAt(submit.error, "reward_models.reward.model.path")]}
               defaultLabel={parent ? "(the parent's reward model, if any)" : "(the preset's reward model, if any)"}
             />
+            <CriticModelPicker slug={slug} schema={schema} config={config} parent={parent} value={criticModel} onChange={setCriticModel} errors={fieldErrorsAt(submit.error, "critic_model")} />
+            <LoraAdapterPicker slug={slug} config={config} parent={parent} value={loraAdapter} onChange={setLoraAdapter} errors={fieldErrorsAt(submit.error, "lora_adapter")} />
           </div>
           <h2 className={styles.blockTitle}>Config</h2>
           <ConfigForm
