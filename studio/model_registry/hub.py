@@ -30,7 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.model_registry.inspect import NotAModel, inspect_folder
-from studio.model_registry.models import ModelRole, ModelStatus, RegisteredModel
+from studio.model_registry.models import ModelStatus, RegisteredModel, role_of
 from studio.paths import var_dir
 from studio.references.locations import HUB_CACHE
 
@@ -192,7 +192,7 @@ def run(model: RegisteredModel) -> str:
     RegisteredModel.objects.filter(pk=model.pk).update(
         status=ModelStatus.READY,
         info=info.as_json(),
-        role=ModelRole.REWARD if info.reward_model else ModelRole.POLICY,
+        role=role_of(info),
         error="",
         lease_until=None,
     )

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from studio.model_registry.inspect import ModelInfo
 from studio.projects.models import Project
 from studio.telemetry.models import Checkpoint
 
@@ -35,6 +36,16 @@ class ModelStatus(models.TextChoices):
 class ModelRole(models.TextChoices):
     POLICY = "policy", "Policy (causal LM)"
     REWARD = "reward", "Reward model (sequence classifier)"
+    # A peft LoRA adapter folder (adapter_config.json + weights): not a model by itself, it
+    # is what a run's actor starts from on its own model (`lora_adapter`, docs/resources.md).
+    ADAPTER = "adapter", "LoRA adapter (peft)"
+
+
+def role_of(info: ModelInfo) -> str:
+    """The role a folder's facts give it: adapter, reward (a sequence classifier) or policy."""
+    if info.adapter is not None:
+        return ModelRole.ADAPTER
+    return ModelRole.REWARD if info.reward_model else ModelRole.POLICY
 
 
 class RegisteredModel(models.Model):

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from studio.model_registry.inspect import ModelInfo, NotAModel, inspect_folder
-from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.model_registry.models import ModelKind, RegisteredModel, role_of
 from studio.projects.models import Project
 from studio.references.locations import ModelUnavailable, model_folder
 from studio.runs.trainer_files import open_trainer_folder
@@ -51,7 +51,7 @@ def add_model_record(
     )
     info = _inspect(record)
     record.info = info.as_json()
-    record.role = ModelRole.REWARD if info.reward_model else ModelRole.POLICY
+    record.role = role_of(info)
     try:
         with transaction.atomic():
             record.save()

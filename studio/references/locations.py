@@ -17,8 +17,14 @@ from pathlib import Path
 
 from django.conf import settings
 
-from studio.model_registry.inspect import NotAModel, inspect_folder
-from studio.model_registry.models import ModelKind, ModelRole, ModelStatus, RegisteredModel
+from studio.model_registry.inspect import ADAPTER_CONFIG, NotAModel, inspect_folder
+from studio.model_registry.models import (
+    ModelKind,
+    ModelRole,
+    ModelStatus,
+    RegisteredModel,
+    role_of,
+)
 from studio.paths import var_dir
 from studio.runs.checkpoints import locate_checkpoint
 from studio.runs.folders import checkpoint_dir
@@ -47,12 +53,12 @@ class FolderChoice:
 
     @property
     def role(self) -> str:
-        """policy or reward, by the architecture its config.json names."""
+        """policy or reward, by the architecture its config.json names; adapter for a peft
+        adapter folder."""
         try:
-            reward = inspect_folder(self.root / self.name).reward_model
+            return role_of(inspect_folder(self.root / self.name))
         except NotAModel:
-            reward = False
-        return ModelRole.REWARD if reward else ModelRole.POLICY
+            return ModelRole.POLICY
 
 
 def model_roots() -> list[Path]:
@@ -65,13 +71,21 @@ def _source_id(kind: str, root: Path, relative: str) -> str:
     return f"{kind}-{digest}"
 
 
+MARKERS = ("config.json", ADAPTER_CONFIG)  # a model folder's, a peft adapter folder's
+
+
+def holds_model(folder: Path) -> bool:
+    """`folder` is a model folder (config.json) or a peft adapter folder."""
+    return any((folder / marker).is_file() for marker in MARKERS)
+
+
 def _model_folders(root: Path) -> Iterator[Path]:
-    """Folders under `root` holding a config.json, breadth first, bounded."""
+    """Folders under `root` holding a model or an adapter, breadth first, bounded."""
     queue, seen = [(root, 0)], 0
     while queue and seen < MAX_FOLDERS:
         folder, depth = queue.pop(0)
         seen += 1
-        if (folder / "config.json").is_file() and folder != root:
+        if holds_model(folder) and folder != root:
             yield folder
             continue
         if depth >= MAX_DEPTH:
@@ -125,13 +139,16 @@ def checkpoint_folder(checkpoint: Checkpoint) -> Path:
 
 def checkpoint_export(checkpoint: Checkpoint) -> Path:
     """The Hugging Face export of `checkpoint`'s run (its checkpoint folder's `hf`), if
-    the checkpoint is one a download would serve and the export holds a config.json,
-    reached without following a link (studio.runs.trainer_files)."""
+    the checkpoint is one a download would serve and the export holds a config.json (or,
+    from a LoRA run with `actor.lora.export: adapter`, peft's adapter_config.json), reached
+    without following a link (studio.runs.trainer_files)."""
     checkpoint_folder(checkpoint)
     export = Path(checkpoint_dir(checkpoint.run_id)) / HF_EXPORT
     try:
         with open_trainer_folder(export) as folder:
-            folder.open_file("config.json").close()
+            names = set(folder.names())
+            marker = next((m for m in MARKERS if m in names), MARKERS[0])
+            folder.open_file(marker).close()
     except OSError:
         raise ModelUnavailable(
             f"Run {checkpoint.run_id} has no Hugging Face export in its checkpoint folder "
@@ -174,6 +191,6 @@ def model_folder(model: RegisteredModel) -> Path:
         folder: Path | None = root / model.relative_path
     else:
         folder = inside(root, root / model.relative_path)
-    if folder is None or not (folder / "config.json").is_file():
+    if folder is None or not holds_model(folder):
         raise ModelUnavailable(f"Model {model.name!r} is no longer on the server's disk.")
     return folder

@@ -33,6 +33,15 @@ from tests.studio.conftest import World
 from tests.studio.test_run_inputs import create, upload
 from tests.verl_data import counting_answers, verl_rows
 
+BUILT_IN_NAMES = [
+    "model",
+    "training_data",
+    "validation",
+    "reward",
+    "reward_models",
+    "critic_model",
+    "lora_adapter",
+]
 GLOSSARY_PLACE = "logging.jsonl_path"  # an optional path field no built-in kind fills
 GLOSSARY_ROOT = "/srv/glossaries"
 
@@ -162,12 +171,12 @@ def test_a_registered_kind_is_gone_once_its_registration_ends(glossary_kind):
     with pytest.raises(ValueError, match="registered already"), registered(GlossaryInput()):
         pass
     names = [kind.name for kind in input_kinds()]
-    assert names == ["model", "training_data", "validation", "reward", "reward_models", "glossary"]
+    assert names == [*BUILT_IN_NAMES, "glossary"]
 
 
 def test_the_built_in_kinds_are_the_registry_without_a_throwaway_one():
     names = [kind.name for kind in input_kinds()]
-    assert names == ["model", "training_data", "validation", "reward", "reward_models"]
+    assert names == BUILT_IN_NAMES
     assert "glossary" not in RunCreateSerializer().fields
 
 

@@ -13,21 +13,31 @@ from trainer.config.paths import PathKind, path_fields, path_values
 from trainer.config.verl import classify
 from trainer.config.verl_tools import MT
 
-# verl keys whose value is a file that the translation would read.
+# verl keys whose value is a file that the translation would read, and what to set
+# instead. Their files translate into plain `rollout.multi_turn` values
+# (trainer.config.verl_tools), which a studio run sets in its config: a tool file into the
+# environment, its timeout and search depth; an interaction file into the interaction.
+# Neither is a project resource (docs/resources.md, "Tool and interaction configs").
+_TOOL_FIELDS = (
+    "rollout.multi_turn.environment (calculator, python, gsm8k_answer or search), "
+    "rollout.multi_turn.tool_timeout_s, rollout.multi_turn.search_topk and "
+    "rollout.multi_turn.add_step_rewards (false, as verl's reward managers have it)"
+)
 VERL_FILE_KEYS = {
-    f"{MT}.tool_config_path": "rollout.multi_turn.environment",
-    f"{MT}.interaction_config_path": "rollout.multi_turn.interaction",
+    f"{MT}.tool_config_path": _TOOL_FIELDS,
+    f"{MT}.interaction_config_path": "rollout.multi_turn.interaction (gsm8k), "
+    "rollout.multi_turn.max_user_turns and rollout.multi_turn.add_step_rewards (false)",
 }
-# verl keys that name a server path and set no path field of ours (those are refused by
-# `refuse_paths` once translated). critic.model.path is a field of ours (refused as one):
-# the studio chooses no separate critic model yet, so its critic starts from the run's model.
-# lora_adapter_path maps onto a path field too, but the translation reads the adapter's
-# config (trainer.config.verl._adapter_settings), so it is refused before that.
+# verl keys that name a server path and are refused before translation. lora_adapter_path
+# maps onto a path field of ours, but the translation reads the adapter's config
+# (trainer.config.verl._adapter_settings), so it is refused before that.
 VERL_PATH_KEYS: dict[str, str] = {"actor_rollout_ref.model.lora_adapter_path": "lora_adapter"}
 
 # What a studio user chooses instead of each kind of path.
 INSTEAD: dict[str, str] = {
     "model": "choose the run's model with `model` (a model of the project, /api/models/)",
+    "critic_model": "choose the critic's model with `critic_model` (a model of the project, "
+    "/api/models/); left out, the critic starts from the run's model",
     "dataset": "choose the training data with `dataset` or `dataset_version` (/api/datasets/)",
     "validation": "choose validation data with `validation` (held-out rows of the training "
     "version, another dataset version, or none)",
@@ -36,9 +46,8 @@ INSTEAD: dict[str, str] = {
     "run_folder": "the studio keeps it in the run's own folder",
     "evaluated_model": "choose the models to evaluate with /api/evaluations/ (models of the "
     "project and checkpoints of its runs)",
-    # The studio offers no saved adapters as resources: its LoRA runs start from fresh ones.
-    "lora_adapter": "studio runs start LoRA from fresh adapters (actor.lora); a saved "
-    "adapter is not a project resource",
+    "lora_adapter": "choose a saved adapter with `lora_adapter` (a model of the project with "
+    "the adapter role, such as a LoRA run's export, /api/models/?role=adapter)",
 }
 
 
@@ -75,8 +84,8 @@ def refuse_file_keys(verl_pairs: list[tuple[str, Any]]) -> None:
     issues = [
         ConfigIssue(
             key,
-            "Names a file on the server, which a request may not do; set "
-            f"`{VERL_FILE_KEYS[key]}` to one of its built-in values instead.",
+            "Names a file on the server, which a request may not do; what the file sets is "
+            f"set in the run's config instead: {VERL_FILE_KEYS[key]}.",
             "server_path",
         )
         for key, _ in verl_pairs

@@ -25,6 +25,7 @@ from pydantic_core import CoreSchema
 # What the studio offers instead of a path, per field (shown in its refusal).
 Resource = Literal[
     "model",
+    "critic_model",
     "dataset",
     "validation",
     "reward",
@@ -55,6 +56,7 @@ class PathKind:
 
 # The path types, one per kind of thing a path names. `list[TrainFile]` is a list of them.
 ModelPath = Annotated[str, PathKind("model")]
+CriticModelPath = Annotated[str, PathKind("critic_model")]
 RewardModelPath = Annotated[str, PathKind("reward_model")]
 RewardCodePath = Annotated[str, PathKind("reward")]
 TrainFile = Annotated[str, PathKind("dataset", url=True)]

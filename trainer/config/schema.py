@@ -26,6 +26,7 @@ from trainer.config.logging_section import LoggingConfig as LoggingConfig
 from trainer.config.model_overrides import check_overrides
 from trainer.config.multi_turn_section import MultiTurnConfig
 from trainer.config.paths import (
+    CriticModelPath,
     LoraAdapterPath,
     ModelPath,
     RunFolderPath,
@@ -189,6 +190,10 @@ class AlgorithmConfig(Section):
         "reinforce_plus_plus(_baseline), grpo_passk, remax (a greedy response per prompt is "
         "the baseline), opo, gpg, gdpo, optimal_token_baseline, tir_optimal_token_baseline; "
         "grpo_vectorized and rloo_vectorized are grpo and rloo.",
+        # The estimators that train a critic: the run form offers a critic model for them.
+        json_schema_extra={
+            "x-needs-critic": [name for name, t in ESTIMATOR_TRAITS.items() if t.needs_critic]
+        },
     )
     norm_adv_by_std_in_grpo: bool = Field(
         True, description="GRPO: divide by the group's std (False gives Dr.GRPO)."
@@ -355,7 +360,7 @@ class ActorConfig(Section):
 
 
 class CriticModelConfig(Section):
-    path: ModelPath | None = Field(
+    path: CriticModelPath | None = Field(
         None,
         description="Folder of the model the critic's body starts from (verl's "
         "`critic.model.path`), under a fresh value head; it must share the actor's "

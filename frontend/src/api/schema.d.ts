@@ -2945,7 +2945,7 @@ export interface components {
             readonly run: number | null;
             /** @description For a checkpoint: the step it was saved at. */
             readonly step: number | null;
-            /** @description architecture, model_type, parameters, tokenizer, chat_template, reward_model: read from the folder when it was added. */
+            /** @description architecture, model_type, parameters, tokenizer, chat_template, reward_model, vocabulary (a fingerprint of tokenizer.json's token ids, "" without one) and adapter (a peft adapter's r, lora_alpha, target_modules; null for a model): read from the folder when it was added. */
             readonly info: {
                 [key: string]: unknown;
             };
@@ -2987,9 +2987,10 @@ export interface components {
         /**
          * @description * `policy` - Policy (causal LM)
          *     * `reward` - Reward model (sequence classifier)
+         *     * `adapter` - LoRA adapter (peft)
          * @enum {string}
          */
-        ModelRoleEnum: "policy" | "reward";
+        ModelRoleEnum: "policy" | "reward" | "adapter";
         /**
          * @description * `queued` - Queued
          *     * `downloading` - Downloading
@@ -3064,7 +3065,7 @@ export interface components {
             kind: string;
             /** @description The folder's name (relative to its root). */
             name: string;
-            /** @description policy, or reward (a sequence classifier). */
+            /** @description policy, reward (a sequence classifier) or adapter (a peft LoRA adapter). */
             role: string;
         };
         PaginatedApiTokenList: {
@@ -4089,6 +4090,16 @@ export interface components {
             reward_models?: {
                 [key: string]: number;
             };
+            /**
+             * Format: int64
+             * @description The model the critic starts from (/api/models/; estimators with a critic, such as gae); it must have the run's tokenizer. Default: the run's model.
+             */
+            critic_model?: number | null;
+            /**
+             * Format: int64
+             * @description A saved LoRA adapter for the actor to start from (a model of the project with the adapter role, /api/models/?role=adapter); it sets actor.lora's rank, alpha and modules when LoRA is off. Default: fresh adapters.
+             */
+            lora_adapter?: number | null;
             name?: string;
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
             config?: {
@@ -4144,6 +4155,16 @@ export interface components {
             reward_models?: {
                 [key: string]: number;
             };
+            /**
+             * Format: int64
+             * @description The model the critic starts from (/api/models/; estimators with a critic, such as gae); it must have the run's tokenizer. Default: the run's model.
+             */
+            critic_model?: number | null;
+            /**
+             * Format: int64
+             * @description A saved LoRA adapter for the actor to start from (a model of the project with the adapter role, /api/models/?role=adapter); it sets actor.lora's rank, alpha and modules when LoRA is off. Default: fresh adapters.
+             */
+            lora_adapter?: number | null;
             /** @description The project's slug. */
             project: string;
             name: string;
@@ -4225,6 +4246,10 @@ export interface components {
             validation_dataset: components["schemas"]["DatasetRef"] | null;
             reward: components["schemas"]["RewardRef"];
             reward_models: components["schemas"]["RewardModelRef"][];
+            /** @description The model the critic starts from; null: the run's model (or no critic). */
+            critic_model: components["schemas"]["ModelRef"] | null;
+            /** @description The LoRA adapter the actor starts from; null: none. */
+            lora_adapter: components["schemas"]["ModelRef"] | null;
             /** @description A run from before runs referenced resources whose files are gone: what its config named; it is shown, never launched, resumed or cloned. null for others. */
             provenance: components["schemas"]["Provenance"] | null;
         };
@@ -5540,8 +5565,9 @@ export interface operations {
                 /**
                  * @description * `policy` - Policy (causal LM)
                  *     * `reward` - Reward model (sequence classifier)
+                 *     * `adapter` - LoRA adapter (peft)
                  */
-                role?: "policy" | "reward";
+                role?: "adapter" | "policy" | "reward";
             };
             header?: never;
             path?: never;

@@ -49,7 +49,9 @@ class ModelSerializer(serializers.ModelSerializer[RegisteredModel]):
     info = serializers.DictField(
         read_only=True,
         help_text="architecture, model_type, parameters, tokenizer, chat_template, "
-        "reward_model: read from the folder when it was added.",
+        'reward_model, vocabulary (a fingerprint of tokenizer.json\'s token ids, "" without '
+        "one) and adapter (a peft adapter's r, lora_alpha, target_modules; null for a model): "
+        "read from the folder when it was added.",
     )
 
     class Meta:
@@ -120,7 +122,9 @@ class OfferedFolderSerializer(serializers.Serializer[dict[str, Any]]):
     folder = serializers.CharField(help_text="Its id, for POST /api/models/.")
     kind = serializers.CharField(help_text="demo or server.")
     name = serializers.CharField(help_text="The folder's name (relative to its root).")
-    role = serializers.CharField(help_text="policy, or reward (a sequence classifier).")
+    role = serializers.CharField(
+        help_text="policy, reward (a sequence classifier) or adapter (a peft LoRA adapter)."
+    )
 
 
 class ModelFilter(filters.FilterSet):

@@ -37,6 +37,7 @@ export const KIND_LABELS: Record<ModelKind, string> = {
 export const ROLE_LABELS: Record<ModelRole, string> = {
   policy: "Policy",
   reward: "Reward model",
+  adapter: "LoRA adapter",
 };
 
 export const STATUS_LABELS: Record<ModelStatus, string> = {

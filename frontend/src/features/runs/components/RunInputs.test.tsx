@@ -13,6 +13,8 @@ const inputs: Inputs = {
   validation_dataset: { dataset: 2, name: "arith", version: 12, number: 3, rows: 1000 },
   reward: { function: 5, name: "arith-exact", version: 7, number: 2, kwargs: {} },
   reward_models: [],
+  critic_model: null,
+  lora_adapter: null,
   provenance: null,
 };
 

@@ -109,6 +109,23 @@ export function inputItems(inputs: Inputs, slug: string): InputItem[] {
       <span className={ui.muted}>none</span>
     ),
   });
+  // Shown when chosen: most runs have neither (their critic starts from the run's model).
+  for (const [key, label, chosen] of [
+    ["critic_model", "Critic model", inputs.critic_model],
+    ["lora_adapter", "LoRA adapter", inputs.lora_adapter],
+  ] as const) {
+    if (!chosen) continue;
+    items.push({
+      key,
+      label,
+      text: `${chosen.id}`,
+      node: (
+        <span className={ui.row}>
+          {chosen.name} <span className={ui.pill}>{chosen.kind}</span>
+        </span>
+      ),
+    });
+  }
   const { provenance } = inputs;
   if (provenance) {
     // A run from before runs referenced resources whose files are gone: shown, never relaunched.

@@ -18,7 +18,9 @@ describe("path fields (files, folders, URLs) of the config", () => {
   it("are every marked field of the real schema, lists of sections stepped into", () => {
     expect(pathFieldsOf(real).sort()).toEqual(
       [
+        "actor.lora.adapter_path",
         "checkpoint.dir",
+        "critic.model.path",
         "data.train_files",
         "data.val_files",
         "evaluation.models.*.path",

@@ -32,6 +32,9 @@ export const runFormSchema = z.object({
   /** A version, null for the parent's (or none), or BUILTIN_REWARD for the preset's own. */
   reward_version: z.number().nullable(),
   reward_models: z.custom<RewardModelChoice>(),
+  /** Shown for some configs only (InputKindPickers); null: the run's model, fresh adapters, or a clone's parent's. */
+  critic_model: z.number().nullable(),
+  lora_adapter: z.number().nullable(),
   overrides: z.string(),
 });
 
@@ -62,6 +65,8 @@ const REQUEST_FIELDS = {
   reward_version: "reward_version",
   builtin_reward: "reward_version",
   reward_models: "reward_models",
+  critic_model: "critic_model",
+  lora_adapter: "lora_adapter",
 } satisfies Record<Exclude<keyof RunCreate | keyof RunClone, "config" | "notes" | "project">, RunField>;
 
 /** The form field a server error path belongs to; null for config paths and any other. */
@@ -106,6 +111,8 @@ export function initialRunForm(parent: RunDetail | null, preset: string, initial
     },
     ...inheritedInputs(parent, initial),
     reward_models: "default",
+    critic_model: null,
+    lora_adapter: null,
     overrides: "",
   };
 }
@@ -115,10 +122,12 @@ export function overrideLines(overrides: string): string[] {
   return overrides.split("\n").map((l) => l.trim()).filter(Boolean);
 }
 
-type RequestContext = { parent: RunDetail | null; initial: Preselected; suggestion: string; config: ConfigTree; project: string };
+/** The request fields of the pickers the config shows (`kindInputsRequest`). */
+type KindInputs = { critic_model?: number; lora_adapter?: number };
+type RequestContext = { parent: RunDetail | null; initial: Preselected; suggestion: string; config: ConfigTree; project: string; kinds?: KindInputs };
 
 /** The request the form describes: for a clone, only the inputs the user changed (the server keeps the parent's others). */
-export function runRequest(values: ValidRunForm, { parent, initial, suggestion, config, project }: RequestContext): StartRun {
+export function runRequest(values: ValidRunForm, { parent, initial, suggestion, config, project, kinds = {} }: RequestContext): StartRun {
   const { cpus, gpus } = values.resources;
   const resources = { ...(cpus.trim() !== "" ? { cpus: Number(cpus) } : {}), ...(gpus.trim() !== "" ? { gpus: Number(gpus) } : {}) };
   const common = {
@@ -151,8 +160,8 @@ export function runRequest(values: ValidRunForm, { parent, initial, suggestion, 
     if (rewardVersion === BUILTIN_REWARD) changed.builtin_reward = true;
     else if (rewardVersion !== inherited.reward_version && rewardVersion !== null) changed.reward_version = rewardVersion;
     if (rewardModels !== undefined) changed.reward_models = rewardModels;
-    return { clone: parent.id, body: { ...common, ...changed } };
+    return { clone: parent.id, body: { ...common, ...changed, ...kinds } };
   }
   const inputs = Object.fromEntries(Object.entries(chosen).filter(([key, value]) => value !== null && !(key === "validation" && value === "held_out")));
-  return { clone: null, body: { ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), project, preset: values.preset as PresetName } };
+  return { clone: null, body: { ...common, ...inputs, ...(rewardModels !== undefined ? { reward_models: rewardModels } : {}), ...kinds, project, preset: values.preset as PresetName } };
 }

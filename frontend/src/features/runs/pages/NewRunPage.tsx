@@ -15,6 +15,7 @@ import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useProjectSlug } from "../../projects/hooks";
 import type { ConfigValidation, Preset, RunDetail } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
+import { CriticModelPicker, kindInputsRequest, LoraAdapterPicker } from "../components/InputKindPickers";
 import { DatasetPicker, ModelPicker, resolveChoice, RewardModelPicker, RewardVersionPicker, ValidationPicker } from "../components/Pickers";
 import { useConfigSchema, usePresets, useRun, useStartRun, useValidateConfig } from "../hooks";
 import type { ConfigTree } from "../lib/configDiff";
@@ -125,7 +126,8 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const submit = useStartRun();
   const onValid = (values: ValidRunForm) => {
     setConfigErrors({});
-    submit.mutate(runRequest(values, { parent, initial, suggestion, config: changed, project: slug }), {
+    const kinds = kindInputsRequest(schema, draft.config, { criticModel: values.critic_model, loraAdapter: values.lora_adapter });
+    submit.mutate(runRequest(values, { parent, initial, suggestion, config: changed, project: slug, kinds }), {
       onSuccess: (run: RunDetail) => {
         toast.show(`Run “${run.name}” created.`, "success");
         void navigate(`/p/${slug}/runs/${run.id}`);
@@ -256,6 +258,18 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
                   defaultLabel={parent ? "(the parent's reward model, if any)" : "(the preset's reward model, if any)"}
                 />
               )}
+            />
+            <Controller
+              control={control}
+              name="critic_model"
+              render={({ field }) => (
+                <CriticModelPicker slug={slug} schema={schema} config={draft.config} parent={parent} value={field.value} onChange={field.onChange} errors={at("critic_model")} />
+              )}
+            />
+            <Controller
+              control={control}
+              name="lora_adapter"
+              render={({ field }) => <LoraAdapterPicker slug={slug} config={draft.config} parent={parent} value={field.value} onChange={field.onChange} errors={at("lora_adapter")} />}
             />
           </div>
           <h2 className={styles.blockTitle}>Config</h2>
