@@ -49,3 +49,35 @@ def test_errors_inside_a_list_and_about_a_whole_section_are_shown(
     expect(item_error).to_be_visible()
     page.shot("run-form-list-item-error", narrow=True)
     assert page.url.endswith("/runs/new")
+
+
+def test_the_form_offers_every_verl_algorithm_and_the_inputs_each_needs(
+    studio: Any, page: Any, studio_orm: None
+) -> None:
+    user = studio.new_user("algos")
+    studio.demo_dataset(user)
+    connections.close_all()
+    sign_in(page, studio, user)
+    page.goto(f"{studio.url}/p/{user.project_slug}/runs/new")
+    expect(page.get_by_role("heading", name="New run")).to_be_visible()
+    estimator = config_field(page, "algorithm.adv_estimator")
+    offered = estimator.locator("option").all_inner_texts()
+    for name in ("remax", "gpg", "opo", "grpo_passk", "optimal_token_baseline", "gae"):
+        assert name in offered, offered
+    loss = config_field(page, "actor.policy_loss")
+    for name in ("cispo", "gpg", "sapo", "geo_mean", "clip_cov", "kl_cov", "bypass_mode"):
+        assert name in loss.locator("option").all_inner_texts()
+
+    # A critic is trained only by gae: its model picker shows then, not for ReMax.
+    critic = page.get_by_label("Critic model", exact=True)
+    estimator.select_option("remax")
+    expect(critic).to_have_count(0)
+    estimator.select_option("gae")
+    expect(critic).to_be_visible()
+    expect(critic.locator("option").first).to_have_text("(the run's model)")
+    # A saved LoRA adapter is offered once LoRA is on; none exists in a new project.
+    config_field(page, "actor.lora.rank").fill("8")
+    expect(page.get_by_label("LoRA adapter", exact=True)).to_be_visible()
+    expect(page.get_by_text("No adapters in this project")).to_be_visible()
+    page.shot("run-form-gae-critic-and-lora-adapter")
+    page.shot("run-form-gae-critic-and-lora-adapter", narrow=True)
