@@ -279,8 +279,12 @@ TRAINER_RULES: dict[str, VerlRule] = {
         "the run's workers come from `resources` (resources.gpus_per_worker)"
     ),
     "trainer.esi_redundant_time": ignored("a checkpoint deadline of verl's cluster"),
-    "trainer.resume_from_path": refused(
-        "resumes another run's checkpoint; RL Studio resumes from checkpoint.dir", None
+    # verl reads it only with resume_mode=resume_path (ray_trainer: _load_checkpoint), which is
+    # refused with its reason; under auto or disable it changes nothing.
+    "trainer.resume_from_path": ignored(
+        "read only with trainer.resume_mode=resume_path (resuming another run's checkpoint, "
+        "refused); RL Studio resumes from checkpoint.dir",
+        server_path="run_folder",
     ),
     "trainer.checkpoint_callback_class": refused("a checkpoint callback (code)", None),
     "trainer.val_only": refused("a run that only validates; use `python -m trainer sample`", False),
