@@ -38,8 +38,7 @@ from studio.references.run_inputs import (
 from studio.rewards.models import RewardVersion
 from studio.runs import dispatch, lifecycle
 from studio.runs.configs import InvalidConfig, Resolved, resolve, resources_of
-from studio.runs.models import Run, RunKind
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, Run, RunKind
 
 # The base config of an evaluation that names no run: the demo preset's lengths and reward.
 DEFAULT_PRESET = "grpo-tiny-arith"

@@ -15,7 +15,7 @@ from django.db import models
 from django.utils import timezone
 
 from studio.projects.models import Project
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 
 
 class ModelKind(models.TextChoices):

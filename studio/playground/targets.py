@@ -18,8 +18,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
 from studio.references.locations import ModelUnavailable, checkpoint_folder, model_folder
-from studio.runs.models import RunKind
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, RunKind
 
 TargetKind = Literal["model", "checkpoint"]
 MAX_CHECKPOINTS = 50  # newest checkpoints offered in the picker (each one is a disk check)

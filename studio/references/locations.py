@@ -22,8 +22,8 @@ from studio.model_registry.models import ModelKind, ModelRole, ModelStatus, Regi
 from studio.paths import var_dir
 from studio.runs.checkpoints import locate_checkpoint
 from studio.runs.folders import checkpoint_dir
+from studio.runs.models import Checkpoint
 from studio.runs.trainer_files import open_trainer_folder
-from studio.telemetry.models import Checkpoint
 
 DEMO_ASSETS = ("demo-model", "demo-model-tools", "demo-reward-model")
 MAX_DEPTH = 3  # how deep under a root a model folder is looked for

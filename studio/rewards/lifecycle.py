@@ -36,7 +36,7 @@ from studio.rewards.sources import (
     rows_from_references,
 )
 from studio.rewards.testrun import TrialRow, run_trial
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 from trainer.config.sampling import SamplingParams
 from trainer.rewards import SandboxUnavailableError
 

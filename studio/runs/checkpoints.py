@@ -25,13 +25,13 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 
 from studio.runs.folders import checkpoint_dir
+from studio.runs.models import Checkpoint
 from studio.runs.trainer_files import (
     LinkRefused,
     TrainerFolder,
     open_trainer_folder,
     parts_below,
 )
-from studio.telemetry.models import Checkpoint
 
 # A checkpoint folder holds a few files per model part; a folder with more entries than
 # this is not one, and walking it would make a list request slow.

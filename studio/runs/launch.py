@@ -42,9 +42,8 @@ from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.folders import checkpoint_dir
 from studio.runs.handoff import HandoffRefused, SecretHandoff
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
-from studio.runs.models import Run, RunAttempt, RunStatus
+from studio.runs.models import Checkpoint, Run, RunAttempt, RunStatus
 from studio.runs.var_paths import resolve_var_paths
-from studio.telemetry.models import Checkpoint
 from trainer.config.schema import RunConfig
 from trainer.distributed import uses_distributed
 

@@ -11,8 +11,7 @@ import pytest
 from studio.rewards.errors import TestRunError
 from studio.rewards.lifecycle import _model_dir
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
-from studio.runs.models import Run
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, Run
 from tests.studio.test_runs_api import dataset_version
 
 

@@ -51,15 +51,8 @@ from studio.rewards.lifecycle import Params
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.configs import resolve, resources_of
-from studio.runs.models import IngestToken, Run, RunAttempt, RunKind, RunStatus
-from studio.telemetry.models import (
-    Checkpoint,
-    LogLine,
-    MetricPoint,
-    RolloutSample,
-    RunAlert,
-    SampleLabel,
-)
+from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunKind, RunStatus
+from studio.telemetry.models import LogLine, MetricPoint, RolloutSample, RunAlert, SampleLabel
 from tests.studio.conftest import PASSWORD, make_user
 from tests.verl_data import counting_answers, verl_parquet
 

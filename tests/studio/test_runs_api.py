@@ -716,7 +716,7 @@ def test_a_runs_reward_error_rate_is_the_share_of_rows_whose_reward_failed(membe
 
 
 def test_runs_can_be_listed_by_whether_they_saved_a_checkpoint(member):
-    from studio.telemetry.models import Checkpoint
+    from studio.runs.models import Checkpoint
 
     saved = create(member, preset="grpo-tiny-arith").json()["id"]
     unsaved = create(member, preset="grpo-tiny-arith").json()["id"]

@@ -21,7 +21,7 @@ from studio.model_registry.models import ModelKind, ModelRole, ModelStatus, Regi
 from studio.model_registry.services import add_model_record
 from studio.projects.models import Project, Role
 from studio.references.locations import ModelUnavailable, choice_by_source, offered_folders
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 
 
 class ModelSerializer(serializers.ModelSerializer[RegisteredModel]):

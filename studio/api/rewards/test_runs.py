@@ -27,7 +27,7 @@ from studio.rewards.testrun_serializers import (
     RewardTestRunSerializer,
     RewardTestRunSummarySerializer,
 )
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 from trainer.config.sampling import SamplingParams
 
 Source = RewardTestRun.Source

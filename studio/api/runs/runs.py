@@ -25,7 +25,7 @@ from studio.api.common.scoping import ProjectScopedViewSet
 from studio.references.summary import SUMMARY_RELATED
 from studio.runs import lifecycle, service
 from studio.runs.configs import InvalidConfig, resolve
-from studio.runs.models import Run, RunKind, RunStatus
+from studio.runs.models import Checkpoint, Run, RunKind, RunStatus
 from studio.runs.serializers import (
     ConfigRequestSerializer,
     ConfigValidationSerializer,
@@ -38,7 +38,6 @@ from studio.runs.serializers import (
     RunSerializer,
     RunUpdateSerializer,
 )
-from studio.telemetry.models import Checkpoint
 from trainer.config import PRESETS, RunConfig, preset_names
 
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")

@@ -8,7 +8,7 @@ from studio.references.locations import checkpoint_folder
 from studio.references.reference import Reference
 from studio.references.registry import Launch, UnresolvedReference
 from studio.runs.folders import SPOOL_DIR, checkpoint_dir
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 from trainer.config.paths import PathField, path_fields
 
 RUN_FOLDER = "run"

@@ -27,7 +27,7 @@ from django.db.models import Max
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from studio.runs.models import Run, RunAttempt
+from studio.runs.models import Checkpoint, Run, RunAttempt
 from studio.telemetry.alerts.rules import COMPONENT_PREFIX, WATCHED
 from studio.telemetry.alerts.store import raise_alerts
 from studio.telemetry.ingest.records import (
@@ -44,7 +44,7 @@ from studio.telemetry.ingest.superseding import resume_step_of, supersede_earlie
 from studio.telemetry.live import pubsub
 from studio.telemetry.live import sse_frames as frames
 from studio.telemetry.live.sse_frames import EventKey
-from studio.telemetry.models import Checkpoint, IngestedRecord, LogLine, RunAlert
+from studio.telemetry.models import IngestedRecord, LogLine, RunAlert
 
 Event = tuple[EventKey, bytes]
 
