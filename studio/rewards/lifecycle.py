@@ -6,7 +6,9 @@
 - `execute` produces the rows (`sources`), scores them (`testrun`), writes progress as it
   goes, and ends the test-run succeeded or failed with a message.
 - `fail_stale` fails running test-runs past their deadline (the executor was killed or
-  lost); the API calls it on every read and the task's redelivery/retry reaches it too.
+  lost) and queued ones no worker took; the beat task `workers.sweep_reward_test_runs`
+  calls it every minute and every claim (`take`) calls it first. The API's reads never
+  write, so a stale test-run shows as running until the next sweep.
 
 The synchronous endpoint runs small inputs through the same `create` + `take` +
 `execute`, inside the request (`run_inline`).

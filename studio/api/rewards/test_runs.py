@@ -125,14 +125,6 @@ class RewardTestRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pro
             return RewardTestRunSummarySerializer
         return RewardTestRunSerializer
 
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        lifecycle.fail_stale()  # whoever looks next ends test-runs whose worker is gone
-        return super().list(request, *args, **kwargs)
-
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        lifecycle.fail_stale()
-        return super().retrieve(request, *args, **kwargs)
-
     @extend_schema(request=RewardTestRunCreateSerializer, responses={202: RewardTestRunSerializer})
     def create(self, request: Request) -> Response:
         """Start a test-run of a reward version: rows of a dataset version answered by
