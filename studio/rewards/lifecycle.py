@@ -27,7 +27,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.datasets.models import DatasetVersion
-from studio.references.locations import ModelUnavailable, checkpoint_folder
 from studio.rewards import limits
 from studio.rewards.errors import TestRunError
 from studio.rewards.models import RewardTestRun, RewardVersion
@@ -38,6 +37,7 @@ from studio.rewards.sources import (
     rows_from_references,
 )
 from studio.rewards.testrun import TrialRow, run_trial
+from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_folder
 from studio.runs.models import Checkpoint
 from trainer.config.sampling import SamplingParams
 from trainer.rewards import SandboxUnavailableError
@@ -294,5 +294,5 @@ def _model_dir(test_run: RewardTestRun) -> str:
     try:
         # Only inside its own run's checkpoint folder: the uri came from a trainer.
         return str(checkpoint_folder(checkpoint))
-    except ModelUnavailable as exc:
+    except CheckpointUnavailable as exc:
         raise TestRunError("model_unavailable", str(exc)) from None

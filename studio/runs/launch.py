@@ -29,15 +29,16 @@ from django.db import transaction
 from django.db.models import Max
 
 from studio.datasets.splits import is_validation
+from studio.model_registry.locations import ModelUnavailable
 from studio.paths import var_dir
 from studio.references.kinds.reward import reward_code as stored_reward_code
 from studio.references.kinds.reward import reward_settings
 from studio.references.kinds.training_data import data_settings
 from studio.references.launch_paths import fill_launch_paths
-from studio.references.locations import ModelUnavailable
 from studio.references.registry import Launch, UnresolvedReference
 from studio.runs import lifecycle
 from studio.runs.bootstrap import attempt_handoff
+from studio.runs.checkpoints import CheckpointUnavailable
 from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.folders import checkpoint_dir
 from studio.runs.handoff import HandoffRefused, SecretHandoff
@@ -124,7 +125,7 @@ def trainer_launch(run: Run, attempt: RunAttempt) -> TrainerLaunch:
         launch = Launch(run, dataset_url)
         try:
             fill_launch_paths(launch, tree)
-        except (ModelUnavailable, UnresolvedReference) as exc:
+        except (ModelUnavailable, CheckpointUnavailable, UnresolvedReference) as exc:
             raise LaunchRefused(str(exc)) from None
         reward_code = launch.reward_code
     if attempt.number > 1:

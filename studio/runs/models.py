@@ -9,7 +9,6 @@ from django.utils import timezone
 
 from studio.datasets.models import DatasetVersion
 from studio.projects.models import Project
-from studio.rewards.models import RewardVersion
 
 
 class RunStatus(models.TextChoices):
@@ -53,7 +52,12 @@ class Run(models.Model):
         DatasetVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
     reward_version = models.ForeignKey(
-        RewardVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+        # By label: the rewards app sits above this one (a test-run samples a checkpoint).
+        "rewards.RewardVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
     )
     # The run's inputs (studio.references.run_inputs); null only on runs created before
     # models were resources, whose config still names their paths.

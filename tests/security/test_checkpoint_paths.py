@@ -1,6 +1,6 @@
 """A checkpoint's uri comes from a trainer, so it is untrusted: whatever uses a checkpoint
 (a reward test-run's sampler, a model made from a run) reads it only inside its own run's
-checkpoint folder (studio.references.locations.checkpoint_folder)."""
+checkpoint folder (studio.runs.checkpoints.checkpoint_folder)."""
 
 from __future__ import annotations
 

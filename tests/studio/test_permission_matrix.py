@@ -35,6 +35,7 @@ from studio.core import login_limits
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
+from studio.model_registry.locations import offered_folders
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.playground import store as playground
 from studio.projects.models import (
@@ -46,7 +47,6 @@ from studio.projects.models import (
     Role,
     hash_token,
 )
-from studio.references.locations import offered_folders
 from studio.rewards.lifecycle import Params
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle

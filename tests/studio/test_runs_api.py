@@ -12,9 +12,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.model_registry.locations import offered_folders
 from studio.model_registry.services import add_model_record
 from studio.projects.models import AuditEvent, Project
-from studio.references.locations import offered_folders
 from studio.references.run_inputs import demo_model, path_defaults
 from studio.rewards.models import RewardFunction, RewardVersion
 from studio.runs import lifecycle
