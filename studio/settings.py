@@ -275,7 +275,7 @@ RLSTUDIO_DEMO_MODEL_DIR = Path(
     os.environ.get("RLSTUDIO_DEMO_MODEL_DIR", str(var_dir() / "demo-model"))
 )
 # Folders (separated by the OS path separator) whose model folders projects may add as
-# models; a request picks one by its id, never by path (studio.references.locations).
+# models; a request picks one by its id, never by path (studio.model_registry.locations).
 RLSTUDIO_MODEL_ROOTS = [
     p for p in os.environ.get("RLSTUDIO_MODEL_ROOTS", "").split(os.pathsep) if p.strip()
 ]

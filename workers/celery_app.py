@@ -48,6 +48,11 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 60.0},
     },
+    "sweep-reward-test-runs": {
+        "task": "workers.sweep_reward_test_runs",
+        "schedule": 60.0,
+        "options": {"expires": 60.0},
+    },
 }
 
 

@@ -1,4 +1,5 @@
-"""`workers.test_reward`: run one reward test-run (studio.rewards.lifecycle does the work).
+"""`workers.test_reward`: run one reward test-run (studio.rewards.lifecycle does the work);
+`workers.sweep_reward_test_runs`: the beat task that fails test-runs whose worker is gone.
 
 Idempotent: the test-run is claimed with a conditional update, so a redelivered task
 for a finished test-run does nothing, and one for a test-run another worker is running
@@ -74,3 +75,12 @@ def test_reward(self: Task, test_run_id: int) -> str:
         lifecycle.fail(test_run_id, "internal", f"Internal error: {type(exc).__name__}: {exc}")
         raise
     return f"test-run {test_run_id} {ended.status}"
+
+
+@app.task(name="workers.sweep_reward_test_runs", ignore_result=True, time_limit=30)
+def sweep_reward_test_runs() -> int:
+    """Fail running test-runs past their deadline and queued ones no worker took (Celery
+    beat, every minute: reads never write, so this is what ends them)."""
+    from studio.rewards import lifecycle  # imported where used, as by the tasks above
+
+    return lifecycle.fail_stale()

@@ -22,7 +22,6 @@ from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
 from studio.references.kinds.reward import with_builtin_reward
 from studio.references.kinds.validation import ValidationChoice
-from studio.references.locations import ModelUnavailable, checkpoint_folder
 from studio.references.reference import Reference
 from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
@@ -37,10 +36,10 @@ from studio.references.run_inputs import (
 )
 from studio.rewards.models import RewardVersion
 from studio.runs import dispatch, lifecycle
+from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_folder
 from studio.runs.configs import InvalidConfig, Resolved, resolve, resources_of
-from studio.runs.models import Run, RunKind
+from studio.runs.models import Checkpoint, Run, RunKind
 from studio.runs.provenance import relaunch_refusal
-from studio.telemetry.models import Checkpoint
 
 # The base config of an evaluation that names no run: the demo preset's lengths and reward.
 DEFAULT_PRESET = "grpo-tiny-arith"
@@ -99,7 +98,7 @@ def _checkpoint(project: Project, run_id: int, step: int, field: str) -> Checkpo
         raise InputError({field: [refusal]})
     try:
         checkpoint_folder(found)
-    except ModelUnavailable as exc:
+    except CheckpointUnavailable as exc:
         raise InputError({field: [str(exc)]}) from None
     return found
 
@@ -301,7 +300,7 @@ def run_checkpoints(run: Run) -> list[Checkpoint]:
             continue
         try:
             checkpoint_folder(checkpoint)
-        except ModelUnavailable:
+        except CheckpointUnavailable:
             continue  # pruned (checkpoint.keep_last) or on another machine
         found[checkpoint.step] = checkpoint
     return list(found.values())

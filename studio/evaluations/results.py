@@ -15,8 +15,8 @@ from typing import Any
 from django.db.models import Max
 
 from studio.references.reference import Reference
-from studio.runs.models import Run
-from studio.telemetry.models import Checkpoint, MetricPoint, RolloutSample
+from studio.runs.models import Checkpoint, Run
+from studio.telemetry.models import MetricPoint, RolloutSample
 from trainer.evaluation.scores import Response, Scores, by_data_source, summarise
 
 EVAL_SPLIT = "eval"

@@ -30,9 +30,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.model_registry.inspect import NotAModel, inspect_folder
+from studio.model_registry.locations import HUB_CACHE
 from studio.model_registry.models import ModelStatus, RegisteredModel, role_of
 from studio.paths import var_dir
-from studio.references.locations import HUB_CACHE
 
 logger = logging.getLogger(__name__)
 

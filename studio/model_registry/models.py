@@ -4,7 +4,7 @@ A model is one of: a demo model the studio builds offline (`demo`), a folder und
 the server's configured model roots (`server`, RLSTUDIO_MODEL_ROOTS), the Hugging Face
 export of a checkpoint of one of the project's runs (`checkpoint`), or a hub model a
 worker downloads into the studio's model cache (`hub`, studio.model_registry.hub). Where its
-files are is decided on the server (studio.references.locations), from the kind and the
+files are is decided on the server (studio.model_registry.locations), from the kind and the
 fields below, every time it is used.
 """
 
@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from studio.model_registry.inspect import ModelInfo
 from studio.projects.models import Project
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 
 
 class ModelKind(models.TextChoices):

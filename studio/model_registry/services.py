@@ -7,11 +7,11 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from studio.model_registry.inspect import ModelInfo, NotAModel, inspect_folder
+from studio.model_registry.locations import ModelUnavailable, model_folder
 from studio.model_registry.models import ModelKind, RegisteredModel, role_of
 from studio.projects.models import Project
-from studio.references.locations import ModelUnavailable, model_folder
+from studio.runs.models import Checkpoint
 from studio.runs.trainer_files import open_trainer_folder
-from studio.telemetry.models import Checkpoint
 
 
 def _inspect(record: RegisteredModel) -> ModelInfo:

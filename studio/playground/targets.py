@@ -1,9 +1,10 @@
 """What a playground chats with: a model of the project or a checkpoint of one of its runs.
 
 A request names one by id (`{"model": 3}` or `{"checkpoint": 12}`), never by path; the
-folder is found on the server by the one resolver (studio.references.locations) when the
-model server starts, and re-checked then. One model server serves one target, so its id
-is the target's: `p<project>-m<model>` or `p<project>-c<checkpoint>`.
+folder is found on the server by the one resolver (studio.model_registry.locations; for
+a checkpoint, studio.runs.checkpoints) when the model server starts, and re-checked then.
+One model server serves one target, so its id is the target's: `p<project>-m<model>` or
+`p<project>-c<checkpoint>`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from typing import Literal
 
 from django.core.exceptions import ObjectDoesNotExist
 
+from studio.model_registry.locations import ModelUnavailable, model_folder
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
-from studio.references.locations import ModelUnavailable, checkpoint_folder, model_folder
-from studio.runs.models import RunKind
-from studio.telemetry.models import Checkpoint
+from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_folder
+from studio.runs.models import Checkpoint, RunKind
 
 TargetKind = Literal["model", "checkpoint"]
 MAX_CHECKPOINTS = 50  # newest checkpoints offered in the picker (each one is a disk check)
@@ -96,7 +97,8 @@ def find_target(project: Project | int, kind: TargetKind, pk: int) -> Target:
 
 
 def target_folder(target: Target) -> str:
-    """The target's folder on this machine, checked now (raises ModelUnavailable)."""
+    """The target's folder on this machine, checked now (raises ModelUnavailable or
+    CheckpointUnavailable)."""
     if target.kind == "model":
         return str(model_folder(RegisteredModel.objects.get(pk=target.pk)))
     return str(checkpoint_folder(Checkpoint.objects.select_related("run").get(pk=target.pk)))
@@ -107,7 +109,7 @@ def servable_folder(target: Target) -> str:
     never started for a model it can't load (raises TargetError saying why)."""
     try:
         folder = Path(target_folder(target))
-    except (ModelUnavailable, ObjectDoesNotExist) as exc:
+    except (ModelUnavailable, CheckpointUnavailable, ObjectDoesNotExist) as exc:
         raise TargetError(str(exc) or f"{target.label} no longer exists.") from None
     if (folder / HF_MODEL_FILE).is_file() or all((folder / f).is_file() for f in CHECKPOINT_FILES):
         return str(folder)
@@ -134,7 +136,7 @@ def project_targets(project: Project) -> list[Target]:
             continue
         try:
             checkpoint_folder(checkpoint)
-        except ModelUnavailable:
+        except CheckpointUnavailable:
             continue  # pruned, or on another machine
         seen.add((checkpoint.run_id, checkpoint.step))
         found.append(_checkpoint_target(project.pk, checkpoint))

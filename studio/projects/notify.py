@@ -61,10 +61,18 @@ def announce(notice: Notice) -> None:
     transaction.on_commit(enqueue, robust=True)
 
 
-def run_finished(run_id: int, status: str, reason: str) -> None:
-    from studio.runs.models import Run
+@dataclass(frozen=True)
+class RunSubject:
+    """The run a notice is about, as its title and link name it (the runs app, above
+    this one, reads it: studio.runs.lifecycle.notice_subject)."""
 
-    run = Run.objects.select_related("project").only("name", "project__slug").get(pk=run_id)
+    pk: int
+    name: str
+    project_id: int
+    project_slug: str
+
+
+def run_finished(run: RunSubject, status: str, reason: str) -> None:
     event = (
         NotificationEvent.RUN_SUCCEEDED if status == "succeeded" else NotificationEvent.RUN_FAILED
     )
@@ -72,24 +80,21 @@ def run_finished(run_id: int, status: str, reason: str) -> None:
         Notice(
             project_id=run.project_id,
             event=event,
-            title=f"Run #{run.pk} {run.name!r} {status} ({run.project.slug})",
+            title=f"Run #{run.pk} {run.name!r} {status} ({run.project_slug})",
             detail=reason[:2000],
-            path=f"/p/{run.project.slug}/runs/{run.pk}",
+            path=f"/p/{run.project_slug}/runs/{run.pk}",
         )
     )
 
 
-def critical_alert(run_id: int, kind: str, step: int, message: str) -> None:
-    from studio.runs.models import Run
-
-    run = Run.objects.select_related("project").only("name", "project__slug").get(pk=run_id)
+def critical_alert(run: RunSubject, kind: str, step: int, message: str) -> None:
     announce(
         Notice(
             project_id=run.project_id,
             event=NotificationEvent.CRITICAL_ALERT,
             title=f"Critical alert on run #{run.pk} {run.name!r} at step {step}: {kind}",
             detail=message[:2000],
-            path=f"/p/{run.project.slug}/runs/{run.pk}?tab=alerts",
+            path=f"/p/{run.project_slug}/runs/{run.pk}?tab=alerts",
         )
     )
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from studio.model_registry.locations import DEMO_ASSETS, ModelUnavailable, model_folder
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.model_registry.services import add_model_record
 from studio.projects.models import Project
-from studio.references.locations import DEMO_ASSETS, ModelUnavailable, model_folder
 from studio.references.registry import InputError
 
 VAR_PREFIX = "var/"

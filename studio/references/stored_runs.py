@@ -1,5 +1,5 @@
 """Bringing runs stored before runs referenced resources to references (the data
-migration runs.0007_runs_to_references calls `upgrade_stored_runs`).
+migration runs.0008_runs_to_references calls `upgrade_stored_runs`).
 
 Such a run has no model record (`model` null) and validates by its config's own files
 (`validation` "config"); its config names paths. For each of its inputs it gets the
@@ -46,6 +46,7 @@ from studio.datasets.services import create_dataset
 from studio.datasets.sniff import UploadError
 from studio.datasets.splits import is_validation
 from studio.datasets.versions import staging_folder, store_version
+from studio.model_registry.locations import DEMO_ASSETS, ModelUnavailable, inside, model_roots
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.model_registry.services import add_model_record
 from studio.paths import var_dir
@@ -53,7 +54,6 @@ from studio.projects.models import Project
 from studio.references.choices import demo_model, usable
 from studio.references.kinds.reward_models import reward_model_places
 from studio.references.kinds.validation import Validation, ValidationChoice
-from studio.references.locations import DEMO_ASSETS, ModelUnavailable, inside, model_roots
 from studio.references.reference import Reference, is_reference
 from studio.references.registry import InputError, RunInputs
 from studio.references.run_inputs import (

@@ -6,7 +6,9 @@
 - `execute` produces the rows (`sources`), scores them (`testrun`), writes progress as it
   goes, and ends the test-run succeeded or failed with a message.
 - `fail_stale` fails running test-runs past their deadline (the executor was killed or
-  lost); the API calls it on every read and the task's redelivery/retry reaches it too.
+  lost) and queued ones no worker took; the beat task `workers.sweep_reward_test_runs`
+  calls it every minute and every claim (`take`) calls it first. The API's reads never
+  write, so a stale test-run shows as running until the next sweep.
 
 The synchronous endpoint runs small inputs through the same `create` + `take` +
 `execute`, inside the request (`run_inline`).
@@ -25,7 +27,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from studio.datasets.models import DatasetVersion
-from studio.references.locations import ModelUnavailable, checkpoint_folder
 from studio.rewards import limits
 from studio.rewards.errors import TestRunError
 from studio.rewards.models import RewardTestRun, RewardVersion
@@ -36,7 +37,8 @@ from studio.rewards.sources import (
     rows_from_references,
 )
 from studio.rewards.testrun import TrialRow, run_trial
-from studio.telemetry.models import Checkpoint
+from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_folder
+from studio.runs.models import Checkpoint
 from trainer.config.sampling import SamplingParams
 from trainer.rewards import SandboxUnavailableError
 
@@ -292,5 +294,5 @@ def _model_dir(test_run: RewardTestRun) -> str:
     try:
         # Only inside its own run's checkpoint folder: the uri came from a trainer.
         return str(checkpoint_folder(checkpoint))
-    except ModelUnavailable as exc:
+    except CheckpointUnavailable as exc:
         raise TestRunError("model_unavailable", str(exc)) from None

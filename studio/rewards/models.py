@@ -72,7 +72,7 @@ class RewardTestRun(models.Model):
         related_name="+",
     )
     checkpoint = models.ForeignKey(
-        "telemetry.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "runs.Checkpoint", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     # The validated request without the pasted completions (studio.rewards.testruns.Params).
     params = models.JSONField(default=dict)

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from studio.runs.models import Run, RunAttempt, RunStatusChange
+from studio.runs.models import Checkpoint, Run, RunAttempt, RunStatusChange
 
 
 class RunAttemptInline(admin.TabularInline):
@@ -20,3 +20,6 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["name"]
     inlines = [RunAttemptInline, RunStatusChangeInline]
+
+
+admin.site.register(Checkpoint)

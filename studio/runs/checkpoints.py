@@ -1,12 +1,16 @@
 """Where a run's checkpoints are, whether the studio can serve them, and serving them.
 
 `locate_checkpoint` is the one place that decides reachability: the list shows its
-answer, the download obeys it. A checkpoint's uri comes from the trainer (an ingest
-token holder), so it is untrusted: the studio serves only folders inside the run's own
-checkpoint folder (`RLSTUDIO_CHECKPOINT_ROOT/run-<id>`, where the launcher points the
-trainer), never a path that a trainer reported elsewhere on the server's disk, and never
-through a symlink. The trainer can change the folder at any time, so everything in it is
-listed and read through studio.runs.trainer_files, by descriptor, with no link followed.
+answer, the download obeys it, and `checkpoint_folder` (the folder check every other use
+makes: a test-run's sampler, an evaluated checkpoint, a playground target) and
+`checkpoint_export` (a checkpoint registered as a model) refuse what it refuses.
+
+A checkpoint's uri comes from the trainer (an ingest token holder), so it is untrusted:
+the studio serves only folders inside the run's own checkpoint folder
+(`RLSTUDIO_CHECKPOINT_ROOT/run-<id>`, where the launcher points the trainer), never a
+path that a trainer reported elsewhere on the server's disk, and never through a symlink.
+The trainer can change the folder at any time, so everything in it is listed and read
+through studio.runs.trainer_files, by descriptor, with no link followed.
 
 A download is a tar stream built by hand (headers, then each file's bytes in blocks), so
 a multi-gigabyte checkpoint is never held in memory, and its exact length is known up
@@ -25,23 +29,28 @@ from pathlib import Path, PurePosixPath
 from django.conf import settings
 
 from studio.runs.folders import checkpoint_dir
+from studio.runs.models import Checkpoint
 from studio.runs.trainer_files import (
     LinkRefused,
     TrainerFolder,
     open_trainer_folder,
     parts_below,
 )
-from studio.telemetry.models import Checkpoint
 
 # A checkpoint folder holds a few files per model part; a folder with more entries than
 # this is not one, and walking it would make a list request slow.
 MAX_ENTRIES = 10_000
 BLOCK = tarfile.BLOCKSIZE  # 512: tar pads headers and file bodies to this
 CHUNK = 1024 * 1024  # bytes read per step while streaming a file
+HF_EXPORT = "hf"  # the trainer's final export, inside the run's checkpoint folder
 FIX_SHARED = (
     "Set RLSTUDIO_CHECKPOINT_ROOT (now {root}) to storage this studio shares with the "
     "machines that train (the same path on both), so the studio can serve checkpoints."
 )
+
+
+class CheckpointUnavailable(Exception):
+    """The checkpoint's files are not where the studio may use them; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,42 @@ def locate_checkpoint(checkpoint: Checkpoint) -> CheckpointLocation:
             f"{local}; the studio does not serve it."
         )
     return CheckpointLocation(reachable=True, path=local, size_bytes=size)
+
+
+def checkpoint_folder(checkpoint: Checkpoint) -> Path:
+    """The checkpoint's folder, if it lies inside its own run's checkpoint folder on this
+    machine (the check downloads make: a trainer reports the uri, so it is untrusted);
+    CheckpointUnavailable, saying why, if not."""
+    location = locate_checkpoint(checkpoint)
+    if not location.reachable or location.path is None:
+        raise CheckpointUnavailable(location.reason)
+    return location.path
+
+
+# A model export holds config.json; a LoRA run's adapter export (actor.lora.export:
+# adapter) holds peft's adapter_config.json instead.
+EXPORT_MARKERS = ("config.json", "adapter_config.json")
+
+
+def checkpoint_export(checkpoint: Checkpoint) -> Path:
+    """The Hugging Face export of `checkpoint`'s run (its checkpoint folder's `hf`), if
+    the checkpoint is one a download would serve and the export holds a config.json (or
+    a peft adapter's adapter_config.json), reached without following a link
+    (studio.runs.trainer_files)."""
+    checkpoint_folder(checkpoint)
+    export = Path(checkpoint_dir(checkpoint.run_id)) / HF_EXPORT
+    try:
+        with open_trainer_folder(export) as folder:
+            names = set(folder.names())
+            marker = next((m for m in EXPORT_MARKERS if m in names), EXPORT_MARKERS[0])
+            folder.open_file(marker).close()
+    except OSError:
+        raise CheckpointUnavailable(
+            f"Run {checkpoint.run_id} has no Hugging Face export in its checkpoint folder "
+            "(the trainer writes one at the end of a run with checkpoint.save_hf; the "
+            "studio follows no symlink there)."
+        ) from None
+    return export
 
 
 def folder_size(folder: TrainerFolder) -> int | None:

@@ -18,12 +18,13 @@ from studio.references.run_inputs import (
 )
 from studio.runs.configs import InvalidConfig, Resolved, resolve
 from studio.runs.models import Run
+from studio.runs.requests import ConfigRequest
 from trainer.config import RunConfig
 
 
 def compose(
     project: Project,
-    data: dict[str, Any],
+    request: ConfigRequest,
     user: Any,
     parent: Run | None = None,
 ) -> tuple[RunInputs, Resolved]:
@@ -37,7 +38,7 @@ def compose(
         defaults.update(path_defaults(tree))
         inherited = inherited_inputs(parent) if parent is not None else None
         try:
-            inputs = choose_inputs(project, data, defaults, user, inherited)
+            inputs = choose_inputs(project, request.inputs, defaults, user, inherited)
             filled = filled_paths(inputs, tree)
         except InputError as exc:
             input_errors.update(exc.errors)
@@ -46,13 +47,13 @@ def compose(
         return filled
 
     stored = parent.config if parent is not None else None
-    if stored is not None and data.get("builtin_reward"):
+    if stored is not None and request.inputs.get("builtin_reward"):
         stored = with_builtin_reward(stored, parent.preset if parent is not None else "")
     try:
         resolved = resolve(
-            data.get("config"),
-            data.get("overrides"),
-            data.get("preset"),
+            request.config,
+            request.overrides,
+            request.preset or None,
             stored=stored,
             fill=fill,
         )

@@ -28,17 +28,17 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from studio.model_registry.locations import ModelUnavailable
 from studio.references.launch_paths import fill_launch_paths
-from studio.references.locations import ModelUnavailable
 from studio.references.registry import Launch, UnresolvedReference
 from studio.runs import lifecycle
 from studio.runs.bootstrap import attempt_handoff
+from studio.runs.checkpoints import CheckpointUnavailable
 from studio.runs.configs import INPROCESS_REFUSED
 from studio.runs.handoff import HandoffRefused, SecretHandoff
 from studio.runs.jobs import JobSpec, RayJobs, RayRejected, RayUnavailable
-from studio.runs.models import Run, RunAttempt, RunStatus
+from studio.runs.models import Checkpoint, Run, RunAttempt, RunStatus
 from studio.runs.provenance import relaunch_refusal
-from studio.telemetry.models import Checkpoint
 from trainer.config.schema import RunConfig
 from trainer.distributed import uses_distributed
 
@@ -117,7 +117,7 @@ def trainer_launch(run: Run, attempt: RunAttempt) -> TrainerLaunch:
     launch = Launch(run, dataset_url)
     try:
         fill_launch_paths(launch, tree)
-    except (ModelUnavailable, UnresolvedReference) as exc:
+    except (ModelUnavailable, CheckpointUnavailable, UnresolvedReference) as exc:
         raise LaunchRefused(str(exc)) from None
     if attempt.number > 1:
         tree["checkpoint"]["resume"] = "auto"  # a resume continues from the latest

@@ -105,10 +105,16 @@ def transition(
                     revoke_ingest_tokens(run_id)
                 announce_status_change(change)
                 if new in (S.SUCCEEDED, S.FAILED):
-                    notify.run_finished(run_id, new, reason)
+                    notify.run_finished(notice_subject(run_id), new, reason)
                 logger.info("run %s: %s -> %s (%s)", run_id, old, new, reason)
                 return True
     return False
+
+
+def notice_subject(run_id: int) -> notify.RunSubject:
+    """The run as a notification about it names it."""
+    run = Run.objects.select_related("project").only("name", "project__slug").get(pk=run_id)
+    return notify.RunSubject(run.pk, run.name, run.project_id, run.project.slug)
 
 
 def record_creation(run: Run, reason: str, actor: Any = None) -> None:

@@ -1,4 +1,5 @@
-"""Runs, their attempts and status history, and the trainer's per-run ingest tokens."""
+"""Runs, their attempts, status history and checkpoints, and the trainer's per-run ingest
+tokens."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from django.utils import timezone
 
 from studio.datasets.models import DatasetVersion
 from studio.projects.models import Project
-from studio.rewards.models import RewardVersion
 
 
 class RunStatus(models.TextChoices):
@@ -50,7 +50,12 @@ class Run(models.Model):
         DatasetVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
     reward_version = models.ForeignKey(
-        RewardVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+        # By label: the rewards app sits above this one (a test-run samples a checkpoint).
+        "rewards.RewardVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
     )
     # The run's inputs (studio.references.run_inputs). `model` and `dataset_version` are
     # null only on a run kept as a provenance record (`provenance`), whose files are gone.
@@ -160,3 +165,23 @@ class IngestToken(models.Model):
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+
+class Checkpoint(models.Model):
+    """A checkpoint the trainer reported for a run (studio.runs.checkpoints says where it
+    is and whether the studio may serve it)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
+    attempt = models.PositiveIntegerField()
+    step = models.PositiveIntegerField()
+    uri = models.CharField(max_length=500)  # local path or fsspec URL
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        # The table keeps the name it was created with in the telemetry app (migration
+        # runs.0006 moved the model here without touching the data).
+        db_table = "telemetry_checkpoint"
+        ordering = ["run", "step"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "attempt", "step"], name="checkpoint_once")
+        ]

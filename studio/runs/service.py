@@ -5,8 +5,6 @@ transaction. The views keep only HTTP: parsing, permissions, status codes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +16,7 @@ from studio.runs.configs import InvalidConfig, resources_of
 from studio.runs.creation import compose
 from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.provenance import relaunch_refusal
+from studio.runs.requests import CloneRun, CreateRun, RunChanges
 from studio.runs.serializers import unique_tags
 
 NO_CLONE = "An evaluation can't be cloned; create a new one (/api/evaluations/)."
@@ -32,21 +31,21 @@ def refuse_provenance(run: Run) -> None:
         raise InvalidConfig({"run": [refusal]})
 
 
-def create_run(project: Project, request: dict[str, Any], user: User) -> Run:
-    """A queued run from a validated create request (studio.runs.serializers); raises
+def create_run(project: Project, request: CreateRun, user: User) -> Run:
+    """A queued run from a create request (studio.runs.requests); raises
     InvalidConfig (studio.runs.configs) or InputError for a config or input it refuses."""
     inputs, resolved = compose(project, request, user)
     with transaction.atomic():
         run = Run.objects.create(
             project=project,
-            name=request["name"],
-            preset=request.get("preset") or "",
+            name=request.name,
+            preset=request.preset,
             config=resolved.tree,
             **input_fields(inputs),
-            priority=request.get("priority", 0),
-            resources={**resources_of(resolved.config), **request.get("resources", {})},
-            tags=unique_tags(request.get("tags", [])),
-            notes=request.get("notes", ""),
+            priority=request.priority,
+            resources={**resources_of(resolved.config), **request.resources},
+            tags=unique_tags(request.tags),
+            notes=request.notes,
             created_by=user,
         )
         lifecycle.record_creation(run, "created", user)
@@ -56,7 +55,7 @@ def create_run(project: Project, request: dict[str, Any], user: User) -> Run:
     return run
 
 
-def clone_run(parent: Run, request: dict[str, Any], user: User) -> Run:
+def clone_run(parent: Run, request: CloneRun, user: User) -> Run:
     """A new queued run from `parent`'s config with the request's edits; its resources
     stay the parent's unless the edits change what the config asks for."""
     if parent.kind == RunKind.EVALUATION:
@@ -68,14 +67,14 @@ def clone_run(parent: Run, request: dict[str, Any], user: User) -> Run:
     with transaction.atomic():
         run = Run.objects.create(
             project=parent.project,
-            name=request.get("name") or f"{parent.name} (clone)"[:200],
+            name=request.name or f"{parent.name} (clone)"[:200],
             preset=parent.preset,
             config=resolved.tree,
             **input_fields(inputs),
-            priority=request.get("priority", parent.priority),
-            resources={**resources, **request.get("resources", {})},
-            tags=unique_tags(request.get("tags", parent.tags)),
-            notes=request.get("notes", parent.notes),
+            priority=parent.priority if request.priority is None else request.priority,
+            resources={**resources, **request.resources},
+            tags=unique_tags(parent.tags if request.tags is None else request.tags),
+            notes=parent.notes if request.notes is None else request.notes,
             parent=parent,
             created_by=user,
         )
@@ -86,8 +85,9 @@ def clone_run(parent: Run, request: dict[str, Any], user: User) -> Run:
     return run
 
 
-def update_run(run: Run, changes: dict[str, Any], user: User) -> None:
+def update_run(run: Run, request: RunChanges, user: User) -> None:
     """Rename, re-tag, annotate or reprioritise (the config never changes: clone instead)."""
+    changes = request.as_columns()
     if "tags" in changes:
         changes = {**changes, "tags": unique_tags(changes["tags"])}
     if not changes:

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 
 from studio.projects.models import hash_token
 from studio.runs.models import TERMINAL_STATUSES, IngestToken, RunAttempt
+from studio.telemetry.ingest.superseding import supersede_earlier_attempts
 
 INGEST_TOKEN_PREFIX = "rli_"
 
@@ -37,9 +38,6 @@ def issue_ingest_token(attempt: RunAttempt) -> str:
     ).update(revoked_at=timezone.now())
     IngestToken.objects.create(run_id=attempt.run_id, attempt=attempt, token_hash=hash_token(raw))
     if attempt.number > 1 and attempt.resume_from_step is not None:
-        # Imported here: telemetry's models import this app's models.
-        from studio.telemetry.ingest.superseding import supersede_earlier_attempts
-
         supersede_earlier_attempts(attempt.run_id, attempt.number, attempt.resume_from_step)
     return raw
 

@@ -1,13 +1,6 @@
 from django.contrib import admin
 
-from studio.telemetry.models import (
-    Checkpoint,
-    LogLine,
-    MetricPoint,
-    RolloutSample,
-    RunAlert,
-    SampleLabel,
-)
+from studio.telemetry.models import LogLine, MetricPoint, RolloutSample, RunAlert, SampleLabel
 
 
 @admin.register(MetricPoint)
@@ -32,7 +25,6 @@ class RolloutSampleAdmin(admin.ModelAdmin):
 
 admin.site.register(SampleLabel)
 admin.site.register(LogLine)
-admin.site.register(Checkpoint)
 
 
 @admin.register(RunAlert)

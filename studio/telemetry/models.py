@@ -1,4 +1,5 @@
-"""What a run reports: metric points, rollout samples (+ labels), logs, checkpoints.
+"""What a run reports: metric points, rollout samples (+ labels), logs (the checkpoints it
+reports are the run's own: studio.runs.models.Checkpoint).
 
 Every trainer record carries (run, attempt, seq); uniqueness on that key makes
 ingest an idempotent upsert, so a retried upload never duplicates anything.
@@ -181,20 +182,6 @@ class LogLine(models.Model):
         ordering = ["run", "attempt", "seq"]
         constraints = [
             models.UniqueConstraint(fields=["run", "attempt", "seq"], name="log_line_once")
-        ]
-
-
-class Checkpoint(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
-    attempt = models.PositiveIntegerField()
-    step = models.PositiveIntegerField()
-    uri = models.CharField(max_length=500)  # local path or fsspec URL
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ["run", "step"]
-        constraints = [
-            models.UniqueConstraint(fields=["run", "attempt", "step"], name="checkpoint_once")
         ]
 
 

@@ -8,7 +8,8 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from studio.runs.checkpoints import CheckpointLocation, locate_checkpoint
-from studio.telemetry.models import Checkpoint, LogLine
+from studio.runs.models import Checkpoint
+from studio.telemetry.models import LogLine
 
 # Standard logging levels, lowest first; the trainer sends them in any case.
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

@@ -12,8 +12,7 @@ from studio.datasets.versions import add_version
 from studio.projects.models import Project
 from studio.rewards.models import RewardFunction, RewardVersion
 from studio.runs.configs import resolve, resources_of
-from studio.runs.models import Run
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, Run
 from tests.verl_data import verl_parquet
 
 EXACT = (

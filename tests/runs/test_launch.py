@@ -23,8 +23,7 @@ from studio.runs.launch import (
     submission_id,
     trainer_config,
 )
-from studio.runs.models import IngestToken, Run, RunAttempt
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt
 from tests.runs.dict_ray import DictRay
 from tests.studio.conftest import World
 

@@ -1,6 +1,6 @@
 """A checkpoint's uri comes from a trainer, so it is untrusted: whatever uses a checkpoint
 (a reward test-run's sampler, a model made from a run) reads it only inside its own run's
-checkpoint folder (studio.references.locations.checkpoint_folder)."""
+checkpoint folder (studio.runs.checkpoints.checkpoint_folder)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pytest
 from studio.rewards.errors import TestRunError
 from studio.rewards.lifecycle import _model_dir
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
-from studio.runs.models import Run
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, Run
 from tests.studio.test_runs_api import dataset_version
 
 

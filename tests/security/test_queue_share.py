@@ -23,10 +23,9 @@ import pytest
 from studio.model_registry.models import RegisteredModel
 from studio.playground import servers
 from studio.projects.models import Membership, Project, Role
-from studio.runs.models import Run
+from studio.runs.models import Checkpoint, Run
 from studio.runs.queue import Snapshot, save_snapshot
 from studio.runs.reconcile import reconcile
-from studio.telemetry.models import Checkpoint
 from tests.runs.dict_ray import DictRay
 from tests.studio.conftest import World
 from tests.studio.test_playground_api import forget_playground

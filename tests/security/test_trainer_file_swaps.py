@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from studio.runs.models import Run
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint, Run
 from tests.studio.conftest import write_model_folder
 
 # What `var/secret_key` holds; every file of the checkpoint is as long, so a body read

@@ -15,8 +15,8 @@ from studio.datasets.models import DatasetVersion
 from studio.projects.models import ApiToken
 from studio.references.run_inputs import REF
 from studio.runs.launch import claim, trainer_config
-from studio.runs.models import Run, RunKind, RunStatus
-from studio.telemetry.models import Checkpoint, MetricPoint, RolloutSample
+from studio.runs.models import Checkpoint, Run, RunKind, RunStatus
+from studio.telemetry.models import MetricPoint, RolloutSample
 from tests.studio.test_run_inputs import upload
 from tests.verl_data import counting_answers, verl_rows
 

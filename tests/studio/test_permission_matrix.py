@@ -35,6 +35,7 @@ from studio.core import login_limits
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
+from studio.model_registry.locations import offered_folders
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.playground import store as playground
 from studio.projects.models import (
@@ -46,20 +47,12 @@ from studio.projects.models import (
     Role,
     hash_token,
 )
-from studio.references.locations import offered_folders
 from studio.rewards.lifecycle import Params
 from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.configs import resolve, resources_of
-from studio.runs.models import IngestToken, Run, RunAttempt, RunKind, RunStatus
-from studio.telemetry.models import (
-    Checkpoint,
-    LogLine,
-    MetricPoint,
-    RolloutSample,
-    RunAlert,
-    SampleLabel,
-)
+from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunKind, RunStatus
+from studio.telemetry.models import LogLine, MetricPoint, RolloutSample, RunAlert, SampleLabel
 from tests.studio.conftest import PASSWORD, make_user
 from tests.verl_data import counting_answers, verl_parquet
 

@@ -15,9 +15,8 @@ from rest_framework.test import APIClient
 
 from studio.model_registry.models import RegisteredModel
 from studio.playground import servers, store
-from studio.runs.models import Run
+from studio.runs.models import Checkpoint, Run
 from studio.telemetry.live.pubsub import namespace
-from studio.telemetry.models import Checkpoint
 from tests.studio.conftest import World
 from tests.studio.test_run_inputs import upload
 from tests.verl_data import counting_answers, verl_rows

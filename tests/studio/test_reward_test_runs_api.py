@@ -20,6 +20,7 @@ from tests.rewards.studio_objects import (
     make_dataset_version,
     make_reward_version,
 )
+from workers.rewards import sweep_reward_test_runs
 
 needs_sandbox = needs_full_sandbox()
 URL = "/api/reward-test-runs/"
@@ -192,7 +193,7 @@ def test_too_many_pasted_bytes_are_refused(world, objects):
     assert "at most" in response.json()["error"]["fields"]["completions"][0]
 
 
-def test_a_running_test_run_past_its_deadline_is_failed_by_whoever_reads_it(world, objects):
+def test_a_running_test_run_past_its_deadline_is_failed_by_the_sweep(world, objects):
     started = start(
         world,
         reward_version=objects["reward"],
@@ -202,6 +203,7 @@ def test_a_running_test_run_past_its_deadline_is_failed_by_whoever_reads_it(worl
     RewardTestRun.objects.filter(pk=started["id"]).update(
         status="running", started_at=timezone.now(), deadline=timezone.now() - timedelta(seconds=1)
     )
+    assert sweep_reward_test_runs() == 1
     body = world.client("viewer").get(f"{URL}{started['id']}/").json()
     assert body["status"] == "failed"
     assert body["error_code"] == "worker_lost"
@@ -209,7 +211,23 @@ def test_a_running_test_run_past_its_deadline_is_failed_by_whoever_reads_it(worl
     assert body["finished_at"] is not None
 
 
-def test_a_test_run_no_worker_took_for_an_hour_is_failed_by_whoever_reads_it(world, objects):
+def test_reading_a_stale_test_run_writes_nothing(world, objects):
+    started = start(
+        world,
+        reward_version=objects["reward"],
+        source="references",
+        dataset_version=objects["dataset"],
+    ).json()
+    RewardTestRun.objects.filter(pk=started["id"]).update(
+        status="running", started_at=timezone.now(), deadline=timezone.now() - timedelta(seconds=1)
+    )
+    client = world.client("viewer")
+    assert client.get(f"{URL}{started['id']}/").json()["status"] == "running"
+    assert client.get(URL).json()["results"][0]["status"] == "running"
+    assert RewardTestRun.objects.get(pk=started["id"]).status == "running"
+
+
+def test_a_test_run_no_worker_took_for_an_hour_is_failed_by_the_sweep(world, objects):
     started = start(
         world,
         reward_version=objects["reward"],
@@ -225,6 +243,7 @@ def test_a_test_run_no_worker_took_for_an_hour_is_failed_by_whoever_reads_it(wor
     RewardTestRun.objects.filter(pk=started["id"]).update(
         created_at=timezone.now() - timedelta(hours=1, seconds=1)
     )
+    sweep_reward_test_runs()
     listed = {r["id"]: r for r in world.client("viewer").get(URL).json()["results"]}
     assert listed[started["id"]]["status"] == "failed"
     assert listed[started["id"]]["error_code"] == "not_started"

@@ -12,10 +12,10 @@ from asgiref.sync import async_to_sync
 from django.test import AsyncClient, override_settings
 
 from studio.projects.models import ApiToken, Project
-from studio.runs.models import Run
+from studio.runs.models import Checkpoint, Run
 from studio.telemetry.alerts.rules import REWARD_ERROR_RATE, ZERO_SPREAD
 from studio.telemetry.alerts.store import raise_alerts
-from studio.telemetry.models import Checkpoint, LogLine, MetricPoint
+from studio.telemetry.models import LogLine, MetricPoint
 
 
 def make_run(project: Project, name: str = "run") -> Run:

@@ -20,7 +20,7 @@ from studio.reports.data import report_runs
 from studio.runs.folders import checkpoint_dir
 from studio.runs.launch import claim, trainer_config
 from studio.runs.models import Run
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 from tests.studio.conftest import World, write_model_folder
 
 GAE = {"algorithm": {"adv_estimator": "gae"}}

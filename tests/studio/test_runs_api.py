@@ -12,9 +12,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from studio.datasets.models import Dataset, DatasetVersion
+from studio.model_registry.locations import offered_folders
 from studio.model_registry.services import add_model_record
 from studio.projects.models import AuditEvent, Project
-from studio.references.locations import offered_folders
 from studio.references.run_inputs import demo_model, path_defaults
 from studio.rewards.models import RewardFunction, RewardVersion
 from studio.runs import lifecycle
@@ -716,7 +716,7 @@ def test_a_runs_reward_error_rate_is_the_share_of_rows_whose_reward_failed(membe
 
 
 def test_runs_can_be_listed_by_whether_they_saved_a_checkpoint(member):
-    from studio.telemetry.models import Checkpoint
+    from studio.runs.models import Checkpoint
 
     saved = create(member, preset="grpo-tiny-arith").json()["id"]
     unsaved = create(member, preset="grpo-tiny-arith").json()["id"]

@@ -1,6 +1,6 @@
 """Runs stored before runs referenced resources, as the runs table held them (migration
 runs.0005: no model, validation "config", the config naming paths), brought to
-references by runs.0007_runs_to_references; those whose files are gone kept as
+references by runs.0008_runs_to_references; those whose files are gone kept as
 provenance records, shown and never relaunched.
 
 The rows are written through the historical model of runs.0005 into the var dir and

@@ -14,15 +14,9 @@ from studio.datasets.models import Dataset
 from studio.datasets.normalise import ColumnMapping
 from studio.datasets.versions import add_version
 from studio.runs import lifecycle
-from studio.runs.models import IngestToken, Run, RunAttempt, RunStatus
+from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunStatus
 from studio.telemetry.ingest.records import MAX_BODY_BYTES, MAX_RECORDS
-from studio.telemetry.models import (
-    Checkpoint,
-    IngestedRecord,
-    LogLine,
-    MetricPoint,
-    RolloutSample,
-)
+from studio.telemetry.models import IngestedRecord, LogLine, MetricPoint, RolloutSample
 from tests.telemetry.conftest import (
     Lab,
     Trainer,

@@ -27,8 +27,8 @@ import pytest
 import requests
 from django.db.models import Count
 
-from studio.runs.models import Run, RunAttempt, RunStatus
-from studio.telemetry.models import Checkpoint, IngestedRecord, LogLine, MetricPoint, RolloutSample
+from studio.runs.models import Checkpoint, Run, RunAttempt, RunStatus
+from studio.telemetry.models import IngestedRecord, LogLine, MetricPoint, RolloutSample
 from tests.live import LiveProcess, free_port, spawn, start_web_server, wait_for
 from tests.telemetry.conftest import Trainer, make_lab
 from trainer.reporting.jsonl import read_records

@@ -1,11 +1,16 @@
-"""One error format for the whole API.
+"""One error format for the whole API, and the one place domain errors become HTTP.
 
 {"error": {"code": "validation_error", "message": "first problem, in words",
            "fields": {"config.actor.lr": ["..."]}}}
+
+The services raise their own errors (a run's refused transition, a config it can't
+resolve); `DOMAIN_ERRORS` maps each to the API error a view would raise, so views call
+services without translating what they raise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -14,6 +19,9 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from studio.runs.configs import InvalidConfig
+from studio.runs.lifecycle import TransitionRefused
 
 
 def _first_message(detail: Any) -> str:
@@ -40,7 +48,31 @@ class PayloadTooLarge(exceptions.APIException):
     default_detail = "The request body is larger than this endpoint accepts."
 
 
+def _refused(exc: Exception) -> exceptions.APIException:
+    return Conflict(str(exc))
+
+
+def _invalid_config(exc: Exception) -> exceptions.APIException:
+    assert isinstance(exc, InvalidConfig)
+    return exceptions.ValidationError(exc.errors)  # keyed by config path or request field
+
+
+# Domain error -> the API error it is answered with (the first class `exc` is an instance of).
+DOMAIN_ERRORS: dict[type[Exception], Callable[[Exception], exceptions.APIException]] = {
+    TransitionRefused: _refused,  # the run's status (or kind) does not allow the action
+    InvalidConfig: _invalid_config,
+}
+
+
+def _as_api_error(exc: Exception) -> Exception:
+    for error, answer in DOMAIN_ERRORS.items():
+        if isinstance(exc, error):
+            return answer(exc)
+    return exc
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    exc = _as_api_error(exc)
     # Django's own 404/403 (get_object_or_404, ...) get the same codes as DRF's, and a body
     # over DATA_UPLOAD_MAX_MEMORY_SIZE a 413 in our format instead of a bare 400 page.
     if isinstance(exc, RequestDataTooBig):

@@ -19,11 +19,10 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from studio.api.common.errors import Conflict
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.api.runs.reports import REPORT, HtmlRenderer
-from studio.api.runs.runs import ProjectRunsFilter, config_errors_as_400
+from studio.api.runs.runs import ProjectRunsFilter
 from studio.evaluations.creation import EvaluationRequest, create_evaluation, run_checkpoints
 from studio.evaluations.questions import QUESTION_RELATED, ask_checkpoints
 from studio.evaluations.serializers import (
@@ -85,8 +84,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
     def _create(self, project_slug: str, request: EvaluationRequest, audit: str) -> Response:
         project = self.project_for(project_slug)
         user = signed_in_user(self.request)
-        with config_errors_as_400():
-            run = create_evaluation(project, request, user)
+        run = create_evaluation(project, request, user)
         self.audit(audit, run, project, name=run.name, models=len(request.models))
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
@@ -176,8 +174,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
             raise exceptions.NotFound("No such sample.")
         project = sample.run.project
         self.require_role(project, Role.MEMBER)
-        with config_errors_as_400():
-            run = ask_checkpoints(sample, v, user)
+        run = ask_checkpoints(sample, v, user)
         self.audit("evaluation.create", run, project, name=run.name, sample=sample.pk)
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
@@ -190,15 +187,12 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         run = self.get_object()
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            with transaction.atomic():
-                after, changed = lifecycle.cancel(
-                    run.pk, request.user, data.validated_data.get("reason", "")
-                )
-                if changed:
-                    self.audit("evaluation.cancel", run, run.project, previous=run.status)
-                if changed and after == RunStatus.CANCELLING:
-                    dispatch.cancel_soon(run.pk)  # stop its Ray job now
-        except lifecycle.TransitionRefused as exc:
-            raise Conflict(str(exc)) from exc
+        with transaction.atomic():
+            after, changed = lifecycle.cancel(
+                run.pk, request.user, data.validated_data.get("reason", "")
+            )
+            if changed:
+                self.audit("evaluation.cancel", run, run.project, previous=run.status)
+            if changed and after == RunStatus.CANCELLING:
+                dispatch.cancel_soon(run.pk)  # stop its Ray job now
         return self._detail(run.pk)

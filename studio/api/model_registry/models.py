@@ -17,11 +17,11 @@ from rest_framework.response import Response
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.model_registry import hub
+from studio.model_registry.locations import ModelUnavailable, choice_by_source, offered_folders
 from studio.model_registry.models import ModelKind, ModelRole, ModelStatus, RegisteredModel
 from studio.model_registry.services import add_model_record
 from studio.projects.models import Project, Role
-from studio.references.locations import ModelUnavailable, choice_by_source, offered_folders
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 
 
 class ModelSerializer(serializers.ModelSerializer[RegisteredModel]):

@@ -27,7 +27,7 @@ from studio.rewards.testrun_serializers import (
     RewardTestRunSerializer,
     RewardTestRunSummarySerializer,
 )
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 from trainer.config.sampling import SamplingParams
 
 Source = RewardTestRun.Source
@@ -124,14 +124,6 @@ class RewardTestRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pro
         if self.action == "list":
             return RewardTestRunSummarySerializer
         return RewardTestRunSerializer
-
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        lifecycle.fail_stale()  # whoever looks next ends test-runs whose worker is gone
-        return super().list(request, *args, **kwargs)
-
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        lifecycle.fail_stale()
-        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(request=RewardTestRunCreateSerializer, responses={202: RewardTestRunSerializer})
     def create(self, request: Request) -> Response:

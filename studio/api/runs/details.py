@@ -23,9 +23,9 @@ from rest_framework.response import Response
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.api.runs.metrics import readable_runs
 from studio.runs.checkpoints import locate_checkpoint, tar_stream
-from studio.runs.models import Run
+from studio.runs.models import Checkpoint, Run
 from studio.telemetry.alerts.serializers import RunAlertSerializer
-from studio.telemetry.models import Checkpoint, LogLine, RunAlert
+from studio.telemetry.models import LogLine, RunAlert
 from studio.telemetry.serializers import (
     CheckpointSerializer,
     LogLineSerializer,

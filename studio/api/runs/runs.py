@@ -3,8 +3,6 @@ plus the config schema, presets and a validator for the browser's run form."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -12,20 +10,20 @@ import django_filters.rest_framework as filters
 from django.db.models import Exists, OuterRef, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import exceptions, mixins, status
+from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studio.api.common.errors import Conflict
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.references.summary import SUMMARY_RELATED
-from studio.runs import lifecycle, service
+from studio.runs import service
 from studio.runs.configs import InvalidConfig, resolve
-from studio.runs.models import Run, RunKind, RunStatus
+from studio.runs.models import Checkpoint, Run, RunKind, RunStatus
+from studio.runs.requests import CloneRun, CreateRun, RunChanges
 from studio.runs.serializers import (
     ConfigRequestSerializer,
     ConfigValidationSerializer,
@@ -38,7 +36,6 @@ from studio.runs.serializers import (
     RunSerializer,
     RunUpdateSerializer,
 )
-from studio.telemetry.models import Checkpoint
 from trainer.config import PRESETS, RunConfig, preset_names
 
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
@@ -92,23 +89,6 @@ class RunFilter(ProjectRunsFilter):
         return queryset.filter(kind=value)
 
 
-@contextmanager
-def refusals_as_409() -> Iterator[None]:
-    """A change the run's status (or kind) does not allow is a 409 naming why."""
-    try:
-        yield
-    except lifecycle.TransitionRefused as exc:
-        raise Conflict(str(exc)) from exc
-
-
-@contextmanager
-def config_errors_as_400() -> Iterator[None]:
-    try:
-        yield
-    except InvalidConfig as exc:
-        raise exceptions.ValidationError(exc.errors) from exc
-
-
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
     """Training runs of your projects. Viewers read; members create and control runs."""
 
@@ -143,8 +123,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         data = RunCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         project = self.project_for(data.validated_data["project"])
-        with config_errors_as_400():
-            run = service.create_run(project, data.validated_data, signed_in_user(request))
+        run = service.create_run(
+            project, CreateRun.from_validated(data.validated_data), signed_in_user(request)
+        )
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=RunUpdateSerializer, responses=RunDetailSerializer)
@@ -153,7 +134,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = RunUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        service.update_run(run, dict(data.validated_data), signed_in_user(request))
+        changes = RunChanges.from_validated(data.validated_data)
+        service.update_run(run, changes, signed_in_user(request))
         return self._detail(run.pk)
 
     @extend_schema(request=RunCloneSerializer, responses={201: RunDetailSerializer, 409: CONFLICT})
@@ -164,8 +146,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         parent = self.get_object()
         data = RunCloneSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with refusals_as_409(), config_errors_as_400():
-            run = service.clone_run(parent, data.validated_data, signed_in_user(request))
+        run = service.clone_run(
+            parent, CloneRun.from_validated(data.validated_data), signed_in_user(request)
+        )
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
@@ -176,9 +159,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with refusals_as_409():
-            reason = data.validated_data.get("reason", "")
-            service.cancel_run(run, signed_in_user(request), reason)
+        reason = data.validated_data.get("reason", "")
+        service.cancel_run(run, signed_in_user(request), reason)
         return self._detail(run.pk)
 
     @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
@@ -188,9 +170,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         run = self.get_object()
         data = ReasonSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        with refusals_as_409(), config_errors_as_400():
-            reason = data.validated_data.get("reason", "")
-            service.resume_run(run, signed_in_user(request), reason)
+        reason = data.validated_data.get("reason", "")
+        service.resume_run(run, signed_in_user(request), reason)
         return self._detail(run.pk)
 
     @extend_schema(request=PrioritySerializer, responses=RunDetailSerializer)

@@ -4,11 +4,11 @@ project (`resource:checkpoint/<id>`, an evaluated model: studio.evaluations.crea
 
 from __future__ import annotations
 
-from studio.references.locations import checkpoint_folder
 from studio.references.reference import Reference
 from studio.references.registry import Launch, UnresolvedReference
+from studio.runs.checkpoints import checkpoint_folder
 from studio.runs.folders import SPOOL_DIR, checkpoint_dir
-from studio.telemetry.models import Checkpoint
+from studio.runs.models import Checkpoint
 from trainer.config.paths import PathField, path_fields
 
 RUN_FOLDER = "run"

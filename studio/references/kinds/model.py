@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
 
+from studio.model_registry.locations import model_folder
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.references.choices import default_model, one, project_models, usable
-from studio.references.locations import model_folder
 from studio.references.ref_serializers import ModelRefSerializer, id_field, model_ref
 from studio.references.reference import Reference
 from studio.references.registry import Choice, InputKind, Launch, RunInputs, UnresolvedReference

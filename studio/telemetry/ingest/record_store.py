@@ -27,7 +27,9 @@ from django.db.models import Max
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from studio.runs.models import Run, RunAttempt
+from studio.projects import notify
+from studio.runs import lifecycle
+from studio.runs.models import Checkpoint, Run, RunAttempt
 from studio.telemetry.alerts.rules import COMPONENT_PREFIX, WATCHED
 from studio.telemetry.alerts.store import raise_alerts
 from studio.telemetry.ingest.records import (
@@ -44,7 +46,7 @@ from studio.telemetry.ingest.superseding import resume_step_of, supersede_earlie
 from studio.telemetry.live import pubsub
 from studio.telemetry.live import sse_frames as frames
 from studio.telemetry.live.sse_frames import EventKey
-from studio.telemetry.models import Checkpoint, IngestedRecord, LogLine, RunAlert
+from studio.telemetry.models import IngestedRecord, LogLine, RunAlert
 
 Event = tuple[EventKey, bytes]
 
@@ -368,10 +370,10 @@ _SAMPLE_COLUMNS = (
 def _notify_first_critical(run_id: int, alert: Any) -> None:
     """Tell the project's webhook and members about a run's first critical alert of a
     kind (later steps of the same trouble are on the run's Alerts tab, not in inboxes)."""
-    from studio.projects import notify
-
     if RunAlert.objects.filter(run_id=run_id, kind=alert.kind, severity="critical").count() <= 1:
-        notify.critical_alert(run_id, alert.kind, alert.step, alert.message)
+        notify.critical_alert(
+            lifecycle.notice_subject(run_id), alert.kind, alert.step, alert.message
+        )
 
 
 def _number(value: float | None) -> float:

@@ -13,8 +13,8 @@ import logging
 
 from django.db.models import Max
 
-from studio.runs.models import RunAttempt
-from studio.telemetry.models import Checkpoint, IngestedRecord, MetricPoint, RolloutSample, RunAlert
+from studio.runs.models import Checkpoint, RunAttempt
+from studio.telemetry.models import IngestedRecord, MetricPoint, RolloutSample, RunAlert
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('model_registry', '0001_initial'),
+        ('model_registry', '0002_checkpoint_in_runs'),
     ]
 
     operations = [

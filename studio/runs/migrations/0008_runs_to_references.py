@@ -38,9 +38,9 @@ def to_references(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("runs", "0006_run_provenance"),
+        ("runs", "0007_run_provenance"),
         ("datasets", "0002_dataset_import"),
-        ("model_registry", "0001_initial"),
+        ("model_registry", "0003_role_adapter"),
         ("projects", "0003_notifications"),
         ("rewards", "0002_reward_test_runs"),
         ("telemetry", "0009_sample_source_row"),

@@ -4,7 +4,7 @@ Every use of a model folder (a run's model or reward model, a test-run's sampler
 through `model_folder`, which decides from the record's kind, never from a path a
 request sent: a demo asset under the studio's var dir, a folder under one of the
 configured roots (symlinks resolved, nothing outside the roots), or the Hugging Face
-export in a run's own checkpoint folder (studio.runs.checkpoints.locate_checkpoint),
+export in a run's own checkpoint folder (studio.runs.checkpoints.checkpoint_export),
 which the trainer writes, so no symlink in it is followed (studio.runs.trainer_files).
 """
 
@@ -26,15 +26,11 @@ from studio.model_registry.models import (
     role_of,
 )
 from studio.paths import var_dir
-from studio.runs.checkpoints import locate_checkpoint
-from studio.runs.folders import checkpoint_dir
-from studio.runs.trainer_files import open_trainer_folder
-from studio.telemetry.models import Checkpoint
+from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_export
 
 DEMO_ASSETS = ("demo-model", "demo-model-tools", "demo-reward-model")
 MAX_DEPTH = 3  # how deep under a root a model folder is looked for
 MAX_FOLDERS = 2_000  # folders visited per root, so a huge root can't stall a request
-HF_EXPORT = "hf"  # the trainer's final export, inside the run's checkpoint folder
 HUB_CACHE = "model-cache"  # hub models, under the var dir (studio.model_registry.hub)
 
 
@@ -128,42 +124,15 @@ def choice_by_source(source: str) -> FolderChoice | None:
     return next((c for c in offered_folders() if c.source == source), None)
 
 
-def checkpoint_folder(checkpoint: Checkpoint) -> Path:
-    """The checkpoint's folder, if it lies inside its own run's checkpoint folder on this
-    machine (the check downloads make: a trainer reports the uri, so it is untrusted)."""
-    location = locate_checkpoint(checkpoint)
-    if not location.reachable or location.path is None:
-        raise ModelUnavailable(location.reason)
-    return location.path
-
-
-def checkpoint_export(checkpoint: Checkpoint) -> Path:
-    """The Hugging Face export of `checkpoint`'s run (its checkpoint folder's `hf`), if
-    the checkpoint is one a download would serve and the export holds a config.json (or,
-    from a LoRA run with `actor.lora.export: adapter`, peft's adapter_config.json), reached
-    without following a link (studio.runs.trainer_files)."""
-    checkpoint_folder(checkpoint)
-    export = Path(checkpoint_dir(checkpoint.run_id)) / HF_EXPORT
-    try:
-        with open_trainer_folder(export) as folder:
-            names = set(folder.names())
-            marker = next((m for m in MARKERS if m in names), MARKERS[0])
-            folder.open_file(marker).close()
-    except OSError:
-        raise ModelUnavailable(
-            f"Run {checkpoint.run_id} has no Hugging Face export in its checkpoint folder "
-            "(the trainer writes one at the end of a run with checkpoint.save_hf; the "
-            "studio follows no symlink there)."
-        ) from None
-    return export
-
-
 def model_folder(model: RegisteredModel) -> Path:
     """The folder `model` names, re-checked now (roots can change, files can go)."""
     if model.kind == ModelKind.CHECKPOINT:
         if model.checkpoint is None:
             raise ModelUnavailable(f"Model {model.name!r} lost its checkpoint.")
-        return checkpoint_export(model.checkpoint)
+        try:
+            return checkpoint_export(model.checkpoint)
+        except CheckpointUnavailable as exc:
+            raise ModelUnavailable(str(exc)) from None
     if model.status != ModelStatus.READY:
         done = model.progress.get("bytes_done", 0)
         total = model.progress.get("bytes_total") or 0

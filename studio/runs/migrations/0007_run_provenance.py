@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("runs", "0005_run_queue_passes"),
+        ("runs", "0006_checkpoint_from_telemetry"),
     ]
 
     operations = [

@@ -1,0 +1,1 @@
+"""Evaluations: runs of kind `evaluation` (models answer a dataset's prompts, scored)."""
