@@ -8,11 +8,23 @@ from typing import Any
 from rest_framework import serializers
 
 from studio.model_registry.models import RegisteredModel
+from studio.references.pickers import KindIdField, Picker
 
 
-def id_field(help_text: str) -> serializers.IntegerField:
-    return serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=2**63 - 1, help_text=help_text
+def id_field(help_text: str, picker: Picker | None = None) -> serializers.IntegerField:
+    """An optional id of a request; with `picker`, the run form offers it with the generic
+    picker the schema describes (studio.references.pickers)."""
+    options: dict[str, Any] = {
+        "required": False,
+        "allow_null": True,
+        "min_value": 1,
+        "max_value": 2**63 - 1,
+        "help_text": help_text,
+    }
+    return (
+        serializers.IntegerField(**options)
+        if picker is None
+        else KindIdField(picker=picker, **options)
     )
 
 

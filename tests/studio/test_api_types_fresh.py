@@ -16,10 +16,14 @@ from django.core.management import call_command
 
 from studio.api.runs.form_fixtures import fixture_texts
 from studio.paths import REPO_ROOT
+from studio.references.pickers import PICKER_SCHEMA, picker_schema_text
 
 FRONTEND = REPO_ROOT / "frontend"
 GENERATOR = FRONTEND / "node_modules" / ".bin" / "openapi-typescript"
-REGENERATE = "Run `bash scripts/gen-api.sh` and commit frontend/openapi.json and schema.d.ts."
+REGENERATE = (
+    "Run `bash scripts/gen-api.sh` and commit frontend/openapi.json, schema.d.ts and "
+    "input-kinds.json."
+)
 
 
 def test_the_committed_openapi_json_and_typescript_types_match_the_served_schema(
@@ -36,6 +40,9 @@ def test_the_committed_openapi_json_and_typescript_types_match_the_served_schema
     assert json.loads(schema.read_text()) == committed, (
         f"frontend/openapi.json is stale. {REGENERATE}"
     )
+
+    picker_cut = picker_schema_text(committed)
+    assert PICKER_SCHEMA.read_text() == picker_cut, f"{PICKER_SCHEMA.name} is stale. {REGENERATE}"
 
     types = tmp_path / "schema.d.ts"
     subprocess.run(

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 
 from studio.datasets.models import DatasetVersion
 from studio.references.choices import one
+from studio.references.pickers import EXTENSION, REQUESTS, Picker, Shown, picker_schema
 from studio.references.ref_serializers import id_field
 from studio.references.reference import MalformedReference, Reference
 from studio.references.registry import (
@@ -53,6 +55,16 @@ def resolve_glossary(launch: Launch, reference: Reference) -> str:
     return f"{GLOSSARY_ROOT}/{reference.pk}.jsonl"
 
 
+GLOSSARY_PICKER = Picker(
+    label="Glossary",
+    help="A dataset version whose rows are the glossary.",
+    list="/api/datasets/",
+    option="{name}",
+    unset="(no glossary)",
+    shown=Shown("logging.console", among=(True,)),
+)
+
+
 class GlossaryInput(InputKind["DatasetVersion | None"]):
     """A throwaway kind: a dataset version of the project as a glossary. It has no Run
     column: the reference in the stored config is its whole record."""
@@ -61,7 +73,7 @@ class GlossaryInput(InputKind["DatasetVersion | None"]):
     resolvers = {"glossary": resolve_glossary}
 
     def request_fields(self) -> dict[str, serializers.Field]:
-        return {"glossary": id_field("A dataset version to use as a glossary.")}
+        return {"glossary": id_field("A dataset version to use as a glossary.", GLOSSARY_PICKER)}
 
     def choose(
         self, data: Mapping[str, Any], inherited: DatasetVersion | None, context: Choice
@@ -178,6 +190,38 @@ def test_the_built_in_kinds_are_the_registry_without_a_throwaway_one():
     names = [kind.name for kind in input_kinds()]
     assert names == BUILT_IN_NAMES
     assert "glossary" not in RunCreateSerializer().fields
+
+
+def test_a_registered_kinds_picker_is_in_the_openapi_schema_of_its_request_field(
+    glossary_kind: InputKind[Any],
+):
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    cut = picker_schema(schema)["components"]["schemas"]
+    for request in REQUESTS:
+        field = schema["components"]["schemas"][request]["properties"]["glossary"]
+        assert field["type"] == "integer" and field["nullable"] is True
+        assert field[EXTENSION] == {
+            "label": "Glossary",
+            "help": "A dataset version whose rows are the glossary.",
+            "list": "/api/datasets/",
+            "where": {},
+            "option": "{name}",
+            "unset": "(no glossary)",
+            "none": "",
+            "shown": {"path": "logging.console", "default": True, "in": [True]},
+        }
+        assert sorted(cut[request]["properties"]) == ["critic_model", "glossary", "lora_adapter"]
+
+
+def test_every_picker_lists_from_an_endpoint_that_takes_the_project():
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    for request in REQUESTS:
+        pickers = picker_schema(schema)["components"]["schemas"][request]["properties"]
+        assert sorted(pickers) == ["critic_model", "lora_adapter"]
+        for name, field in pickers.items():
+            listing = schema["paths"][field[EXTENSION]["list"]]["get"]
+            query = {p["name"] for p in listing["parameters"] if p["in"] == "query"}
+            assert "project" in query, f"{name} lists from {field[EXTENSION]['list']}"
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
 
-from studio.model_registry.models import ModelRole, RegisteredModel
+from studio.model_registry.models import ModelRole, ModelStatus, RegisteredModel
 from studio.references.choices import one, project_models, usable
+from studio.references.pickers import Picker, Shown
 from studio.references.ref_serializers import ModelRefSerializer, id_field, model_ref
 from studio.references.reference import Reference
 from studio.references.registry import Choice, InputError, InputKind, RunInputs
@@ -61,6 +62,21 @@ def _estimator(tree: dict[str, Any]) -> str:
     return str(tree.get("algorithm", {}).get("adv_estimator", default))
 
 
+PICKER = Picker(
+    label="Critic model",
+    help="The model the critic's body starts from, under a fresh value head; it must have the "
+    "run's tokenizer.",
+    list="/api/models/",
+    where={"role": ModelRole.POLICY.value, "status": ModelStatus.READY.value},
+    option="{name} ({kind})",
+    unset="(the run's model)",
+    shown=Shown(
+        "algorithm.adv_estimator",
+        among=tuple(str(e) for e, t in ESTIMATOR_TRAITS.items() if t.needs_critic),
+    ),
+)
+
+
 class CriticModelInput(InputKind[CriticChoice]):
     name = "critic_model"
     resource = "critic_model"
@@ -69,7 +85,8 @@ class CriticModelInput(InputKind[CriticChoice]):
         return {
             FIELD: id_field(
                 "The model the critic starts from (/api/models/; estimators with a critic, "
-                "such as gae); it must have the run's tokenizer. Default: the run's model."
+                "such as gae); it must have the run's tokenizer. Default: the run's model.",
+                PICKER,
             )
         }
 

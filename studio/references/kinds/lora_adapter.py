@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
 
-from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.model_registry.models import ModelKind, ModelRole, ModelStatus, RegisteredModel
 from studio.references.choices import one, project_models, usable
+from studio.references.pickers import Picker, Shown
 from studio.references.ref_serializers import ModelRefSerializer, id_field, model_ref
 from studio.references.reference import Reference
 from studio.references.registry import Choice, InputError, InputKind, RunInputs
@@ -100,6 +101,19 @@ def _settings(adapter: RegisteredModel, tree: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+PICKER = Picker(
+    label="LoRA adapter",
+    help="A saved adapter of the project to start from (its rank and alpha must be actor.lora's).",
+    list="/api/models/",
+    where={"role": ModelRole.ADAPTER.value, "status": ModelStatus.READY.value},
+    option="{name} ({kind})",
+    unset="(fresh adapters)",
+    none="No adapters in this project: add the checkpoint of a LoRA run with "
+    "actor.lora.export: adapter on the Models page.",
+    shown=Shown("actor.lora.rank", above=0),
+)
+
+
 class LoraAdapterInput(InputKind[AdapterChoice]):
     name = "lora_adapter"
     resource = "lora_adapter"
@@ -109,7 +123,8 @@ class LoraAdapterInput(InputKind[AdapterChoice]):
             FIELD: id_field(
                 "A saved LoRA adapter for the actor to start from (a model of the project with "
                 "the adapter role, /api/models/?role=adapter); it sets actor.lora's rank, alpha "
-                "and modules when LoRA is off. Default: fresh adapters."
+                "and modules when LoRA is off. Default: fresh adapters.",
+                PICKER,
             )
         }
 

@@ -6,6 +6,7 @@
 import { queryOptions } from "@tanstack/react-query";
 
 import { api, unwrap, type Schemas } from "../../api/client";
+import type { ChoiceItem } from "./lib/inputKinds";
 
 export type Run = Schemas["Run"];
 export type RunDetail = Schemas["RunDetail"];
@@ -38,6 +39,8 @@ export const runKeys = {
   logs: (id: number, level: string) => ["runs", "logs", id, level] as const,
   checkpoints: (id: number) => ["runs", "checkpoints", id] as const,
   alerts: (id: number) => ["runs", "alerts", id] as const,
+  /** A list endpoint's items for the generic input pickers (lib/inputKinds). */
+  choices: (list: string, slug: string) => ["runs", "choices", list, slug] as const,
   configSchema: ["config", "schema"] as const,
   presets: ["config", "presets"] as const,
 };
@@ -84,6 +87,17 @@ export function resumeRun(id: number): Promise<unknown> {
 
 export function setPriority(id: number, priority: number): Promise<unknown> {
   return unwrap(api.POST("/api/runs/{id}/priority/", { params: { path: { id } }, body: { priority } }));
+}
+
+const CHOICES_PAGE = 200;
+
+/** The project's items of a generic picker's list endpoint (`x-input-kind.list`). */
+export async function listChoices(list: string, slug: string, signal?: AbortSignal): Promise<ChoiceItem[]> {
+  // The path comes from the schema at run time, so the typed client can't name it; that it
+  // is a list endpoint taking the project is checked by tests/studio/test_input_registry.py.
+  const answer: unknown = await unwrap(api.GET(list as "/api/models/", { params: { query: { project: slug, page_size: CHOICES_PAGE } }, signal }));
+  if (Array.isArray(answer)) return answer as ChoiceItem[];
+  return (answer as { results?: ChoiceItem[] } | null)?.results ?? [];
 }
 
 export async function fetchConfigSchema(signal?: AbortSignal): Promise<JsonSchema> {

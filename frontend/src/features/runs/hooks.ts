@@ -13,6 +13,7 @@ import {
   fetchConfigSchema,
   fetchLogs,
   fetchPresets,
+  listChoices,
   fetchProjectQueue,
   getRun,
   resumeRun,
@@ -90,6 +91,11 @@ export function useLiveRun(
 
 export function useConfigSchema() {
   return useQuery({ queryKey: runKeys.configSchema, queryFn: ({ signal }) => fetchConfigSchema(signal), staleTime: Infinity });
+}
+
+/** A generic input picker's choices: the project's items of its list endpoint, one request per endpoint; asked for only when `enabled` (the picker is shown). */
+export function useChoices(list: string, slug: string, enabled = true) {
+  return useQuery({ queryKey: runKeys.choices(list, slug), queryFn: ({ signal }) => listChoices(list, slug, signal), enabled: Boolean(slug) && enabled });
 }
 
 export function usePresets() {

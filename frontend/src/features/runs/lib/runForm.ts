@@ -10,6 +10,7 @@ import type { PresetName, RunClone, RunCreate, RunDetail, Validation } from "../
 import type { StartRun } from "../hooks";
 import { BUILTIN_REWARD, choiceValue, rewardModelsRequest, type DatasetChoice, type RewardModelChoice } from "../components/Pickers";
 import type { ConfigTree } from "./configDiff";
+import { INPUT_KINDS, type KindField } from "./inputKinds";
 
 export const MISSING_DATASET = "Choose the training data: a dataset's latest version or an exact version.";
 
@@ -32,9 +33,8 @@ export const runFormSchema = z.object({
   /** A version, null for the parent's (or none), or BUILTIN_REWARD for the preset's own. */
   reward_version: z.number().nullable(),
   reward_models: z.custom<RewardModelChoice>(),
-  /** Shown for some configs only (InputKindPickers); null: the run's model, fresh adapters, or a clone's parent's. */
-  critic_model: z.number().nullable(),
-  lora_adapter: z.number().nullable(),
+  /** The generic pickers' ids by request field (lib/inputKinds); null or absent: not chosen. */
+  kinds: z.record(z.string(), z.number().nullable().optional()),
   overrides: z.string(),
 });
 
@@ -47,8 +47,9 @@ type RunField = keyof RunFormValues;
 /**
  * The form field that shows each request field's errors, checked by tsc both ways: every
  * field of the generated create and clone requests (besides the config tree, shown by the
- * config form, and notes, which the form does not set) names a field of the form. A request
- * field added on the server fails this until the form shows it.
+ * config form, notes, which the form does not set, and the generic pickers' fields, which
+ * show their errors at `kinds.<field>`) names a field of the form. A request field added on
+ * the server fails this until the form shows it, or its schema carries a picker.
  */
 const REQUEST_FIELDS = {
   name: "name",
@@ -65,14 +66,13 @@ const REQUEST_FIELDS = {
   reward_version: "reward_version",
   builtin_reward: "reward_version",
   reward_models: "reward_models",
-  critic_model: "critic_model",
-  lora_adapter: "lora_adapter",
-} satisfies Record<Exclude<keyof RunCreate | keyof RunClone, "config" | "notes" | "project">, RunField>;
+} satisfies Record<Exclude<keyof RunCreate | keyof RunClone, "config" | "notes" | "project" | KindField>, RunField>;
 
 /** The form field a server error path belongs to; null for config paths and any other. */
-export function runFieldOf(path: string): RunField | "resources.cpus" | "resources.gpus" | null {
+export function runFieldOf(path: string, kinds: readonly { field: string }[] = INPUT_KINDS): RunField | "resources.cpus" | "resources.gpus" | `kinds.${string}` | null {
   if (path === "resources.cpus" || path === "resources.gpus") return path;
   const head = path.split(".")[0] ?? "";
+  if (kinds.some((kind) => kind.field === head)) return `kinds.${head}`;
   return head in REQUEST_FIELDS ? REQUEST_FIELDS[head as keyof typeof REQUEST_FIELDS] : null;
 }
 
@@ -111,8 +111,7 @@ export function initialRunForm(parent: RunDetail | null, preset: string, initial
     },
     ...inheritedInputs(parent, initial),
     reward_models: "default",
-    critic_model: null,
-    lora_adapter: null,
+    kinds: Object.fromEntries(INPUT_KINDS.map((kind) => [kind.field, null])),
     overrides: "",
   };
 }
@@ -122,8 +121,8 @@ export function overrideLines(overrides: string): string[] {
   return overrides.split("\n").map((l) => l.trim()).filter(Boolean);
 }
 
-/** The request fields of the pickers the config shows (`kindInputsRequest`). */
-type KindInputs = { critic_model?: number; lora_adapter?: number };
+/** The request fields of the generic pickers the config shows (`kindInputsRequest`). */
+type KindInputs = Partial<Record<KindField, number>>;
 type RequestContext = { parent: RunDetail | null; initial: Preselected; suggestion: string; config: ConfigTree; project: string; kinds?: KindInputs };
 
 /** The request the form describes: for a clone, only the inputs the user changed (the server keeps the parent's others). */

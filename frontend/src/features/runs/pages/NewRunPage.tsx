@@ -15,12 +15,13 @@ import { useProjectDatasetVersions } from "../../datasets/hooks";
 import { useProjectSlug } from "../../projects/hooks";
 import type { ConfigValidation, Preset, RunDetail } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
-import { CriticModelPicker, kindInputsRequest, LoraAdapterPicker } from "../components/InputKindPickers";
+import { KindPicker } from "../components/InputKindPickers";
 import { DatasetPicker, ModelPicker, resolveChoice, RewardModelPicker, RewardVersionPicker, ValidationPicker } from "../components/Pickers";
 import { useConfigSchema, usePresets, useRun, useStartRun, useValidateConfig } from "../hooks";
 import type { ConfigTree } from "../lib/configDiff";
 import { useConfigDraft } from "../lib/configDraft";
 import { pathFieldsOf, sectionsOf } from "../lib/configSchema";
+import { INPUT_KINDS, kindInputsRequest } from "../lib/inputKinds";
 import { initialRunForm, overrideLines, runFieldOf, runFormSchema, runRequest, type Preselected, type RunFormValues, type ValidRunForm } from "../lib/runForm";
 import styles from "./NewRunPage.module.css";
 
@@ -126,7 +127,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   const submit = useStartRun();
   const onValid = (values: ValidRunForm) => {
     setConfigErrors({});
-    const kinds = kindInputsRequest(schema, draft.config, { criticModel: values.critic_model, loraAdapter: values.lora_adapter });
+    const kinds = kindInputsRequest(INPUT_KINDS, draft.config, values.kinds);
     submit.mutate(runRequest(values, { parent, initial, suggestion, config: changed, project: slug, kinds }), {
       onSuccess: (run: RunDetail) => {
         toast.show(`Run “${run.name}” created.`, "success");
@@ -259,18 +260,16 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
                 />
               )}
             />
-            <Controller
-              control={control}
-              name="critic_model"
-              render={({ field }) => (
-                <CriticModelPicker slug={slug} schema={schema} config={draft.config} parent={parent} value={field.value} onChange={field.onChange} errors={at("critic_model")} />
-              )}
-            />
-            <Controller
-              control={control}
-              name="lora_adapter"
-              render={({ field }) => <LoraAdapterPicker slug={slug} config={draft.config} parent={parent} value={field.value} onChange={field.onChange} errors={at("lora_adapter")} />}
-            />
+            {INPUT_KINDS.map((kind) => (
+              <Controller
+                key={kind.field}
+                control={control}
+                name={`kinds.${kind.field}`}
+                render={({ field }) => (
+                  <KindPicker slug={slug} kind={kind} config={draft.config} parent={parent} value={field.value ?? null} onChange={field.onChange} errors={at(`kinds.${kind.field}`)} />
+                )}
+              />
+            ))}
           </div>
           <h2 className={styles.blockTitle}>Config</h2>
           <ConfigForm
