@@ -10,7 +10,7 @@ import type { Schemas } from "../../../api/client";
 import type { EvaluationCreate } from "../api";
 
 export type Builtin = Schemas["BuiltinRewardEnum"];
-export const BUILTINS: Builtin[] = ["arith", "exact_match", "numeric", "gsm8k", "boxed_math", "countdown", "format_regex", "length_penalty", "verl_default"];
+export const BUILTINS: Builtin[] = ["arith", "exact_match", "numeric", "gsm8k", "boxed_math", "countdown", "format_regex", "length_penalty", "verl_default", "verl_code"];
 
 /** Where the prompts come from: a run's validation data or a dataset version. */
 export type Prompts = { kind: "run"; run: number | null } | { kind: "version"; version: number | null };
