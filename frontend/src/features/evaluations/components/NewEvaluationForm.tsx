@@ -182,7 +182,7 @@ export function NewEvaluationForm({ slug, onDone }: { slug: string; onDone?: () 
       {rewardVersion === null ? (
         <Field
           label="Built-in reward"
-          help="Default: the run's reward for a run's validation data; otherwise each row's data source picks its scorer (arith, countdown, and verl's GSM8K, MATH, DAPO and Search-R1 sources). Data of any other source needs a reward."
+          help="Default: the run's reward for a run's validation data; otherwise each row's data source picks its scorer (arith, countdown, verl's GSM8K, MATH, DAPO and Search-R1 sources, and its code sources run against their tests). Data of any other source needs a reward."
           errors={at("builtin_reward")}
         >
           {(props) => (
