@@ -19,8 +19,7 @@ from studio.model_registry.services import add_model_record
 from studio.reports.data import report_runs
 from studio.runs.folders import checkpoint_dir
 from studio.runs.launch import claim, trainer_config
-from studio.runs.models import Run
-from studio.runs.models import Checkpoint
+from studio.runs.models import Checkpoint, Run
 from tests.studio.conftest import World, write_model_folder
 
 GAE = {"algorithm": {"adv_estimator": "gae"}}
