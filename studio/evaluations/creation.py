@@ -190,14 +190,9 @@ def _inputs(
         reward = parent.reward_version
     else:
         assert request.dataset_version is not None  # one of the two, checked above
-        versions = DatasetVersion.objects.filter(dataset__project=project)
-        version = one(
-            versions.select_related("dataset"),
-            request.dataset_version,
-            "dataset_version",
-            "dataset version",
-            project,
-        )
+        versions = DatasetVersion.objects.filter(dataset__project=project).select_related("dataset")
+        pk = request.dataset_version
+        version = one(versions, pk, "dataset_version", "dataset version", project)
         # Every row of the version is a prompt: it is "validated on" whole.
         inputs = completed_inputs(
             project,
@@ -210,14 +205,9 @@ def _inputs(
             },
         )
     if request.reward_version is not None:
-        rewards = RewardVersion.objects.filter(function__project=project)
-        reward = one(
-            rewards.select_related("function"),
-            request.reward_version,
-            "reward_version",
-            "reward version",
-            project,
-        )
+        rewards = RewardVersion.objects.filter(function__project=project).select_related("function")
+        pk = request.reward_version
+        reward = one(rewards, pk, "reward_version", "reward version", project)
     if request.builtin_reward is not None:
         reward = None
     return inputs.replace(reward=reward), source

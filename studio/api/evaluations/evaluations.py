@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.api.runs.reports import REPORT, HtmlRenderer
-from studio.api.runs.runs import ProjectRunsFilter
+from studio.api.runs.runs import ProjectRunsFilter, reason_of
 from studio.evaluations.creation import (
     CreateEvaluation,
     checkpoints_and_base,
@@ -153,8 +153,5 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """As a run: a queued evaluation ends at once, a running one once its job stopped."""
         run = self.get_object()
-        data = ReasonSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        reason = data.validated_data.get("reason", "")
-        service.cancel_run(run, signed_in_user(request), reason)
+        service.cancel_run(run, signed_in_user(request), reason_of(request))
         return self._detail(run.pk)
