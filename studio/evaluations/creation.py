@@ -31,12 +31,12 @@ from studio.references.run_inputs import (
     usable,
 )
 from studio.rewards.models import RewardVersion
+from studio.runs import service
 from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_folder
 from studio.runs.configs import InvalidConfig, Resolved, resources_of
 from studio.runs.creation import resolve_with_inputs, stored_config
 from studio.runs.models import Checkpoint, Run, RunKind
 from studio.runs.provenance import relaunch_refusal
-from studio.runs.service import NewRun, store_run
 
 # The base config of an evaluation that names no run: the demo preset's lengths and reward.
 DEFAULT_PRESET = "grpo-tiny-arith"
@@ -267,7 +267,7 @@ def create_evaluation(project: Project, request: CreateEvaluation, user: Any, **
     with its `evaluation.create` audit event: its name and how many models it evaluates,
     plus `audit` (the sample an "Ask the checkpoints" evaluation asks about)."""
     inputs, models, resolved = compose_evaluation(project, request)
-    new = NewRun(
+    new = service.NewRun(
         name=request.name,
         inputs=inputs,
         resolved=resolved,
@@ -277,7 +277,7 @@ def create_evaluation(project: Project, request: CreateEvaluation, user: Any, **
     )
     history = "evaluation created"
     detail = {"name": new.name, "models": len(models), **audit}
-    return store_run(project, new, user, history, "evaluation.create", **detail)
+    return service.store_run(project, new, user, history, "evaluation.create", **detail)
 
 
 def run_checkpoints(run: Run) -> list[Checkpoint]:
