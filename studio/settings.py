@@ -132,6 +132,7 @@ INSTALLED_APPS = [
     "studio.runs.apps.RunsConfig",
     "studio.telemetry.apps.TelemetryConfig",
     "studio.model_registry.apps.ModelRegistryConfig",
+    "studio.evaluations.apps.EvaluationsConfig",
 ]
 
 MIDDLEWARE = [

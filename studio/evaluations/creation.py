@@ -12,32 +12,29 @@ same ingest, and is cancelled like a run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from django.db import transaction
 
 from studio.datasets.models import DatasetVersion
 from studio.model_registry.models import ModelRole, RegisteredModel
 from studio.projects.models import Project
-from studio.references.kinds.reward import with_builtin_reward
+from studio.references.choices import one
 from studio.references.kinds.validation import ValidationChoice
 from studio.references.reference import Reference
-from studio.references.reward_choice import unresolved_reward_errors
 from studio.references.run_inputs import (
     InputError,
     RunInputs,
     completed_inputs,
-    filled_paths,
     inherited_inputs,
-    input_fields,
     project_models,
     usable,
 )
 from studio.rewards.models import RewardVersion
-from studio.runs import dispatch, lifecycle
+from studio.runs import service
 from studio.runs.checkpoints import CheckpointUnavailable, checkpoint_folder
-from studio.runs.configs import InvalidConfig, Resolved, resolve, resources_of
+from studio.runs.configs import InvalidConfig, Resolved, resources_of
+from studio.runs.creation import resolve_with_inputs, stored_config
 from studio.runs.models import Checkpoint, Run, RunKind
 from studio.runs.provenance import relaunch_refusal
 
@@ -64,8 +61,9 @@ class PromptSelection:
 
 
 @dataclass(frozen=True)
-class EvaluationRequest:
-    """A validated create request (studio.evaluations.serializers)."""
+class CreateEvaluation:
+    """What an evaluation's creation is asked: a validated create request
+    (studio.evaluations.serializers), or the one the "Ask the checkpoints" path makes."""
 
     name: str
     models: list[dict[str, Any]]  # {"model": id} | {"run": id, "step": n}
@@ -80,6 +78,26 @@ class EvaluationRequest:
     max_new_tokens: int | None
     priority: int
     prompts: PromptSelection | None = None
+
+    @classmethod
+    def from_validated(cls, data: Mapping[str, Any], **fixed: Any) -> CreateEvaluation:
+        """From EvaluationCreateSerializer's (or RunCheckpointsEvaluationSerializer's)
+        validated data, with `fixed` values in place of the request's."""
+        values: dict[str, Any] = {
+            "name": data.get("name") or "Evaluation",
+            "models": data.get("models", []),
+            "dataset_version": data.get("dataset_version"),
+            "validation_of_run": data.get("validation_of_run"),
+            "reward_version": data.get("reward_version"),
+            "builtin_reward": data.get("builtin_reward"),
+            "k": data["k"],
+            "greedy": data["greedy"],
+            "temperature": data["temperature"],
+            "max_prompts": data.get("max_prompts"),
+            "max_new_tokens": data.get("max_new_tokens"),
+            "priority": data["priority"],
+        }
+        return cls(**(values | fixed))
 
 
 def _checkpoint(project: Project, run_id: int, step: int, field: str) -> Checkpoint:
@@ -110,11 +128,7 @@ def evaluated_models(project: Project, wanted: list[dict[str, Any]]) -> list[Eva
     for i, item in enumerate(wanted):
         field = f"models.{i}"
         if "model" in item:
-            model = models.filter(pk=item["model"]).first()
-            if model is None:
-                raise InputError(
-                    {field: [f"No model {item['model']} in project {project.slug!r}."]}
-                )
+            model = one(models, item["model"], field, "model", project)
             usable(model, field, ModelRole.POLICY)
             chosen.append(Evaluated(model.name, Reference("model", model.pk).text, model))
         else:
@@ -145,7 +159,7 @@ def _source_run(project: Project, run_id: int, field: str) -> Run:
 
 
 def _inputs(
-    project: Project, request: EvaluationRequest, base: RegisteredModel
+    project: Project, request: CreateEvaluation, base: RegisteredModel
 ) -> tuple[RunInputs, Run | None]:
     """What the evaluation's prompts and reward are, and the run it takes them from."""
     if (request.dataset_version is None) == (request.validation_of_run is None):
@@ -176,19 +190,9 @@ def _inputs(
         reward = parent.reward_version
     else:
         assert request.dataset_version is not None  # one of the two, checked above
-        version = (
-            DatasetVersion.objects.filter(dataset__project=project, pk=request.dataset_version)
-            .select_related("dataset")
-            .first()
-        )
-        if version is None:
-            raise InputError(
-                {
-                    "dataset_version": [
-                        f"No dataset version {request.dataset_version} in project {project.slug!r}."
-                    ]
-                }
-            )
+        versions = DatasetVersion.objects.filter(dataset__project=project).select_related("dataset")
+        pk = request.dataset_version
+        version = one(versions, pk, "dataset_version", "dataset version", project)
         # Every row of the version is a prompt: it is "validated on" whole.
         inputs = completed_inputs(
             project,
@@ -201,26 +205,16 @@ def _inputs(
             },
         )
     if request.reward_version is not None:
-        reward = (
-            RewardVersion.objects.filter(function__project=project, pk=request.reward_version)
-            .select_related("function")
-            .first()
-        )
-        if reward is None:
-            raise InputError(
-                {
-                    "reward_version": [
-                        f"No reward version {request.reward_version} in project {project.slug!r}."
-                    ]
-                }
-            )
+        rewards = RewardVersion.objects.filter(function__project=project).select_related("function")
+        pk = request.reward_version
+        reward = one(rewards, pk, "reward_version", "reward version", project)
     if request.builtin_reward is not None:
         reward = None
     return inputs.replace(reward=reward), source
 
 
 def compose_evaluation(
-    project: Project, request: EvaluationRequest
+    project: Project, request: CreateEvaluation
 ) -> tuple[RunInputs, list[Evaluated], Resolved]:
     """The evaluation's inputs, models and resolved config (InvalidConfig: errors by
     request field)."""
@@ -231,9 +225,6 @@ def compose_evaluation(
         inputs, source = _inputs(project, request, models[0].base)
     except InputError as exc:
         raise InvalidConfig(exc.errors) from None
-    stored = source.config if source is not None else None
-    if stored is not None and request.builtin_reward is not None:
-        stored = with_builtin_reward(stored, source.preset if source else "")
     partial: dict[str, Any] = {
         "evaluation": {
             "k": request.k,
@@ -250,46 +241,43 @@ def compose_evaluation(
         partial["rollout"] = {"max_new_tokens": request.max_new_tokens}
     if request.prompts is not None:
         partial["evaluation"]["prompt_ids"] = list(request.prompts.ids)
-    errors: dict[str, list[str]] = {}
 
-    def fill(tree: dict[str, Any]) -> dict[str, Any]:
-        try:
-            filled = filled_paths(inputs, tree)
-        except InputError as exc:
-            errors.update(exc.errors)
-            return {}
-        filled["evaluation.models"] = [{"label": m.label, "path": m.reference} for m in models]
+    def evaluated_paths(chosen: RunInputs) -> dict[str, Any]:
+        paths: dict[str, Any] = {
+            "evaluation.models": [{"label": m.label, "path": m.reference} for m in models]
+        }
         if request.prompts is not None and request.prompts.split == "train":
             # The rows the run trained on, as the studio serves them to it.
-            version = inputs.dataset_version.pk
-            filled["data.val_files"] = [Reference("dataset-version", version, "train").text]
-        return filled
+            version = chosen.dataset_version.pk
+            paths["data.val_files"] = [Reference("dataset-version", version, "train").text]
+        return paths
 
-    resolved = resolve(
-        partial, preset=None if stored is not None else DEFAULT_PRESET, stored=stored, fill=fill
+    _, resolved = resolve_with_inputs(
+        lambda tree: inputs,  # chosen above: an evaluation's inputs don't depend on its tree
+        partial,
+        preset=None if source is not None else DEFAULT_PRESET,
+        stored=stored_config(source, request.builtin_reward is not None),
+        extra_paths=evaluated_paths,
     )
-    errors.update(unresolved_reward_errors(inputs, resolved.config))
-    if errors:
-        raise InvalidConfig(errors)
     return inputs, models, resolved
 
 
-def create_evaluation(project: Project, request: EvaluationRequest, user: Any) -> Run:
-    inputs, _, resolved = compose_evaluation(project, request)
-    with transaction.atomic():
-        run = Run.objects.create(
-            project=project,
-            kind=RunKind.EVALUATION,
-            name=request.name,
-            config=resolved.tree,
-            **input_fields(inputs),
-            priority=request.priority,
-            resources=resources_of(resolved.config),
-            created_by=user,
-        )
-        lifecycle.record_creation(run, "evaluation created", user)
-        dispatch.reconcile_soon()  # the queue decides when it starts
-    return run
+def create_evaluation(project: Project, request: CreateEvaluation, user: Any, **audit: Any) -> Run:
+    """A queued evaluation, stored by the runs service (studio.runs.service.store_run)
+    with its `evaluation.create` audit event: its name and how many models it evaluates,
+    plus `audit` (the sample an "Ask the checkpoints" evaluation asks about)."""
+    inputs, models, resolved = compose_evaluation(project, request)
+    new = service.NewRun(
+        name=request.name,
+        inputs=inputs,
+        resolved=resolved,
+        priority=request.priority,
+        resources=resources_of(resolved.config),
+        kind=RunKind.EVALUATION,
+    )
+    history = "evaluation created"
+    detail = {"name": new.name, "models": len(models), **audit}
+    return service.store_run(project, new, user, history, "evaluation.create", **detail)
 
 
 def run_checkpoints(run: Run) -> list[Checkpoint]:
@@ -304,3 +292,25 @@ def run_checkpoints(run: Run) -> list[Checkpoint]:
             continue  # pruned (checkpoint.keep_last) or on another machine
         found[checkpoint.step] = checkpoint
     return list(found.values())
+
+
+def checkpoints_and_base(run: Run, field: str) -> list[dict[str, Any]]:
+    """The models of an evaluation across `run`'s training: its base model (the baseline)
+    and every checkpoint the studio can reach, as request models; InvalidConfig keyed by
+    `field` when it has none, or when the run is a provenance record (its inputs can't
+    be had again)."""
+    checkpoints = run_checkpoints(run)
+    if not checkpoints:
+        raise InvalidConfig(
+            {
+                field: [
+                    f"Run {run.pk} has no checkpoint this studio can reach (none saved yet, "
+                    "or pruned by checkpoint.keep_last)."
+                ]
+            }
+        )
+    refusal = relaunch_refusal(run)
+    if refusal is not None:
+        raise InvalidConfig({field: [refusal]})
+    assert run.model_id is not None  # only a provenance record has none: refused above
+    return [{"model": run.model_id}] + [{"run": run.pk, "step": c.step} for c in checkpoints]

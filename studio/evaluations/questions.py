@@ -19,10 +19,10 @@ from typing import Any, Literal
 from django.db import transaction
 
 from studio.evaluations.creation import (
-    EvaluationRequest,
+    CreateEvaluation,
     PromptSelection,
+    checkpoints_and_base,
     create_evaluation,
-    run_checkpoints,
 )
 from studio.runs.configs import InvalidConfig
 from studio.runs.models import Run, RunKind
@@ -72,21 +72,11 @@ def ask_checkpoints(sample: RolloutSample, sampling: dict[str, Any], user: Any) 
     if refusal:
         raise InvalidConfig({"sample": [refusal]})
     run = sample.run
-    checkpoints = run_checkpoints(run)
-    if not checkpoints:
-        raise InvalidConfig(
-            {
-                "sample": [
-                    f"Run {run.pk} has no checkpoint this studio can reach (none saved yet, "
-                    "or pruned by checkpoint.keep_last)."
-                ]
-            }
-        )
-    assert run.model_id is not None  # only a provenance record has none: refused above
+    models = checkpoints_and_base(run, "sample")
     name = sampling.get("name") or f"{run.name}: ask the checkpoints (sample {sample.pk})"
-    request = EvaluationRequest(
+    request = CreateEvaluation(
         name=name[:200],
-        models=[{"model": run.model_id}] + [{"run": run.pk, "step": c.step} for c in checkpoints],
+        models=models,
         dataset_version=None,
         validation_of_run=run.pk,
         reward_version=None,
@@ -100,7 +90,7 @@ def ask_checkpoints(sample: RolloutSample, sampling: dict[str, Any], user: Any) 
         prompts=PromptSelection(ASKABLE_SPLITS[sample.split], (sample.group_id,)),
     )
     with transaction.atomic():
-        evaluation = create_evaluation(run.project, request, user)
+        evaluation = create_evaluation(run.project, request, user, sample=sample.pk)
         SampleQuestion.objects.create(
             evaluation=evaluation,
             sample=sample,

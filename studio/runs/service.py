@@ -1,18 +1,26 @@
 """What can be done to a run, as the functions the API's views call: each one creates or
 changes the run, records its status history and audit event, and tells the queue, in one
 transaction. The views keep only HTTP: parsing, permissions, status codes.
+
+An evaluation is a run: the evaluations app composes it its own way and stores it through
+`store_run`, and it is cancelled by `cancel_run`; its audit events are named
+`evaluation.<verb>` (audit_action) so the audit log tells the two apart.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from studio.projects.models import AuditEvent, Project
-from studio.references.run_inputs import input_fields
+from studio.references.run_inputs import RunInputs, input_fields
 from studio.runs import dispatch, lifecycle
-from studio.runs.configs import InvalidConfig, resources_of
+from studio.runs.configs import InvalidConfig, Resolved, resources_of
 from studio.runs.creation import compose
 from studio.runs.models import Run, RunKind, RunStatus
 from studio.runs.provenance import relaunch_refusal
@@ -31,28 +39,73 @@ def refuse_provenance(run: Run) -> None:
         raise InvalidConfig({"run": [refusal]})
 
 
+@dataclass(frozen=True)
+class NewRun:
+    """A composed run for `store_run`: what a create path worked out (its inputs and
+    resolved config, studio.runs.creation) and the columns the request sets."""
+
+    name: str
+    inputs: RunInputs
+    resolved: Resolved
+    priority: int
+    resources: Mapping[str, float]
+    kind: str = RunKind.TRAIN
+    preset: str = ""
+    tags: list[str] = field(default_factory=list)
+    notes: str = ""
+    parent: Run | None = None
+
+
+def audit_action(run: Run, verb: str) -> str:
+    """The audit event's action for `verb` done to `run`: `run.<verb>`, or
+    `evaluation.<verb>` for an evaluation (what GET /api/audit/?action= filters on)."""
+    return f"{'evaluation' if run.kind == RunKind.EVALUATION else 'run'}.{verb}"
+
+
+def store_run(
+    project: Project, new: NewRun, user: User, history: str, action: str, **audit: Any
+) -> Run:
+    """The one way a run comes to be (created, cloned, or an evaluation): stored queued
+    with its first status-history row (`history` its reason), the verl overrides it
+    ignores in its log, and its audit event (`action`, with `audit` as its detail); the
+    queue decides when it starts."""
+    with transaction.atomic():
+        run = Run.objects.create(
+            project=project,
+            kind=new.kind,
+            name=new.name,
+            preset=new.preset,
+            config=new.resolved.tree,
+            **input_fields(new.inputs),
+            priority=new.priority,
+            resources=dict(new.resources),
+            tags=unique_tags(new.tags),
+            notes=new.notes,
+            parent=new.parent,
+            created_by=user,
+        )
+        lifecycle.record_creation(run, history, user)
+        lifecycle.record_ignored_overrides(run, new.resolved.ignored)
+        AuditEvent.record(action, run, project, user, **audit)
+        dispatch.reconcile_soon()  # the queue decides when it starts
+    return run
+
+
 def create_run(project: Project, request: CreateRun, user: User) -> Run:
     """A queued run from a create request (studio.runs.requests); raises
     InvalidConfig (studio.runs.configs) or InputError for a config or input it refuses."""
     inputs, resolved = compose(project, request, user)
-    with transaction.atomic():
-        run = Run.objects.create(
-            project=project,
-            name=request.name,
-            preset=request.preset,
-            config=resolved.tree,
-            **input_fields(inputs),
-            priority=request.priority,
-            resources={**resources_of(resolved.config), **request.resources},
-            tags=unique_tags(request.tags),
-            notes=request.notes,
-            created_by=user,
-        )
-        lifecycle.record_creation(run, "created", user)
-        lifecycle.record_ignored_overrides(run, resolved.ignored)
-        AuditEvent.record("run.create", run, project, user, name=run.name, preset=run.preset)
-        dispatch.reconcile_soon()  # the queue decides when it starts
-    return run
+    new = NewRun(
+        name=request.name,
+        inputs=inputs,
+        resolved=resolved,
+        priority=request.priority,
+        resources={**resources_of(resolved.config), **request.resources},
+        preset=request.preset,
+        tags=request.tags,
+        notes=request.notes,
+    )
+    return store_run(project, new, user, "created", "run.create", name=new.name, preset=new.preset)
 
 
 def clone_run(parent: Run, request: CloneRun, user: User) -> Run:
@@ -64,25 +117,21 @@ def clone_run(parent: Run, request: CloneRun, user: User) -> Run:
     inputs, resolved = compose(parent.project, request, user, parent=parent)
     same_request = resolved.tree["resources"] == parent.config.get("resources")
     resources = parent.resources if same_request else resources_of(resolved.config)
-    with transaction.atomic():
-        run = Run.objects.create(
-            project=parent.project,
-            name=request.name or f"{parent.name} (clone)"[:200],
-            preset=parent.preset,
-            config=resolved.tree,
-            **input_fields(inputs),
-            priority=parent.priority if request.priority is None else request.priority,
-            resources={**resources, **request.resources},
-            tags=unique_tags(parent.tags if request.tags is None else request.tags),
-            notes=parent.notes if request.notes is None else request.notes,
-            parent=parent,
-            created_by=user,
-        )
-        lifecycle.record_creation(run, f"cloned from run {parent.pk}", user)
-        lifecycle.record_ignored_overrides(run, resolved.ignored)
-        AuditEvent.record("run.clone", run, parent.project, user, parent=parent.pk, name=run.name)
-        dispatch.reconcile_soon()
-    return run
+    new = NewRun(
+        name=request.name or f"{parent.name} (clone)"[:200],
+        inputs=inputs,
+        resolved=resolved,
+        priority=parent.priority if request.priority is None else request.priority,
+        resources={**resources, **request.resources},
+        preset=parent.preset,
+        tags=parent.tags if request.tags is None else request.tags,
+        notes=parent.notes if request.notes is None else request.notes,
+        parent=parent,
+    )
+    history = f"cloned from run {parent.pk}"
+    return store_run(
+        parent.project, new, user, history, "run.clone", parent=parent.pk, name=new.name
+    )
 
 
 def update_run(run: Run, request: RunChanges, user: User) -> None:
@@ -99,13 +148,13 @@ def update_run(run: Run, request: RunChanges, user: User) -> None:
 
 def cancel_run(run: Run, user: User, reason: str) -> None:
     """Cancel at once when queued; else `cancelling` until its job has stopped (asked of
-    Ray now). Twice is harmless; raises TransitionRefused for a run that has ended."""
+    Ray now). Twice is harmless; raises TransitionRefused for a run that has ended. An
+    evaluation is cancelled here too (its event: `evaluation.cancel`)."""
     with transaction.atomic():
         after, changed = lifecycle.cancel(run.pk, user, reason)
         if changed:
-            AuditEvent.record(
-                "run.cancel", run, run.project, user, previous=run.status, status=after
-            )
+            action = audit_action(run, "cancel")
+            AuditEvent.record(action, run, run.project, user, previous=run.status, status=after)
         if changed and after == RunStatus.CANCELLING:
             dispatch.cancel_soon(run.pk)  # stop its Ray job now
 

@@ -9,6 +9,7 @@ from typing import Any
 from rest_framework.test import APIClient
 
 from studio.api.trainer_ingest.endpoints import run_split
+from studio.projects.models import AuditEvent
 from studio.references.run_inputs import REF
 from studio.runs.launch import claim, trainer_config
 from studio.runs.models import Run, RunKind
@@ -56,6 +57,8 @@ def test_a_training_sample_is_asked_of_the_base_model_and_every_checkpoint(membe
     }
     evaluation = Run.objects.get(pk=body["id"])
     assert evaluation.kind == RunKind.EVALUATION
+    audited = AuditEvent.objects.get(action="evaluation.create", object_id=str(evaluation.pk))
+    assert audited.detail == {"name": evaluation.name, "models": 3, "sample": sample.pk}
     assert evaluation.config["evaluation"]["prompt_ids"] == ["0:7"]
     assert evaluation.config["evaluation"]["greedy"] is True
     assert evaluation.config["reward"] == trained.config["reward"]

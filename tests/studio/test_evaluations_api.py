@@ -12,8 +12,9 @@ from rest_framework.test import APIClient
 
 from studio.cli.main import main
 from studio.datasets.models import DatasetVersion
-from studio.projects.models import ApiToken
+from studio.projects.models import ApiToken, AuditEvent
 from studio.references.run_inputs import REF
+from studio.runs import service
 from studio.runs.launch import claim, trainer_config
 from studio.runs.models import Checkpoint, Run, RunKind, RunStatus
 from studio.telemetry.models import MetricPoint, RolloutSample
@@ -207,6 +208,52 @@ def test_cancel_is_a_runs_cancel_and_viewers_may_not(world, member, trained):
     # Clone and resume are for training runs.
     assert member.post(f"/api/runs/{evaluation_id}/resume/").status_code == 409
     assert member.post(f"/api/runs/{evaluation_id}/clone/", {}, format="json").status_code == 409
+
+
+def test_creating_an_evaluation_is_audited_like_creating_a_run(world, member, trained):
+    evaluation_id = evaluate_checkpoints(member, trained).json()["id"]
+    event = AuditEvent.objects.get(action="evaluation.create")
+    assert (event.object_type, event.object_id) == ("run", str(evaluation_id))
+    assert (event.actor, event.project) == (world.member, world.project)
+    assert event.detail == {"name": "demo: checkpoints", "models": 3}
+    listed = world.client("viewer").get("/api/audit/", {"action": "evaluation.create"}).json()
+    assert [e["object_id"] for e in listed["results"]] == [str(evaluation_id)]
+
+
+def test_cancelling_an_evaluation_is_audited_with_a_run_cancels_detail(world, member, trained):
+    evaluation_id = evaluate_checkpoints(member, trained).json()["id"]
+    response = member.post(f"/api/evaluations/{evaluation_id}/cancel/", {"reason": "r"})
+    assert response.status_code == 200
+    event = AuditEvent.objects.get(action="evaluation.cancel")
+    assert (event.object_id, event.actor) == (str(evaluation_id), world.member)
+    assert event.detail == {"previous": "queued", "status": "cancelled"}  # run.cancel's keys
+    assert not AuditEvent.objects.filter(action="run.cancel").exists()
+
+
+def test_an_evaluation_and_a_run_are_stored_and_cancelled_by_the_same_service_functions(
+    member, trained, monkeypatch
+):
+    stored: list[str] = []
+    cancelled: list[int] = []
+    real_store, real_cancel = service.store_run, service.cancel_run
+
+    def store(project, new, user, history, action, **audit):
+        stored.append(action)
+        return real_store(project, new, user, history, action, **audit)
+
+    def cancel(run, user, reason):
+        cancelled.append(run.pk)
+        real_cancel(run, user, reason)
+
+    monkeypatch.setattr(service, "store_run", store)
+    monkeypatch.setattr(service, "cancel_run", cancel)
+    evaluation_id = evaluate_checkpoints(member, trained).json()["id"]
+    body = {"project": "alpha", "name": "second", "dataset_version": trained.dataset_version_id}
+    run_id = member.post("/api/runs/", body, format="json").json()["id"]
+    assert stored == ["evaluation.create", "run.create"]
+    assert member.post(f"/api/evaluations/{evaluation_id}/cancel/").status_code == 200
+    assert member.post(f"/api/runs/{run_id}/cancel/").status_code == 200
+    assert cancelled == [evaluation_id, run_id]
 
 
 def test_a_run_without_reachable_checkpoints_is_told_so(world, member, version):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status
@@ -22,8 +21,12 @@ from rest_framework.response import Response
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.api.runs.reports import REPORT, HtmlRenderer
-from studio.api.runs.runs import ProjectRunsFilter
-from studio.evaluations.creation import EvaluationRequest, create_evaluation, run_checkpoints
+from studio.api.runs.runs import ProjectRunsFilter, reason_of
+from studio.evaluations.creation import (
+    CreateEvaluation,
+    checkpoints_and_base,
+    create_evaluation,
+)
 from studio.evaluations.questions import QUESTION_RELATED, ask_checkpoints
 from studio.evaluations.serializers import (
     AskCheckpointsSerializer,
@@ -35,31 +38,12 @@ from studio.evaluations.serializers import (
 from studio.projects.models import Role
 from studio.references.summary import SUMMARY_RELATED
 from studio.reports.data import evaluation_report_filename, evaluation_report_html
-from studio.runs import dispatch, lifecycle
-from studio.runs.models import Run, RunKind, RunStatus
-from studio.runs.provenance import relaunch_refusal
+from studio.runs import service
+from studio.runs.models import Run, RunKind
 from studio.runs.serializers import ReasonSerializer
 from studio.telemetry.models import RolloutSample
 
 CONFLICT = OpenApiResponse(description="The evaluation's status does not allow this action.")
-
-
-def _request(v: dict[str, Any], **fixed: Any) -> EvaluationRequest:
-    values: dict[str, Any] = {
-        "name": v.get("name") or "Evaluation",
-        "models": v.get("models", []),
-        "dataset_version": v.get("dataset_version"),
-        "validation_of_run": v.get("validation_of_run"),
-        "reward_version": v.get("reward_version"),
-        "builtin_reward": v.get("builtin_reward"),
-        "k": v["k"],
-        "greedy": v["greedy"],
-        "temperature": v["temperature"],
-        "max_prompts": v.get("max_prompts"),
-        "max_new_tokens": v.get("max_new_tokens"),
-        "priority": v["priority"],
-    }
-    return EvaluationRequest(**(values | fixed))
 
 
 class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScopedViewSet):
@@ -81,11 +65,9 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         run = self.get_queryset().get(pk=run_id)
         return Response(EvaluationDetailSerializer(run).data, status=code)
 
-    def _create(self, project_slug: str, request: EvaluationRequest, audit: str) -> Response:
+    def _create(self, project_slug: str, request: CreateEvaluation) -> Response:
         project = self.project_for(project_slug)
-        user = signed_in_user(self.request)
-        run = create_evaluation(project, request, user)
-        self.audit(audit, run, project, name=run.name, models=len(request.models))
+        run = create_evaluation(project, request, signed_in_user(self.request))
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(request=EvaluationCreateSerializer, responses={201: EvaluationDetailSerializer})
@@ -95,7 +77,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         data = EvaluationCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        return self._create(v["project"], _request(v), "evaluation.create")
+        return self._create(v["project"], CreateEvaluation.from_validated(v))
 
     @extend_schema(
         request=RunCheckpointsEvaluationSerializer, responses={201: EvaluationDetailSerializer}
@@ -117,23 +99,10 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         if run is None:
             raise exceptions.NotFound("No such run.")
         self.require_role(run.project, Role.MEMBER)
-        checkpoints = run_checkpoints(run)
-        if not checkpoints:
-            raise exceptions.ValidationError(
-                {
-                    "run": [
-                        f"Run {run.pk} has no checkpoint this studio can reach (none saved yet, "
-                        "or pruned by checkpoint.keep_last)."
-                    ]
-                }
-            )
-        refusal = relaunch_refusal(run)
-        if refusal is not None:
-            raise exceptions.ValidationError({"run": [refusal]})
-        models = [{"model": run.model_id}] + [{"run": run.pk, "step": c.step} for c in checkpoints]
+        models = checkpoints_and_base(run, "run")
         name = v.get("name") or f"{run.name}: checkpoints"
         fixed = {"models": models, "validation_of_run": run.pk, "name": name[:200]}
-        return self._create(run.project.slug, _request(v, **fixed), "evaluation.create")
+        return self._create(run.project.slug, CreateEvaluation.from_validated(v, **fixed))
 
     @extend_schema(
         operation_id="evaluations_report",
@@ -175,7 +144,6 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
         project = sample.run.project
         self.require_role(project, Role.MEMBER)
         run = ask_checkpoints(sample, v, user)
-        self.audit("evaluation.create", run, project, name=run.name, sample=sample.pk)
         return self._detail(run.pk, status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -185,14 +153,5 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """As a run: a queued evaluation ends at once, a running one once its job stopped."""
         run = self.get_object()
-        data = ReasonSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        with transaction.atomic():
-            after, changed = lifecycle.cancel(
-                run.pk, request.user, data.validated_data.get("reason", "")
-            )
-            if changed:
-                self.audit("evaluation.cancel", run, run.project, previous=run.status)
-            if changed and after == RunStatus.CANCELLING:
-                dispatch.cancel_soon(run.pk)  # stop its Ray job now
+        service.cancel_run(run, signed_in_user(request), reason_of(request))
         return self._detail(run.pk)

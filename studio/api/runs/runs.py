@@ -41,6 +41,14 @@ from trainer.config import PRESETS, RunConfig, preset_names
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
 
 
+def reason_of(request: Request) -> str:
+    """The reason a cancel or resume request gives (ReasonSerializer; empty if none): the
+    runs' and the evaluations' views read it the same way."""
+    data = ReasonSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    return str(data.validated_data.get("reason", ""))
+
+
 class ProjectRunsFilter(filters.FilterSet):
     """Runs of any kind by project and status (evaluations filter on these alone)."""
 
@@ -157,10 +165,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         """A queued run is cancelled at once; a starting or running one goes to
         `cancelling` until its job has stopped. Cancelling twice is harmless."""
         run = self.get_object()
-        data = ReasonSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        reason = data.validated_data.get("reason", "")
-        service.cancel_run(run, signed_in_user(request), reason)
+        service.cancel_run(run, signed_in_user(request), reason_of(request))
         return self._detail(run.pk)
 
     @extend_schema(request=ReasonSerializer, responses={200: RunDetailSerializer, 409: CONFLICT})
@@ -168,10 +173,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
     def resume(self, request: Request, pk: str | None = None) -> Response:
         """Queue a failed or cancelled run again; it continues from its latest checkpoint."""
         run = self.get_object()
-        data = ReasonSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        reason = data.validated_data.get("reason", "")
-        service.resume_run(run, signed_in_user(request), reason)
+        service.resume_run(run, signed_in_user(request), reason_of(request))
         return self._detail(run.pk)
 
     @extend_schema(request=PrioritySerializer, responses=RunDetailSerializer)
