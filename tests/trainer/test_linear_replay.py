@@ -176,16 +176,16 @@ def test_replay_on_is_refused_where_it_cannot_apply(tiny: tuple[torch.nn.Module,
     replays. The config's reasons are refused when it is read, the device's at the start."""
     model, _ = tiny
     with pytest.raises(ValueError, match=r"replay_rollout_outputs=on .*actor.ppo_epochs > 1"):
-        config("actor.replay_rollout_outputs=on", "actor.ppo_epochs=2")
+        config("speed.replay_rollout_outputs=on", "actor.ppo_epochs=2")
     with pytest.raises(ValueError, match="multi-turn"):
-        config("actor.replay_rollout_outputs=on", "rollout.multi_turn.enabled=true")
-    assert config("actor.replay_rollout_outputs=true").actor.replay_rollout_outputs == "on"
+        config("speed.replay_rollout_outputs=on", "rollout.multi_turn.enabled=true")
+    assert config("speed.replay_rollout_outputs=true").speed.replay_rollout_outputs == "on"
     engine = HFEngine(model, build_tokenizer())
     gpu = torch.device("cuda")  # only its type is read: no GPU needed
     with pytest.raises(ValueError, match="trains on cuda, and replay is for CPU training"):
-        replay_recorder(config("actor.replay_rollout_outputs=on"), engine, gpu)
+        replay_recorder(config("speed.replay_rollout_outputs=on"), engine, gpu)
     assert replay_recorder(config(), engine, gpu) is None and engine.watcher is None
-    assert replay_recorder(config("actor.replay_rollout_outputs=off"), engine, model.device) is None
+    assert replay_recorder(config("speed.replay_rollout_outputs=off"), engine, model.device) is None
     assert replay_recorder(config("actor.ppo_epochs=2"), engine, model.device) is None
     assert replay_recorder(config(), engine, model.device) is engine.watcher is not None
 
@@ -261,7 +261,7 @@ def test_a_training_step_replays_and_updates_as_without_replay(
             "rollout.max_new_tokens=48",
             "actor.ppo_mini_batch_size=2",
             "actor.micro_batch_size=8",
-            f"actor.replay_rollout_outputs={str(replay).lower()}",
+            f"speed.replay_rollout_outputs={str(replay).lower()}",
             "trainer.total_steps=1",
             # Every row back-propagates here: split off, the one group that scored would be
             # scored alone, and a lone group packs instead of taking the shared-prefix

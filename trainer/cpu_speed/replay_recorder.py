@@ -42,9 +42,9 @@ def replay_recorder(
     cfg: RunConfig, engine: HFEngine, device: torch.device
 ) -> ReplayRecorder | None:
     """The run's recorder, watching `engine`, or None when its update cannot replay.
-    `actor.replay_rollout_outputs=on` refuses a run it cannot apply to (the config's own
+    `speed.replay_rollout_outputs=on` refuses a run it cannot apply to (the config's own
     reasons are refused when the config is read: RunConfig.replay_blockers)."""
-    setting = cfg.actor.replay_rollout_outputs
+    setting = cfg.speed.replay_rollout_outputs
     if setting == "off" or cfg.replay_blockers:
         return None
     # On a GPU the recording would hold accelerator memory; it was never measured there.
@@ -58,7 +58,7 @@ def replay_recorder(
     if blocker is not None:
         if setting == "on":
             raise ValueError(
-                f"actor.replay_rollout_outputs=on cannot apply to this run: {blocker}. "
+                f"speed.replay_rollout_outputs=on cannot apply to this run: {blocker}. "
                 "Set it to auto (replay where it applies) or off."
             )
         return None

@@ -12,8 +12,7 @@ from torch import nn
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
-from trainer.cpu_speed.memory import keep_freed_memory
-from trainer.cpu_speed.replay_recorder import replay_recorder
+from trainer.models.converters import build_converters
 from trainer.models.loading import (
     ValueModel,
     check_same_tokenizer,
@@ -93,13 +92,13 @@ def _peak_flops(device: torch.device) -> float | None:
 def build_state(cfg: RunConfig) -> TrainingState:
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)
-    if device.type == "cpu":
-        keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_speed.memory)
+    # The run's `speed` converters, applied to each model as it is built.
+    converters = build_converters(cfg)
+    converters.prepare(device)
     tokenizer = load_tokenizer(cfg.model.path)
-    kernel = cfg.model.cpu_linear_kernel
     overrides = cfg.model.config_overrides
-    actor: nn.Module = load_policy(
-        cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+    actor: nn.Module = converters.apply(
+        load_policy(cfg.model.path, cfg.model.dtype, device, config_overrides=overrides), device
     )
     num_params = sum(p.numel() for p in actor.parameters())
     if cfg.model.gradient_checkpointing:
@@ -116,15 +115,18 @@ def build_state(cfg: RunConfig) -> TrainingState:
     ref = None
     # A LoRA run's reference is its actor with the adapters off (trainer.models.lora).
     if cfg.needs_reference_model and not cfg.actor.lora.enabled:
-        ref = load_policy(
-            cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+        ref = converters.apply(
+            load_policy(cfg.model.path, cfg.model.dtype, device, config_overrides=overrides),
+            device,
         )
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
     if cfg.needs_critic:
         if cfg.critic.model.path:
             check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
-        critic = ValueModel.from_pretrained(cfg.critic_model_path, cfg.model.dtype, device, kernel)
+        critic = converters.apply(
+            ValueModel.from_pretrained(cfg.critic_model_path, cfg.model.dtype, device), device
+        )
         critic_optimizer = build_optimizer(critic, cfg.critic.optim)
         critic_scheduler = build_scheduler(critic_optimizer, total_steps, cfg.critic.optim)
     if cfg.rollout.engine == "vllm":
@@ -134,7 +136,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
         )
     engine = HFEngine(actor, tokenizer, device, max_batch_size=cfg.rollout.micro_batch_size)
     # The rollout's linear outputs replayed by the update, where that applies (CPU only).
-    hints = replay_recorder(cfg, engine, device)
+    hints = converters.watch_rollout(engine, device)
     generator = torch.Generator().manual_seed(cfg.trainer.seed)
     return TrainingState(
         cfg=cfg,
