@@ -82,11 +82,13 @@ class ModelConverters:
     converters: tuple[ModelConverter, ...]
     cfg: RunConfig
 
-    def watch_rollout(self, engine: HFEngine, device: torch.device) -> ReplayRecorder | None:
-        """`speed.replay_rollout_outputs`: a recorder watching `engine`'s decoding that hands
+    def watch_steps(self, engine: HFEngine, device: torch.device) -> tuple[ReplayRecorder, ...]:
+        """The step hooks (trainer.training.step_hooks) that see each training step, installed
+        on `engine` and its model: `speed.replay_rollout_outputs`'s recorder, which hands
         each step's update the linear outputs the rollout computed
-        (trainer.cpu_speed.replay_recorder); None where the update cannot replay."""
-        return replay_recorder(self.cfg, engine, device)
+        (trainer.cpu_speed.replay_recorder), where the update can replay."""
+        recorder = replay_recorder(self.cfg, engine, device)
+        return () if recorder is None else (recorder,)
 
     def prepare(self, device: torch.device) -> None:
         for converter in self.converters:
