@@ -6,8 +6,8 @@
   rollout computed instead of multiplying again (`speed.replay_rollout_outputs`).
 - `memory`: a trainer process keeps the memory a step frees for the next step.
 
-The trainer's core never imports this package (an import-linter contract): the HF engine
-exposes a `DecodeWatcher`, the step a `RolloutHints` and the batch a `RolloutHint`, and
-the process's assembly (`trainer.training.state`, the distributed worker, `trainer.models.loading`)
-plugs these in where they apply.
+Only the model converters (trainer.models.converters) import this package (an
+import-linter contract): they apply its kernels where a model is built and install its
+replay recorder as the HF engine's `DecodeWatcher`, a training step's `StepHook`
+(trainer.training.step_hooks) and the model's `ForwardReuse` (trainer.rollout.forward_reuse).
 """
