@@ -50,7 +50,7 @@ def create_run(project: Project, request: dict[str, Any], user: User) -> Run:
             created_by=user,
         )
         lifecycle.record_creation(run, "created", user)
-        lifecycle.record_ignored_overrides(run, resolved.ignored)
+        lifecycle.record_config_notes(run, resolved.ignored, resolved.renamed)
         AuditEvent.record("run.create", run, project, user, name=run.name, preset=run.preset)
         dispatch.reconcile_soon()  # the queue decides when it starts
     return run
@@ -80,7 +80,7 @@ def clone_run(parent: Run, request: dict[str, Any], user: User) -> Run:
             created_by=user,
         )
         lifecycle.record_creation(run, f"cloned from run {parent.pk}", user)
-        lifecycle.record_ignored_overrides(run, resolved.ignored)
+        lifecycle.record_config_notes(run, resolved.ignored, resolved.renamed)
         AuditEvent.record("run.clone", run, parent.project, user, parent=parent.pk, name=run.name)
         dispatch.reconcile_soon()
     return run
