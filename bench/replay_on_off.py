@@ -1,7 +1,7 @@
 """Our trainer with the update's replay of rollout outputs on and off, alternating.
 
 Each run is `trl_compare.ours.worker_ours` on a workload in a fresh subprocess, with
-`actor.replay_rollout_outputs` set as asked (trainer/cpu_speed/linear_replay.py); prints per-run
+`speed.replay_rollout_outputs` set as asked (trainer/cpu_speed/linear_replay.py); prints per-run
 seconds per step, generation and update seconds per step, and the step rewards:
 
     .venv/bin/pip install -e '.[bench]'
@@ -31,7 +31,7 @@ def run(workload: str, replay: bool, steps: int, threads: int) -> dict[str, Any]
 
     def flipped(*args: Any, **kwargs: Any) -> Any:
         cfg = ours_config(*args, **kwargs)
-        cfg.actor.replay_rollout_outputs = replay
+        cfg.speed.replay_rollout_outputs = replay
         return cfg
 
     ours.ours_config = flipped  # worker_ours looks it up in its module

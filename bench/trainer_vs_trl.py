@@ -7,7 +7,7 @@ Workloads (`WORKLOADS` in `bench/trl_compare/settings.py`):
   samples EOS, so completions run to the limit (128 or 512 new tokens); 8 prompts x 8,
   reward `bench/digit_share_reward.py` (graded, so every group has a signal).
   `long128-bf16` is long128 with both trainers in pure bf16; the others run in fp32.
-  Our trainer runs its default `model.cpu_linear_kernel=auto` (trainer/cpu_speed/onednn_linear.py):
+  Our trainer runs its default `speed.cpu_linear_kernel=auto` (trainer/cpu_speed/onednn_linear.py):
   float32 linear layers through oneDNN on an AMD CPU with AVX-512, PyTorch's own kernels
   (as TRL's) elsewhere; each run's config records which one ran.
   `long128-torch-kernels` is long128 with ours on PyTorch's kernels on any CPU.

@@ -34,8 +34,8 @@ def ours_config(
                 "path": str(model_dir),
                 "dtype": m.dtype,
                 "gradient_checkpointing": False,
-                "cpu_linear_kernel": workload.our_cpu_linear_kernel,
             },
+            "speed": {"cpu_linear_kernel": workload.our_cpu_linear_kernel},
             "data": {
                 "train_files": [str(train_file)],
                 "val_files": [],

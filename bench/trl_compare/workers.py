@@ -138,7 +138,7 @@ def worker_show_config(name: str, steps: int) -> dict[str, Any]:
         },
         "torch_threads": torch.get_num_threads(),
         "trl_has_max_prompt_length": has_max_prompt_length,
-        "our_cpu_linear_kernel": resolve_kernel(ours.model.cpu_linear_kernel),
+        "our_cpu_linear_kernel": resolve_kernel(ours.speed.cpu_linear_kernel),
     }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from trainer.config import (
     ConfigError,
     IgnoredKey,
+    RenamedKey,
     RunConfig,
     build_config,
     compose,
@@ -49,6 +50,8 @@ class Resolved:
     tree: dict[str, Any] = field(repr=False)  # config.model_dump(mode="json")
     # verl overrides accepted with no effect here, each with the reason.
     ignored: tuple[IgnoredKey, ...] = ()
+    # moved keys read under their old spelling (trainer.config.renamed_keys).
+    renamed: tuple[RenamedKey, ...] = ()
 
 
 def _allowed_keys(section: str) -> list[str]:
@@ -111,7 +114,7 @@ def resolve(
     if nul:
         # Postgres can't store NUL in JSON; say so here rather than fail on insert.
         raise InvalidConfig({path: ["Contains a NUL character (\\x00)."] for path in nul})
-    return Resolved(resolved, tree, composed.ignored)
+    return Resolved(resolved, tree, composed.ignored, composed.renamed)
 
 
 def _nul_paths(value: Any, path: str) -> list[str]:

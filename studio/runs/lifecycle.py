@@ -27,7 +27,7 @@ from studio.runs.models import TERMINAL_STATUSES, Run, RunStatus, RunStatusChang
 from studio.runs.tokens import revoke_ingest_tokens
 from studio.telemetry.live.run_status import announce_status_change
 from studio.telemetry.models import LogLine
-from trainer.config import IgnoredKey
+from trainer.config import IgnoredKey, RenamedKey
 
 logger = logging.getLogger(__name__)
 
@@ -125,20 +125,24 @@ def record_creation(run: Run, reason: str, actor: Any = None) -> None:
     announce_status_change(change)
 
 
-def record_ignored_overrides(run: Run, ignored: Sequence[IgnoredKey]) -> None:
-    """The verl overrides the run accepted with no effect, once each with the reason, as
-    the first lines of its log (attempt 0: before any attempt), where the trainer's own
-    lines follow; the standalone CLI logs the same lines itself."""
+def record_config_notes(
+    run: Run, ignored: Sequence[IgnoredKey], renamed: Sequence[RenamedKey] = ()
+) -> None:
+    """The verl overrides the run accepted with no effect, once each with the reason, and
+    the moved keys it read under their old spelling, as the first lines of its log
+    (attempt 0: before any attempt), where the trainer's own lines follow; the standalone
+    CLI logs the same lines itself."""
+    messages = [f"verl override {i.describe()}" for i in ignored] + [r.describe() for r in renamed]
     LogLine.objects.bulk_create(
         LogLine(
             run=run,
             attempt=0,
             seq=seq,
             level="WARNING",
-            message=f"verl override {item.describe()}",
+            message=message,
             at=run.created_at,
         )
-        for seq, item in enumerate(ignored)
+        for seq, message in enumerate(messages)
     )
 
 

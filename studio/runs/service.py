@@ -85,7 +85,7 @@ def store_run(
             created_by=user,
         )
         lifecycle.record_creation(run, history, user)
-        lifecycle.record_ignored_overrides(run, new.resolved.ignored)
+        lifecycle.record_config_notes(run, new.resolved.ignored, new.resolved.renamed)
         AuditEvent.record(action, run, project, user, **audit)
         dispatch.reconcile_soon()  # the queue decides when it starts
     return run

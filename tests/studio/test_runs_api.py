@@ -257,6 +257,19 @@ def test_ignored_verl_overrides_open_the_runs_log_once_each_with_the_reason(memb
     assert {line["level"] for line in logs} == {"WARNING"}
 
 
+def test_old_speed_keys_are_stored_as_the_speed_section_with_a_note_in_the_log(member):
+    response = create(member, overrides=["model.cpu_linear_kernel=torch"])
+    assert response.status_code == 201, response.json()
+    config = response.json()["config"]
+    assert config["speed"]["cpu_linear_kernel"] == "torch"
+    assert "cpu_linear_kernel" not in config["model"]
+    logs = member.get(f"/api/runs/{response.json()['id']}/logs/").json()["results"]
+    assert [line["message"] for line in logs] == [
+        "model.cpu_linear_kernel='torch' is read as speed.cpu_linear_kernel: the key moved "
+        "to the `speed` section; spell it speed.cpu_linear_kernel"
+    ]
+
+
 def test_an_unknown_preset_is_rejected_with_the_choices(member):
     response = create(member, preset="grpo-huge")
     assert response.status_code == 400

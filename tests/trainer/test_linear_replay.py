@@ -17,10 +17,11 @@ from trainer.config import load_config
 from trainer.config.schema import LoraConfig, RunConfig
 from trainer.cpu_speed.linear_replay import LinearOutputs, bytes_per_token, replayable_linears
 from trainer.cpu_speed.onednn_linear import use_cpu_linear_kernel
-from trainer.cpu_speed.replay_recorder import ReplayHint, ReplayRecorder, replay_recorder
+from trainer.cpu_speed.replay_recorder import ReplayRecorder, replay_recorder
 from trainer.demo.model import build_model, build_tokenizer
 from trainer.models.lora import add_adapters
 from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.forward_reuse import install_forward_reuse
 from trainer.rollout.hf import HFEngine
 from trainer.training.batch import RolloutBatch, build_batch
 from trainer.training.loop import Trainer
@@ -32,13 +33,16 @@ MAX_NEW = 40
 
 
 def rollout(model: torch.nn.Module, pad: int) -> tuple[RolloutBatch, list[Completion]]:
-    """A sampled rollout recorded for replay, in two engine chunks (two recording parts)."""
+    """A sampled rollout recorded for replay, in two engine chunks (two recording parts),
+    with the recorder installed as `replay_recorder` installs it (`recorder_of`)."""
     engine = HFEngine(model, build_tokenizer(), max_batch_size=8)
     engine.eos_ids |= set(range(20, 28))  # so that some rows stop early (a random model)
     recorder = ReplayRecorder(model, MAX_NEW - 1)
     engine.watcher = recorder
+    install_forward_reuse(model, recorder)
+    RECORDERS[id(model)] = recorder
     sampling = SamplingParams(n=N, temperature=1.0, max_new_tokens=MAX_NEW, seed=3)
-    with recorder.collecting():
+    with recorder.rollout():
         completions = engine.generate(PROMPTS, sampling)
     batch = build_batch(
         prompts=[PROMPTS[c.prompt_index] for c in completions],
@@ -47,14 +51,20 @@ def rollout(model: torch.nn.Module, pad: int) -> tuple[RolloutBatch, list[Comple
         scores=[0.0] * len(completions),
         pad_token_id=pad,
     )
-    batch.rollout_hint = recorder.for_batch(completions)
-    assert isinstance(batch.rollout_hint, ReplayHint)
+    batch.sample_ids = torch.arange(batch.size)  # as the step's batch has them
+    recorder.batch_built(completions)
+    assert recorder.batch_rows is not None
     return batch, completions
 
 
-def hint_of(batch: RolloutBatch) -> ReplayHint:
-    assert isinstance(batch.rollout_hint, ReplayHint)
-    return batch.rollout_hint
+RECORDERS: dict[int, ReplayRecorder] = {}
+
+
+def recorder_of(model: torch.nn.Module) -> tuple[ReplayRecorder, torch.Tensor]:
+    """The model's recorder and its batch's recording rows."""
+    recorder = RECORDERS[id(model)]
+    assert recorder.batch_rows is not None
+    return recorder, recorder.batch_rows
 
 
 def logits_and_grads(
@@ -86,7 +96,7 @@ def test_replay_gives_the_ordinary_forwards_logits_and_gradients(
     batch, completions = rollout(model, pad)
     lengths = sorted({len(c.token_ids) for c in completions})
     assert len(lengths) > 1 and lengths[-1] == MAX_NEW  # rows that stopped early, and not
-    plain_logits, plain_grads = logits_and_grads(model, replace(batch, rollout_hint=None))
+    plain_logits, plain_grads = logits_and_grads(model, replace(batch, sample_ids=None))
     replay_logits, replay_grads = logits_and_grads(model, batch)
     real = batch.response_mask[:, : plain_logits.shape[1]].bool()
     torch.testing.assert_close(replay_logits[real], plain_logits[real], rtol=1e-5, atol=1e-5)
@@ -112,9 +122,9 @@ def test_padding_columns_replay_as_zeros_not_leftover_memory(
 ) -> None:
     model, pad = tiny
     batch, _ = rollout(model, pad)
-    hint = hint_of(batch)
+    recorder, rows = recorder_of(model)
     valid = batch.attention_mask[:, batch.prompt_width : batch.prompt_width + MAX_NEW - 1]
-    out = hint.outputs.gather("lm_head", hint.rows, MAX_NEW - 1)
+    out = recorder.outputs.gather("lm_head", rows, MAX_NEW - 1)
     assert torch.isfinite(out).all()
     assert (out[valid == 0] == 0).all() and (out[valid == 1] != 0).any()
 
@@ -124,14 +134,14 @@ def test_moved_weights_are_not_replayed(tiny: tuple[torch.nn.Module, int]) -> No
     batch, _ = rollout(model, pad)
     with torch.no_grad():
         next(model.parameters()).add_(0.01)  # as an optimizer step would
-    hint = hint_of(batch)
-    assert not hint.outputs.fresh_for(model)
+    recorder, rows = recorder_of(model)
+    assert not recorder.outputs.fresh_for(model)
     with pytest.raises(RuntimeError, match="weights changed"):
-        hint.outputs.replaying(model, hint.rows, 3).__enter__()
-    with torch.no_grad():  # the hint reuses nothing: the ordinary forward runs instead
+        recorder.outputs.replaying(model, rows, 3).__enter__()
+    with torch.no_grad():  # the recorder reuses nothing: the ordinary forward runs instead
         torch.testing.assert_close(
             shared_prefix_response_logits(model, batch),
-            shared_prefix_response_logits(model, replace(batch, rollout_hint=None)),
+            shared_prefix_response_logits(model, replace(batch, sample_ids=None)),
         )
 
 
@@ -140,10 +150,10 @@ def test_a_mini_batch_replays_its_own_rows(tiny: tuple[torch.nn.Module, int]) ->
     batch, _ = rollout(model, pad)
     rows = torch.tensor([5, 0, 9])
     picked = batch.select(rows)
-    assert torch.equal(hint_of(picked).rows, hint_of(batch).rows[rows])
+    assert picked.sample_ids is not None and torch.equal(picked.sample_ids, rows)
     with torch.no_grad():
         replayed = shared_prefix_response_logits(model, picked)
-        plain = shared_prefix_response_logits(model, replace(picked, rollout_hint=None))
+        plain = shared_prefix_response_logits(model, replace(picked, sample_ids=None))
     real = picked.response_mask[:, : plain.shape[1]].bool()
     torch.testing.assert_close(replayed[real], plain[real], rtol=1e-5, atol=1e-5)
 
@@ -151,20 +161,23 @@ def test_a_mini_batch_replays_its_own_rows(tiny: tuple[torch.nn.Module, int]) ->
 def test_generation_outside_a_steps_rollout_is_not_recorded(
     tiny: tuple[torch.nn.Module, int],
 ) -> None:
-    """Validation and evaluation share the engine: their completions carry no hint."""
+    """Validation and evaluation share the engine: their completions are not recorded."""
     model, _ = tiny
     engine = HFEngine(model, build_tokenizer(), max_batch_size=8)
     recorder = ReplayRecorder(model, MAX_NEW - 1)
     engine.watcher = recorder
     sampling = SamplingParams(n=2, temperature=1.0, max_new_tokens=8, seed=3)
-    assert recorder.for_batch(engine.generate(PROMPTS, sampling)) is None
-    with recorder.collecting():
+    recorder.batch_built(engine.generate(PROMPTS, sampling))
+    assert recorder.batch_rows is None
+    with recorder.rollout():
         recorded = engine.generate(PROMPTS, sampling)
-    assert recorder.for_batch(recorded) is not None
+    recorder.batch_built(recorded)
+    assert recorder.batch_rows is not None
     # A call longer than the recording was sized for is generated, not recorded.
-    with recorder.collecting():
+    with recorder.rollout():
         longer = engine.generate(PROMPTS, replace(sampling, max_new_tokens=MAX_NEW + 1))
-    assert recorder.for_batch(longer) is None
+    recorder.batch_built(longer)
+    assert recorder.batch_rows is None
 
 
 def config(*overrides: str) -> RunConfig:
@@ -176,16 +189,16 @@ def test_replay_on_is_refused_where_it_cannot_apply(tiny: tuple[torch.nn.Module,
     replays. The config's reasons are refused when it is read, the device's at the start."""
     model, _ = tiny
     with pytest.raises(ValueError, match=r"replay_rollout_outputs=on .*actor.ppo_epochs > 1"):
-        config("actor.replay_rollout_outputs=on", "actor.ppo_epochs=2")
+        config("speed.replay_rollout_outputs=on", "actor.ppo_epochs=2")
     with pytest.raises(ValueError, match="multi-turn"):
-        config("actor.replay_rollout_outputs=on", "rollout.multi_turn.enabled=true")
-    assert config("actor.replay_rollout_outputs=true").actor.replay_rollout_outputs == "on"
+        config("speed.replay_rollout_outputs=on", "rollout.multi_turn.enabled=true")
+    assert config("speed.replay_rollout_outputs=true").speed.replay_rollout_outputs == "on"
     engine = HFEngine(model, build_tokenizer())
     gpu = torch.device("cuda")  # only its type is read: no GPU needed
     with pytest.raises(ValueError, match="trains on cuda, and replay is for CPU training"):
-        replay_recorder(config("actor.replay_rollout_outputs=on"), engine, gpu)
+        replay_recorder(config("speed.replay_rollout_outputs=on"), engine, gpu)
     assert replay_recorder(config(), engine, gpu) is None and engine.watcher is None
-    assert replay_recorder(config("actor.replay_rollout_outputs=off"), engine, model.device) is None
+    assert replay_recorder(config("speed.replay_rollout_outputs=off"), engine, model.device) is None
     assert replay_recorder(config("actor.ppo_epochs=2"), engine, model.device) is None
     assert replay_recorder(config(), engine, model.device) is engine.watcher is not None
 
@@ -261,7 +274,7 @@ def test_a_training_step_replays_and_updates_as_without_replay(
             "rollout.max_new_tokens=48",
             "actor.ppo_mini_batch_size=2",
             "actor.micro_batch_size=8",
-            f"actor.replay_rollout_outputs={str(replay).lower()}",
+            f"speed.replay_rollout_outputs={str(replay).lower()}",
             "trainer.total_steps=1",
             # Every row back-propagates here: split off, the one group that scored would be
             # scored alone, and a lone group packs instead of taking the shared-prefix

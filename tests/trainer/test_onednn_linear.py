@@ -1,6 +1,6 @@
 """oneDNN's linear layers (trainer.cpu_speed.onednn_linear) compute what PyTorch's do,
 forward and backward, and the trainer's models use them on CPU where
-`model.cpu_linear_kernel` says: `onednn`, or `auto` on an AMD CPU with AVX-512."""
+`speed.cpu_linear_kernel` says: `onednn`, or `auto` on an AMD CPU with AVX-512."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from trainer.cpu_speed.onednn_linear import (
     use_cpu_linear_kernel,
 )
 from trainer.demo.model import build_model, build_tokenizer
+from trainer.models.converters import ModelConverters, build_converters
 from trainer.models.loading import ValueModel, load_policy
 
 
@@ -135,14 +136,21 @@ def test_a_models_logits_and_gradients_match_torchs() -> None:
         assert error < 1e-5, (name, float(error))
 
 
+def converters(kernel: str) -> ModelConverters:
+    return build_converters(load_config(overrides=[f"speed.cpu_linear_kernel={kernel}"]))
+
+
 def test_loaded_models_follow_the_config(demo_assets: Path) -> None:
     model_dir = demo_assets / "model"
-    policy = load_policy(model_dir, "float32", "cpu")  # the default: auto
+    plain = load_policy(model_dir, "float32", "cpu")
+    assert {type(m) for m in plain.modules() if isinstance(m, nn.Linear)} == {nn.Linear}
+    policy = converters("auto").apply(load_policy(model_dir, "float32", "cpu"), "cpu")
     by_default = OneDnnLinear if resolve_kernel("auto") == "onednn" else nn.Linear
     assert type(policy.lm_head) is by_default
-    assert type(load_policy(model_dir, "float32", "cpu", "onednn").lm_head) is OneDnnLinear
-    assert type(load_policy(model_dir, "float32", "cpu", "torch").lm_head) is nn.Linear
-    critic = ValueModel.from_pretrained(model_dir, "float32", "cpu", "onednn")
+    onednn, torch_kernel = converters("onednn"), converters("torch")
+    assert type(onednn.apply(load_policy(model_dir), "cpu").lm_head) is OneDnnLinear
+    assert type(torch_kernel.apply(load_policy(model_dir), "cpu").lm_head) is nn.Linear
+    critic = onednn.apply(ValueModel.from_pretrained(model_dir, "float32", "cpu"), "cpu")
     assert type(critic.value_head) is OneDnnLinear
 
 
@@ -153,19 +161,20 @@ def test_a_model_headed_for_a_gpu_keeps_plain_linears_while_staged_on_the_cpu(
     along (they would sit in a GPU model). `auto` keeps PyTorch's there; `onednn`, asked
     for by name, is refused rather than ignored."""
     model_dir = demo_assets / "model"
-    staged = load_policy(model_dir, "float32", "cuda", "auto", stage_on_cpu=True)
+    auto = converters("auto")
+    staged = auto.apply(load_policy(model_dir, "float32", "cuda", stage_on_cpu=True), "cuda")
     assert {type(m) for m in staged.modules() if isinstance(m, nn.Linear)} == {nn.Linear}
     assert {p.device.type for p in staged.parameters()} == {"cpu"}
-    critic = ValueModel.from_pretrained(model_dir, "float32", "cuda", "auto", stage_on_cpu=True)
-    assert type(critic.value_head) is nn.Linear
+    critic = ValueModel.from_pretrained(model_dir, "float32", "cuda", stage_on_cpu=True)
+    assert type(auto.apply(critic, "cuda").value_head) is nn.Linear
     with pytest.raises(ValueError, match="cpu_linear_kernel=onednn is for CPU training"):
-        load_policy(model_dir, "float32", "cuda", "onednn", stage_on_cpu=True)
+        converters("onednn").prepare(torch.device("cuda"))
 
 
 def test_onednn_for_other_dtypes_is_refused_by_the_config() -> None:
     with pytest.raises(ValueError, match="onednn multiplies float32 layers; model.dtype is bf"):
-        load_config(overrides=["model.cpu_linear_kernel=onednn", "model.dtype=bfloat16"])
-    assert load_config(overrides=["model.dtype=bfloat16"]).model.cpu_linear_kernel == "auto"
+        load_config(overrides=["speed.cpu_linear_kernel=onednn", "model.dtype=bfloat16"])
+    assert load_config(overrides=["model.dtype=bfloat16"]).speed.cpu_linear_kernel == "auto"
 
 
 def test_auto_runs_onednn_only_where_it_was_measured_faster() -> None:

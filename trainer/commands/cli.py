@@ -14,9 +14,9 @@ from trainer.commands.sample import add_parser as add_sample_parser
 from trainer.commands.sample import run as run_sample
 from trainer.config import (
     VERL_KEY_MAP,
+    Composed,
     ConfigError,
     ConfigRefusals,
-    IgnoredKey,
     RunConfig,
     build_config,
     compose,
@@ -110,8 +110,9 @@ def _resolve(
     preset: str | None,
     config_path: str | None = None,
     config_name: str | None = None,
-) -> tuple[RunConfig, tuple[IgnoredKey, ...]]:
-    """The config, and the verl overrides it ignored (each reported once, with why).
+) -> tuple[RunConfig, list[str]]:
+    """The config, and its notes: the verl overrides it ignored (each reported once, with
+    why) and the moved keys it read under their old spelling.
 
     Every problem is reported at once in one ConfigError: verl's config file refused,
     keys unknown or refused, values that cannot be translated, and what validation of
@@ -123,10 +124,10 @@ def _resolve(
     problems = list(verl_file.refused)
     try:
         composed = compose(path, overrides, preset=preset)
-        tree, ignored = composed.tree, composed.ignored
+        tree, notes = composed.tree, config_notes(composed)
     except ConfigRefusals as exc:
         problems += exc.problems
-        tree, ignored = exc.tree, ()
+        tree, notes = exc.tree, []
     try:
         cfg = build_config(tree)
     except ConfigError as exc:
@@ -134,7 +135,14 @@ def _resolve(
         problems += issues or [str(exc)]
     if problems:
         raise ConfigError(join_problems(from_the_file(problems, verl_file, typed)))
-    return cfg, ignored
+    return cfg, notes
+
+
+def config_notes(composed: Composed) -> list[str]:
+    """One line for each key read with a note: verl's ignored keys and moved keys."""
+    return [f"verl override {i.describe()}" for i in composed.ignored] + [
+        r.describe() for r in composed.renamed
+    ]
 
 
 def _with_typed_keys(path: str, message: str, overrides: list[str]) -> str:
@@ -169,9 +177,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         composed = compose(overrides=args.items, base=launched.config)
-        cfg, ignored = build_config(composed.tree), composed.ignored
+        cfg, notes = build_config(composed.tree), config_notes(composed)
     else:
-        cfg, ignored = _resolve(args.items, args.preset, args.config_path, args.config_name)
+        cfg, notes = _resolve(args.items, args.preset, args.config_path, args.config_name)
     if args.print_config:
         print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
     reporters: list[object] = []
@@ -188,8 +196,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     reporter = MultiReporter(reporters)
-    for item in ignored:  # in the run's log, once, before training starts
-        reporter.log("warning", f"verl override {item.describe()}")
+    for note in notes:  # in the run's log, once, before training starts
+        reporter.log("warning", note)
     return run_reported(lambda: _fit(cfg, reporter), reporter, cfg.logging)
 
 
@@ -246,10 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "check":
-            cfg, ignored = _resolve(args.items, args.preset, args.config_path, args.config_name)
+            cfg, notes = _resolve(args.items, args.preset, args.config_path, args.config_name)
             # As YAML comments, so the output still loads as the resolved config.
-            for item in ignored:
-                print(f"# verl override {item.describe()}")
+            for note in notes:
+                print(f"# {note}")
             print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
             return 0
         if args.command == "make-demo-model":

@@ -22,6 +22,7 @@ from trainer.config.overrides import (
 )
 from trainer.config.path_refusal import refuse_file_keys, refuse_paths
 from trainer.config.presets import PRESETS, preset_names
+from trainer.config.renamed_keys import RenamedKey, move_renamed, renamed_override
 from trainer.config.schema import RunConfig
 from trainer.config.verl import (
     VERL_KEY_MAP,
@@ -35,10 +36,12 @@ from trainer.config.verl import (
 __all__ = [
     "PRESETS",
     "VERL_KEY_MAP",
+    "Composed",
     "ConfigError",
     "ConfigIssue",
     "ConfigRefusals",
     "IgnoredKey",
+    "RenamedKey",
     "RunConfig",
     "build_config",
     "compose",
@@ -87,6 +90,7 @@ def load_config(
 class Composed:
     tree: dict[str, Any]  # not yet validated
     ignored: tuple[IgnoredKey, ...]  # verl overrides accepted with no effect, and why
+    renamed: tuple[RenamedKey, ...] = ()  # moved keys read under their old spelling
 
 
 def compose_tree(
@@ -126,11 +130,17 @@ def compose(
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; choose one of {preset_names()}")
         tree = deep_merge(tree, PRESETS[preset])
+    renamed: list[RenamedKey] = []
     if stored:
+        stored = copy.deepcopy(stored)
+        renamed += move_renamed(stored, "the stored config")
         tree = deep_merge(tree, stored)
     requested = copy.deepcopy(base or {})
+    renamed += move_renamed(requested, "the config")
     if path is not None:
-        requested = deep_merge(requested, load_yaml(path))
+        from_file = load_yaml(path)
+        renamed += move_renamed(from_file, f"the config file {path}")
+        requested = deep_merge(requested, from_file)
     ours = schema_paths()
     verl_pairs: list[tuple[str, Any]] = []
     pairs: list[tuple[str, Any]] = []
@@ -138,6 +148,9 @@ def compose(
     problems: list[str] = []
     for item in overrides or []:
         key, raw = split_override(item)
+        key, moved = renamed_override(key, raw)
+        if moved is not None:
+            renamed.append(moved)
         if key in ours:
             pairs.append((key, same_name_value(key, parse_value(raw))))
         elif is_verl_key(key):
@@ -177,7 +190,7 @@ def compose(
             problems.append(str(exc))
     if problems:
         raise ConfigRefusals(problems, merged)
-    return Composed(merged, tuple(verl.ignored))
+    return Composed(merged, tuple(verl.ignored), tuple(renamed))
 
 
 class ConfigRefusals(ConfigError):

@@ -24,6 +24,10 @@ Every run is one `RunConfig`. Set fields in a YAML file (sections below) and/or
 on the command line as dotted overrides, e.g.
 `python -m trainer run my.yaml actor.optim.lr=1e-6 rollout.n=4`.
 verl-style overrides are translated (see `docs/from-verl.md`).
+The `speed` section changes how a run computes, never what: each field picks a model
+converter applied where the trainer builds its models (`trainer/models/converters.py`).
+Its keys under their old spelling (`model.cpu_linear_kernel`,
+`actor.replay_rollout_outputs`) are read as the new ones, with a note in the run's log.
 """
 
 

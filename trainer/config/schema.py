@@ -37,13 +37,14 @@ from trainer.config.resources_section import ResourcesConfig as ResourcesConfig
 from trainer.config.reward_section import RewardConfig as RewardConfig
 from trainer.config.reward_section import RewardModelConfig as RewardModelConfig
 from trainer.config.sampling import DEFAULT_SAMPLING
-from trainer.config.section import Dtype, OnOffAuto, Section
+from trainer.config.section import Dtype, Section
+from trainer.config.speed_section import CpuLinearKernel as CpuLinearKernel
+from trainer.config.speed_section import SpeedConfig as SpeedConfig
 
 LossAggMode = Literal[
     "token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"
 ]
 KLEstimator = Literal["k1", "k2", "k3", "low_var_kl", "abs"]
-CpuLinearKernel = Literal["auto", "onednn", "torch"]
 
 
 class ModelConfig(Section):
@@ -61,14 +62,6 @@ class ModelConfig(Section):
         description="Model config keys set at load (verl's `override_config`), only those "
         "that leave every weight's shape as loaded: context length, RoPE scaling, dropout, "
         "use_cache, ... (trainer/config/model_overrides.py lists them and why).",
-    )
-    cpu_linear_kernel: CpuLinearKernel = Field(
-        "auto",
-        description="On CPU, what multiplies float32 linear layers (forward and backward): "
-        "`onednn` calls oneDNN directly (1.3-2.6x PyTorch's default MKL path on an AMD Zen 5 "
-        "CPU, where MKL skips AVX-512, but 0.6-1.4x, mostly slower, on an AVX2-only Zen 3); "
-        "`torch` keeps PyTorch's default; `auto` picks oneDNN on AMD CPUs with AVX-512 and "
-        "PyTorch's elsewhere. GPUs and other dtypes always use PyTorch's.",
     )
 
     @field_validator("config_overrides")
@@ -302,18 +295,6 @@ class ActorConfig(Section):
         "Single process only: distributed runs always block-pack. Off: a single process computes "
         "bit for bit what N workers compute.",
     )
-    replay_rollout_outputs: OnOffAuto = Field(
-        "auto",
-        description="CPU training with one optimizer step per batch (`ppo_epochs` 1, one "
-        "mini-batch) in a single process: the update takes every linear layer's output at the "
-        "response tokens from the rollout, which computed them with the same weights, instead "
-        "of multiplying again (trainer/cpu_speed/linear_replay.py; same values to float "
-        "rounding). Costs memory: every linear output of every response token, held from the "
-        "rollout to the update, up to a quarter of the machine's memory (8 GiB at most); past "
-        "that the update multiplies. `auto` replays where it applies; `on` refuses a run "
-        "where it cannot (a GPU, several workers or optimizer steps, multi-turn, a model "
-        "that drops out); `off` never replays.",
-    )
     skip_zero_advantage_backward: bool = Field(
         True,
         description="Rows whose advantages are all zero (a group whose samples all scored "
@@ -412,6 +393,7 @@ class RunConfig(Section):
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     trainer: TrainerConfig = Field(default_factory=TrainerConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    speed: SpeedConfig = Field(default_factory=SpeedConfig)
 
     @model_validator(mode="after")
     def _check_cross_field_rules(self) -> RunConfig:
@@ -437,15 +419,15 @@ class RunConfig(Section):
             )
         if self.reward.function == "custom" and not self.reward.custom_path:
             raise ValueError("reward.function='custom' needs reward.custom_path.")
-        if self.actor.replay_rollout_outputs == "on" and (blockers := self.replay_blockers):
+        if self.speed.replay_rollout_outputs == "on" and (blockers := self.replay_blockers):
             raise ValueError(
-                "actor.replay_rollout_outputs=on cannot apply to this run: "
+                "speed.replay_rollout_outputs=on cannot apply to this run: "
                 f"{'; '.join(blockers)}. Set it to auto (replay where it applies) or off."
             )
-        if self.model.cpu_linear_kernel == "onednn" and self.model.dtype != "float32":
+        if self.speed.cpu_linear_kernel == "onednn" and self.model.dtype != "float32":
             raise ValueError(
-                "model.cpu_linear_kernel=onednn multiplies float32 layers; model.dtype is "
-                f"{self.model.dtype}. Set model.cpu_linear_kernel to auto or torch."
+                "speed.cpu_linear_kernel=onednn multiplies float32 layers; model.dtype is "
+                f"{self.model.dtype}. Set speed.cpu_linear_kernel to auto or torch."
             )
         if self.algorithm.overlong.enabled and (
             self.algorithm.overlong.buffer_len >= self.rollout.max_new_tokens

@@ -38,7 +38,7 @@ PACKED = (
     f"{SPEED}: RL Studio never computes on padding (responses are packed behind their "
     "prompt, actor.pack_shared_prompts)"
 )
-KERNELS = f"{SPEED}: a kernel choice; RL Studio uses PyTorch's (model.cpu_linear_kernel on CPU)"
+KERNELS = f"{SPEED}: a kernel choice; RL Studio uses PyTorch's (speed.cpu_linear_kernel on CPU)"
 SEQ_PARALLEL = f"{SPEED}: sequence parallelism; each sequence stays on one worker"
 ENGINE = f"{SPEED}: a setting of verl's inference server; RL Studio's engine has its own"
 INTERPOLATED = "verl fills it in from another key"

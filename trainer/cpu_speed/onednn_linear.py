@@ -30,7 +30,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor, nn
 
-from trainer.config.schema import CpuLinearKernel
+from trainer.config.speed_section import CpuLinearKernel
 
 log = logging.getLogger(__name__)
 
@@ -182,8 +182,8 @@ def use_cpu_linear_kernel(model: nn.Module, kernel: CpuLinearKernel) -> int:
     if not ONEDNN_AVAILABLE:
         if kernel == "onednn":  # asked for by name: refused, not ignored
             raise ValueError(
-                "model.cpu_linear_kernel=onednn, but this PyTorch build has no oneDNN linear "
-                "op; set model.cpu_linear_kernel to auto or torch."
+                "speed.cpu_linear_kernel=onednn, but this PyTorch build has no oneDNN linear "
+                "op; set speed.cpu_linear_kernel to auto or torch."
             )
         return 0
     changed = 0

@@ -1,14 +1,16 @@
 """The replay seam: what connects the HF engine's decoding to the update's log-prob pass.
 
 `ReplayRecorder` watches the engine's forwards (`trainer.rollout.hf.DecodeWatcher`)
-while a step's rollout is collected, has every linear layer write its decoding output
-into one `LinearOutputs`, and hands the step a `ReplayHint` for the batch
-(`trainer.training.batch.RolloutHint`): the recording and each batch row's row there. The update's
-shared-prefix pass wraps its forward in the hint, which replays the recorded outputs
-while the weights are still those of the rollout (trainer.cpu_speed.linear_replay).
+while a step's rollout is collected (a `trainer.training.step_hooks.StepHook`), has every
+linear layer write its decoding output into one `LinearOutputs`, and learns which
+recording row each row of the step's batch is. Installed on the model as its
+`trainer.rollout.forward_reuse.ForwardReuse`, it wraps the update's shared-prefix forwards
+and replays the recorded outputs while the weights are still those of the rollout
+(trainer.cpu_speed.linear_replay).
 
-The trainer's core only sees the two protocols; `replay_recorder` decides, once, whether
-a run replays at all.
+The trainer's core only sees those protocols; `replay_recorder` decides, once, whether a
+run replays at all, and installs the recorder where it does (the replay converter,
+trainer.models.converters, calls it).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -24,6 +25,7 @@ from torch import Tensor, nn
 from trainer.config.schema import RunConfig
 from trainer.cpu_speed.linear_replay import LinearOutputs, replayable_linears
 from trainer.rollout.engine import Completion
+from trainer.rollout.forward_reuse import install_forward_reuse
 from trainer.rollout.hf import HFEngine
 
 # Ceiling of one rollout's recording: every linear output of every response token (the
@@ -41,10 +43,11 @@ def recording_budget() -> int:
 def replay_recorder(
     cfg: RunConfig, engine: HFEngine, device: torch.device
 ) -> ReplayRecorder | None:
-    """The run's recorder, watching `engine`, or None when its update cannot replay.
-    `actor.replay_rollout_outputs=on` refuses a run it cannot apply to (the config's own
+    """The run's recorder, watching `engine` and installed on its model, or None when its
+    update cannot replay.
+    `speed.replay_rollout_outputs=on` refuses a run it cannot apply to (the config's own
     reasons are refused when the config is read: RunConfig.replay_blockers)."""
-    setting = cfg.actor.replay_rollout_outputs
+    setting = cfg.speed.replay_rollout_outputs
     if setting == "off" or cfg.replay_blockers:
         return None
     # On a GPU the recording would hold accelerator memory; it was never measured there.
@@ -58,32 +61,14 @@ def replay_recorder(
     if blocker is not None:
         if setting == "on":
             raise ValueError(
-                f"actor.replay_rollout_outputs=on cannot apply to this run: {blocker}. "
+                f"speed.replay_rollout_outputs=on cannot apply to this run: {blocker}. "
                 "Set it to auto (replay where it applies) or off."
             )
         return None
     recorder = ReplayRecorder(engine.model, max(1, cfg.rollout.max_new_tokens - 1))
     engine.watcher = recorder
+    install_forward_reuse(engine.model, recorder)
     return recorder
-
-
-@dataclass(frozen=True)
-class ReplayHint:
-    """A batch's recorded linear outputs: the recording, and each batch row's row there."""
-
-    outputs: LinearOutputs
-    rows: Tensor  # (B,) long: batch row -> recording row
-
-    def select(self, rows: Tensor | slice) -> ReplayHint:
-        return ReplayHint(self.outputs, self.rows[rows.cpu() if isinstance(rows, Tensor) else rows])
-
-    def reusing(self, model: nn.Module, rows: Tensor, width: int) -> AbstractContextManager[None]:
-        if width > self.outputs.columns or not self.outputs.fresh_for(model):
-            return nullcontext()
-        return self.outputs.replaying(model, self.rows[rows.cpu()], width)
-
-    def release(self) -> None:
-        self.outputs.release()
 
 
 class ReplayRecorder:
@@ -99,31 +84,55 @@ class ReplayRecorder:
         # id(completion) -> (completion, its recording row); the completion is kept so
         # that its id stays its own until the step ends.
         self._rows: dict[int, tuple[Completion, int]] = {}
+        # The step's batch row (sample id) -> its recording row; None when a row was not
+        # recorded (the recording ran out of room) or no batch is waiting for its update.
+        self._batch_rows: Tensor | None = None
 
-    # -- the step (trainer.training.state.RolloutHints) ------------------------------------------
+    # -- the step (trainer.training.step_hooks.StepHook) -----------------------------------
 
     @contextmanager
-    def collecting(self) -> Iterator[None]:
+    def rollout(self) -> Iterator[None]:
         """Around a step's rollout: record into a fresh recording (the memory of the last
         one is reused)."""
         self.outputs.restart(recording_budget())
         self._rows = {}
+        self._batch_rows = None
         self._collecting = True
         try:
             yield
         finally:
             self._collecting = False
 
-    def for_batch(self, completions: list[Completion]) -> ReplayHint | None:
-        """The hint of a batch of these completions (in batch order), or None when one of
-        them was not recorded (the recording ran out of room)."""
+    def batch_built(self, completions: list[Completion]) -> None:
+        """The step's batch holds these completions in this order; replay serves it only
+        when every one was recorded."""
         rows: list[int] = []
         for completion in completions:
             found = self._rows.get(id(completion))
             if found is None or found[0] is not completion:
-                return None
+                self._batch_rows = None
+                return
             rows.append(found[1])
-        return ReplayHint(self.outputs, torch.tensor(rows)) if rows else None
+        self._batch_rows = torch.tensor(rows) if rows else None
+
+    @property
+    def batch_rows(self) -> Tensor | None:
+        """The recording row of each row of the step's batch, or None (`batch_built`)."""
+        return self._batch_rows
+
+    def update_done(self) -> None:
+        self._batch_rows = None
+        self.outputs.release()
+
+    # -- the update's forwards (trainer.rollout.forward_reuse.ForwardReuse) -----------------
+
+    def reusing(
+        self, model: nn.Module, sample_ids: Tensor, width: int
+    ) -> AbstractContextManager[None]:
+        rows = self._batch_rows
+        if rows is None or width > self.outputs.columns or not self.outputs.fresh_for(model):
+            return nullcontext()
+        return self.outputs.replaying(model, rows[sample_ids.cpu()], width)
 
     # -- the engine (trainer.rollout.hf.DecodeWatcher) ------------------------------------
 

@@ -25,7 +25,8 @@ from trainer.rollout.engine import RolloutEngine
 from trainer.training.metrics import throughput_metrics
 from trainer.training.reward_sources import make_reward_scorer
 from trainer.training.roles import Runtime
-from trainer.training.state import PEAK_FLOPS, RolloutHints
+from trainer.training.state import PEAK_FLOPS
+from trainer.training.step_hooks import StepHook
 
 
 @dataclass
@@ -42,7 +43,7 @@ class ControllerState:
     update_generator: torch.Generator
     num_params: int
     peak_flops: float | None  # all workers together; None on CPUs
-    rollout_hints: RolloutHints | None = None  # none: the distributed update never replays
+    step_hooks: tuple[StepHook, ...] = ()  # none: the distributed update never replays
 
     def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
         return throughput_metrics(self.num_params, self.peak_flops, tokens, step_s, update_s)

@@ -28,8 +28,8 @@ from torch import Tensor, nn
 from torch.distributed.device_mesh import init_device_mesh
 
 from trainer.config.schema import RunConfig
-from trainer.cpu_speed.memory import keep_freed_memory
 from trainer.distributed import fsdp
+from trainer.models.converters import build_converters
 from trainer.models.loading import (
     ValueModel,
     check_same_tokenizer,
@@ -105,8 +105,9 @@ class PolicyWorker:
         hf_logging.disable_progress_bar()
         use_gpu = self.cfg.resources.gpus_per_worker > 0
         self.device = torch.device("cuda", 0) if use_gpu else torch.device("cpu")
-        if not use_gpu:
-            keep_freed_memory()  # steps reuse their memory (trainer.cpu_speed.memory)
+        # The run's `speed` converters, applied to each model as it is built.
+        self.converters = build_converters(self.cfg)
+        self.converters.prepare(self.device)
 
     def rendezvous(self) -> tuple[str, int]:
         """Rank 0's address and a free port on its node for `init_process_group`."""
@@ -163,12 +164,11 @@ class PolicyWorker:
             if cfg.critic.model.path:
                 tokenizer = load_tokenizer(cfg.model.path)
                 check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
-            critic = ValueModel.from_pretrained(
-                cfg.critic_model_path,
-                cfg.model.dtype,
+            critic = self.converters.apply(
+                ValueModel.from_pretrained(
+                    cfg.critic_model_path, cfg.model.dtype, self.device, stage_on_cpu=True
+                ),
                 self.device,
-                cfg.model.cpu_linear_kernel,
-                stage_on_cpu=True,
             )
             self.critic = fsdp.shard_model(critic, mesh, mixed, offload)
             self.critic_optimizer = build_optimizer(self.critic, cfg.critic.optim)
@@ -180,15 +180,14 @@ class PolicyWorker:
 
     def _policy(self, dtype: str) -> nn.Module:
         # Staged on the CPU: fully_shard moves only this rank's shard to the GPU.
-        kernel = self.cfg.model.cpu_linear_kernel
-        return load_policy(
+        policy = load_policy(
             self.cfg.model.path,
             dtype,
             self.device,
-            kernel,
             stage_on_cpu=True,
             config_overrides=self.cfg.model.config_overrides,
         )
+        return self.converters.apply(policy, self.device)
 
     def _rollout_engine(self) -> RolloutEngine:
         cfg = self.cfg
@@ -205,9 +204,11 @@ class PolicyWorker:
             )
         # bf16 on GPUs halves the copy; sampling log-probs are not used by the update.
         dtype = "bfloat16" if self.device.type == "cuda" else cfg.model.dtype
-        kernel = cfg.model.cpu_linear_kernel
-        copy: nn.Module = load_policy(
-            cfg.model.path, dtype, self.device, kernel, config_overrides=cfg.model.config_overrides
+        copy: nn.Module = self.converters.apply(
+            load_policy(
+                cfg.model.path, dtype, self.device, config_overrides=cfg.model.config_overrides
+            ),
+            self.device,
         )
         if self.lora:  # the copy carries adapters too: a sync then moves only them
             with torch.random.fork_rng(devices=[]):  # the adapters' init draws no run RNG

@@ -20,9 +20,6 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from trainer.config.schema import CpuLinearKernel
-from trainer.cpu_speed.onednn_linear import use_cpu_linear_kernel
-
 DevicePref = Literal["auto", "cpu", "cuda"]
 VALUE_HEAD_FILE = "value_head.safetensors"
 
@@ -94,13 +91,12 @@ def load_policy(
     path: str | Path,
     dtype: str | torch.dtype = "float32",
     device: str | torch.device = "cpu",
-    cpu_linear_kernel: CpuLinearKernel = "auto",
     *,
     stage_on_cpu: bool = False,
     config_overrides: dict[str, Any] | None = None,
 ) -> PreTrainedModel:
-    """A causal LM from a local folder, in `dtype`, to run on `device`; its linear layers
-    run `cpu_linear_kernel` when that is the CPU (never on an accelerator). With
+    """A causal LM from a local folder, in `dtype`, to run on `device` (the run's
+    `speed` converters apply where the trainer builds it: trainer.models.converters). With
     `stage_on_cpu` it is returned on the CPU still, for FSDP to move each rank's shard.
     `config_overrides` (model.config_overrides, checked to leave every weight's shape as
     loaded) are set on the folder's config before the weights load."""
@@ -111,7 +107,6 @@ def load_policy(
     model = AutoModelForCausalLM.from_pretrained(
         folder, dtype=resolve_dtype(dtype), local_files_only=True, **extra
     )
-    _use_kernel_where_it_runs(model, torch.device(device), cpu_linear_kernel)
     # transformers types `to` through a decorator that mypy cannot call; it returns self.
     moved: PreTrainedModel = cast(Any, model).to(torch.device("cpu" if stage_on_cpu else device))
     return moved
@@ -127,21 +122,6 @@ def overridden_config(folder: str | Path, overrides: dict[str, Any]) -> Any:
             value = {**current, **value}
         setattr(config, key, value)
     return config
-
-
-def _use_kernel_where_it_runs(
-    model: nn.Module, device: torch.device, kernel: CpuLinearKernel
-) -> None:
-    """The CPU kernels are for a model that computes on the CPU: one headed for a GPU keeps
-    plain `nn.Linear` layers even while it is staged on the CPU, and asking for oneDNN
-    there is refused rather than ignored."""
-    if device.type == "cpu":
-        use_cpu_linear_kernel(model, kernel)
-    elif kernel == "onednn":
-        raise ValueError(
-            f"model.cpu_linear_kernel=onednn is for CPU training; this model computes on "
-            f"{device.type}. Set model.cpu_linear_kernel to auto or torch."
-        )
 
 
 class ValueModel(nn.Module):
@@ -181,12 +161,11 @@ class ValueModel(nn.Module):
         path: str | Path,
         dtype: str | torch.dtype = "float32",
         device: str | torch.device = "cpu",
-        cpu_linear_kernel: CpuLinearKernel = "auto",
         *,
         stage_on_cpu: bool = False,
     ) -> ValueModel:
         """Backbone from a policy (or critic) folder; the value head too when one was saved.
-        Devices and kernels as `load_policy`."""
+        Devices as `load_policy`."""
         backbone = AutoModel.from_pretrained(
             _check_folder(path), dtype=resolve_dtype(dtype), local_files_only=True
         )
@@ -194,7 +173,6 @@ class ValueModel(nn.Module):
         head = Path(path) / VALUE_HEAD_FILE
         if head.is_file():
             model.value_head.load_state_dict(load_file(head))
-        _use_kernel_where_it_runs(model, torch.device(device), cpu_linear_kernel)
         return model.to(torch.device("cpu" if stage_on_cpu else device))
 
     def save_pretrained(self, path: str | Path) -> None:

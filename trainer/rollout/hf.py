@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 import torch
@@ -36,6 +36,17 @@ class _Row:
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: FinishReason | None = None  # set when the row ends
+
+
+@dataclass(frozen=True)
+class _Prefilled:
+    """A chunk after its prefill, one entry per row: what decoding starts from."""
+
+    cache: Any  # the KV cache (a transformers Cache)
+    logits: Tensor  # (B, V) of the next token
+    attention_mask: Tensor  # (B, P)
+    next_pos: Tensor  # (B,) the next token's position
+    width: int  # P
 
 
 def _filled(rows: list[_Row], decoded: Decoded) -> list[_Row]:
@@ -193,9 +204,31 @@ class HFEngine:
         sampling: SamplingParams,
         generator: torch.Generator | None,
     ) -> list[_Row]:
+        rows = [_Row(prompt_index=i) for i in prompt_indices]
+        prefilled = self._prefill(prompts)
+        # Room for the whole completion: decoding then writes in place, no per-token copy.
+        cache = preallocate(prefilled.cache, prefilled.width + sampling.max_new_tokens)
+        # The watcher follows the eager loop's rows; stop strings need the host each step.
+        if self.decode == "device" and self.watcher is None and not sampling.stop:
+            decoded = decode_on_device(
+                self.model,
+                cache,
+                prefilled.logits,
+                prefilled.attention_mask,
+                prefilled.next_pos,
+                sampling,
+                generator,
+                torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=self.device),
+                self.pad_id,
+            )
+            return _filled(rows, decoded)
+        return self._decode_eager(rows, replace(prefilled, cache=cache), sampling, generator)
+
+    def _prefill(self, prompts: list[list[int]]) -> _Prefilled:
+        """One forward over the chunk's distinct prompts, expanded to one row per prompt:
+        the n samples of a prompt share its prefill, each row gets a copy of its prompt's
+        KV cache and last logits."""
         batch = len(prompts)
-        # The n samples of a prompt share its prefill: run it once per distinct prompt,
-        # then give every row a copy of its prompt's KV cache and last logits.
         distinct, row_prompt = _distinct_prompts(prompts)
         width = max(len(p) for p in distinct)
         input_ids = torch.full((len(distinct), width), self.pad_id, dtype=torch.long)
@@ -206,11 +239,8 @@ class HFEngine:
         input_ids = input_ids.to(self.device)  # (U, P)
         attention_mask = attention_mask.to(self.device)  # (U, P)
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (U, P)
-
-        rows = [_Row(prompt_index=i) for i in prompt_indices]
         if self.watcher is not None:
             self.watcher.prefill(batch)
-        active = torch.arange(batch, device=self.device)  # rows of `rows` still generating
         out = self.model(
             input_ids=input_ids,
             attention_mask=attention_mask,
@@ -229,22 +259,19 @@ class HFEngine:
                 attention_mask[expand],
                 next_pos[expand],
             )
-        # Room for the whole completion: decoding then writes in place, no per-token copy.
-        cache = preallocate(cache, width + sampling.max_new_tokens)
-        # The watcher follows the eager loop's rows; stop strings need the host each step.
-        if self.decode == "device" and self.watcher is None and not sampling.stop:
-            decoded = decode_on_device(
-                self.model,
-                cache,
-                logits,
-                attention_mask,
-                next_pos,
-                sampling,
-                generator,
-                torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=self.device),
-                self.pad_id,
-            )
-            return _filled(rows, decoded)
+        return _Prefilled(cache, logits, attention_mask, next_pos, width)
+
+    def _decode_eager(
+        self,
+        rows: list[_Row],
+        prefilled: _Prefilled,
+        sampling: SamplingParams,
+        generator: torch.Generator | None,
+    ) -> list[_Row]:
+        """The host's loop: one token per step, finished rows dropped at once."""
+        cache, logits = prefilled.cache, prefilled.logits
+        attention_mask, next_pos = prefilled.attention_mask, prefilled.next_pos
+        active = torch.arange(len(rows), device=self.device)  # rows of `rows` still generating
         stop_window = 4 * max((len(s) for s in sampling.stop), default=0) + 8
 
         for step in range(sampling.max_new_tokens):

@@ -7,32 +7,11 @@ later phases (logprobs, values, advantages) start as None.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields, replace
-from typing import Any, Protocol
+from typing import Any
 
 import torch
-from torch import Tensor, nn
-
-
-class RolloutHint(Protocol):
-    """What the engine computed while generating a batch that a forward over the same rows
-    may take instead of computing it again: the CPU speed package's recorded linear-layer
-    outputs (trainer.cpu_speed). Opaque to the trainer's core, which only narrows it to
-    the rows of a mini-batch, wraps a forward in it and releases it."""
-
-    def select(self, rows: Tensor | slice) -> RolloutHint:
-        """The hint of these rows of the batch."""
-        ...
-
-    def reusing(self, model: nn.Module, rows: Tensor, width: int) -> AbstractContextManager[None]:
-        """Around `model`'s forward over the batch's rows `rows` (their first `width`
-        response tokens): reuse what still applies, nothing once the weights moved."""
-        ...
-
-    def release(self) -> None:
-        """The weights move now: forget it."""
-        ...
+from torch import Tensor
 
 
 @dataclass
@@ -54,7 +33,9 @@ class RolloutBatch:
     rollout_is_weights: Tensor | None = None  # (B, R) rollout correction's weights
     reward_baselines: Tensor | None = None  # (B,) ReMax: reward of the prompt's greedy response
     sum_pi_squared: Tensor | None = None  # (B, R) optimal token baselines: sum_v pi_v^2
-    rollout_hint: RolloutHint | None = None
+    # (B,) long: each row's index in its step's batch, carried through row selection, so
+    # that what a step hook kept for a row finds it in a mini-batch (trainer.training.step_hooks).
+    sample_ids: Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -71,8 +52,6 @@ class RolloutBatch:
             for f in fields(self)
             if isinstance(value := getattr(self, f.name), Tensor)
         }
-        if self.rollout_hint is not None:
-            picked["rollout_hint"] = self.rollout_hint.select(rows)
         return replace(self, **picked)
 
     def to(self, device: torch.device) -> RolloutBatch:

@@ -35,7 +35,8 @@ from trainer.training.logprobs import (
     response_token_stats,
 )
 from trainer.training.optim import set_schedule_length
-from trainer.training.state import RolloutHints, TrainingState, build_state
+from trainer.training.state import TrainingState, build_state
+from trainer.training.step_hooks import StepHook
 from trainer.training.update import critic_values, update_actor, update_critic
 
 
@@ -113,7 +114,7 @@ class StepContext(Protocol):
     kl_ctrl: FixedKLController | AdaptiveKLController
     pad_token_id: int
     update_generator: torch.Generator
-    rollout_hints: RolloutHints | None
+    step_hooks: tuple[StepHook, ...]  # installed by the run's converters
 
     def perf_metrics(self, tokens: float, step_s: float, update_s: float) -> dict[str, float]:
         """perf/* rates of a step (trainer.training.metrics.throughput_metrics)."""

@@ -17,13 +17,13 @@ response_mask 0 but are real context); the loss stays multiplied by `response_ma
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 from transformers.cache_utils import DynamicCache
 
+from trainer.rollout.forward_reuse import reusing
 from trainer.training.batch import RolloutBatch
 from trainer.training.packing import segments_by_prompt
 
@@ -188,7 +188,6 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         return first
     prompt_states = [(layer.keys, layer.values) for layer in prompt.past_key_values.layers]
     lengths = layout.lengths.tolist()
-    hint = batch.rollout_hint
     parts: list[Tensor] = []
     rows: list[int] = []
     for bucket in length_buckets(lengths, layout.prompt_ids.shape[1]):
@@ -202,8 +201,10 @@ def shared_prefix_response_logits(model: nn.Module, batch: RolloutBatch) -> Tens
         # Each row attends to its own prompt's keys and values: gathered, differentiable.
         cache = DynamicCache(ddp_cache_data=[(k[prompts], v[prompts]) for k, v in prompt_states])
         response_mask = layout.response_mask[bucket, : width - 1].to(device)
-        # What the rollout computed for these rows with these weights, reused (RolloutHint).
-        with hint.reusing(model, picked, width - 1) if hint is not None else nullcontext():
+        # What the rollout computed for these rows with these weights, reused where a
+        # converter installed that (trainer.rollout.forward_reuse).
+        ids = batch.sample_ids[picked] if batch.sample_ids is not None else None
+        with reusing(model, ids, width - 1):
             out = model(
                 input_ids=layout.response_ids[bucket, : width - 1].to(device),
                 attention_mask=torch.cat([prompt_mask[prompts], response_mask], dim=1),

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
 
 import torch
 from torch import nn
 
 from trainer.algorithms.kl import AdaptiveKLController, FixedKLController, make_kl_controller
 from trainer.config.schema import RunConfig
-from trainer.cpu_speed.memory import keep_freed_memory
-from trainer.cpu_speed.replay_recorder import replay_recorder
+from trainer.models.converters import build_converters
 from trainer.models.loading import (
     ValueModel,
     check_same_tokenizer,
@@ -23,29 +20,16 @@ from trainer.models.loading import (
 )
 from trainer.models.lora import add_adapters, load_adapter
 from trainer.rewards.contract import RewardScorer
-from trainer.rollout.engine import Completion, RolloutEngine
+from trainer.rollout.engine import RolloutEngine
 from trainer.rollout.hf import HFEngine
-from trainer.training.batch import RolloutHint
 from trainer.training.metrics import throughput_metrics
 from trainer.training.optim import build_optimizer, build_scheduler
 from trainer.training.reward_sources import make_reward_scorer
+from trainer.training.step_hooks import StepHook
 
 # Dense bf16 peak FLOP/s of accelerators we know, for perf/mfu. CPUs have no
 # honest single figure, so MFU is reported only on these devices.
 PEAK_FLOPS: dict[str, float] = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
-
-
-class RolloutHints(Protocol):
-    """What the engine can pass from a step's rollout to its update (opaque here; the CPU
-    speed package's replay recorder is one, trainer.cpu_speed.replay_recorder)."""
-
-    def collecting(self) -> AbstractContextManager[None]:
-        """Around a step's rollout."""
-        ...
-
-    def for_batch(self, completions: list[Completion]) -> RolloutHint | None:
-        """The hint of a batch of these completions, in batch order, if any."""
-        ...
 
 
 @dataclass
@@ -65,7 +49,7 @@ class TrainingState:
     critic: nn.Module | None = None
     critic_optimizer: torch.optim.Optimizer | None = None
     critic_scheduler: torch.optim.lr_scheduler.LRScheduler | None = None
-    rollout_hints: RolloutHints | None = None
+    step_hooks: tuple[StepHook, ...] = ()  # installed by the run's converters
     num_params: int = 0
     peak_flops: float | None = None
 
@@ -93,13 +77,13 @@ def _peak_flops(device: torch.device) -> float | None:
 def build_state(cfg: RunConfig) -> TrainingState:
     torch.manual_seed(cfg.trainer.seed)
     device = resolve_device(cfg.resources.device)
-    if device.type == "cpu":
-        keep_freed_memory()  # steps reuse their memory, no page faults (trainer.cpu_speed.memory)
+    # The run's `speed` converters, applied to each model as it is built.
+    converters = build_converters(cfg)
+    converters.prepare(device)
     tokenizer = load_tokenizer(cfg.model.path)
-    kernel = cfg.model.cpu_linear_kernel
     overrides = cfg.model.config_overrides
-    actor: nn.Module = load_policy(
-        cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+    actor: nn.Module = converters.apply(
+        load_policy(cfg.model.path, cfg.model.dtype, device, config_overrides=overrides), device
     )
     num_params = sum(p.numel() for p in actor.parameters())
     if cfg.model.gradient_checkpointing:
@@ -116,15 +100,18 @@ def build_state(cfg: RunConfig) -> TrainingState:
     ref = None
     # A LoRA run's reference is its actor with the adapters off (trainer.models.lora).
     if cfg.needs_reference_model and not cfg.actor.lora.enabled:
-        ref = load_policy(
-            cfg.model.path, cfg.model.dtype, device, kernel, config_overrides=overrides
+        ref = converters.apply(
+            load_policy(cfg.model.path, cfg.model.dtype, device, config_overrides=overrides),
+            device,
         )
         ref.requires_grad_(False).eval()
     critic = critic_optimizer = critic_scheduler = None
     if cfg.needs_critic:
         if cfg.critic.model.path:
             check_same_tokenizer(tokenizer, cfg.critic.model.path, "critic.model.path")
-        critic = ValueModel.from_pretrained(cfg.critic_model_path, cfg.model.dtype, device, kernel)
+        critic = converters.apply(
+            ValueModel.from_pretrained(cfg.critic_model_path, cfg.model.dtype, device), device
+        )
         critic_optimizer = build_optimizer(critic, cfg.critic.optim)
         critic_scheduler = build_scheduler(critic_optimizer, total_steps, cfg.critic.optim)
     if cfg.rollout.engine == "vllm":
@@ -133,8 +120,8 @@ def build_state(cfg: RunConfig) -> TrainingState:
             "use rollout.engine='hf' here."
         )
     engine = HFEngine(actor, tokenizer, device, max_batch_size=cfg.rollout.micro_batch_size)
-    # The rollout's linear outputs replayed by the update, where that applies (CPU only).
-    hints = replay_recorder(cfg, engine, device)
+    # What the converters watch of each step (the CPU replay of linear outputs).
+    hooks = converters.watch_steps(engine, device)
     generator = torch.Generator().manual_seed(cfg.trainer.seed)
     return TrainingState(
         cfg=cfg,
@@ -152,7 +139,7 @@ def build_state(cfg: RunConfig) -> TrainingState:
         critic=critic,
         critic_optimizer=critic_optimizer,
         critic_scheduler=critic_scheduler,
-        rollout_hints=hints,
+        step_hooks=hooks,
         num_params=num_params,
         peak_flops=_peak_flops(device),
     )

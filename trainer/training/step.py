@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -36,6 +36,7 @@ from trainer.training.algorithm_inputs import (
 from trainer.training.batch import RolloutBatch, build_batch
 from trainer.training.metrics import rollout_metrics, tensor_stats
 from trainer.training.roles import ModelRoles, StepContext
+from trainer.training.step_hooks import around_rollout
 
 
 class RewardErrorRateExceeded(RuntimeError):
@@ -163,8 +164,9 @@ def to_batch(state: StepContext, samples: list[Sample]) -> RolloutBatch:
         pad_token_id=state.pad_token_id,
         response_masks=[s.completion.response_mask for s in samples],
     )
-    if state.rollout_hints is not None:
-        batch.rollout_hint = state.rollout_hints.for_batch([s.completion for s in samples])
+    batch.sample_ids = torch.arange(batch.size)
+    for hook in state.step_hooks:
+        hook.batch_built([s.completion for s in samples])
     return batch
 
 
@@ -181,8 +183,7 @@ def train_step(
     cfg = state.cfg
     metrics: dict[str, float] = {}
     started = time.perf_counter()
-    hints = state.rollout_hints
-    with hints.collecting() if hints is not None else nullcontext():
+    with around_rollout(state.step_hooks):
         samples = rollout_with_dynamic_sampling(
             state, prompts, step, metrics, episodes, next_prompts
         )
@@ -271,8 +272,8 @@ def train_step(
         metrics |= roles.update_actor(
             batch, temperature, mini_rows, norm_constant, state.update_generator
         )
-    if batch.rollout_hint is not None:
-        batch.rollout_hint.release()  # the weights move now: nothing to reuse
+    for hook in state.step_hooks:
+        hook.update_done()  # the weights move now: nothing to reuse
     roles.step_schedulers()
     with timed(metrics, "update_weights"):
         roles.sync_rollout_weights()
