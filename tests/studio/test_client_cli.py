@@ -289,6 +289,12 @@ def test_the_documented_python_workflow_end_to_end(server, world, tmp_path):
         reward_version=pushed["id"],
     )
     assert run["status"] == "queued" and run["config"]["trainer"]["total_steps"] == 5
+    # Any registered run input by its request field: an adapter not in the project is refused.
+    with pytest.raises(ApiError) as refused:
+        studio.create_run(
+            "alpha", "x", dataset_version=version["id"], inputs={"lora_adapter": 999_999}
+        )
+    assert refused.value.fields and "lora_adapter" in refused.value.fields
     assert studio.cancel_run(run["id"])["status"] == "cancelled"
     assert studio.resume_run(run["id"])["status"] == "queued"
     clone = studio.clone_run(run["id"], name="lr sweep", overrides=["actor.optim.lr=2e-5"])
