@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.platform.trainer_account import DEFAULT_TRAINER_OS_USER
+from studio.platform.trainer_account import DEFAULT_TRAINER_OS_USER, trainer_os_user
 from studio.runs.handoff import HandoffRefused, SecretHandoff
 
 SECRET = "rlb_" + "5" * 64
@@ -45,10 +45,11 @@ def test_the_file_is_the_trainers_alone_in_a_folder_made_for_it(
 def test_a_root_studio_gives_the_file_and_the_folder_to_the_trainer_account(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    try:
-        account = pwd.getpwnam(DEFAULT_TRAINER_OS_USER)
-    except KeyError:
-        pytest.skip(f"no {DEFAULT_TRAINER_OS_USER} account (tests/runs/test_trainer_account_*)")
+    monkeypatch.delenv("RLSTUDIO_TRAINER_OS_USER", raising=False)
+    # Created when missing, as `rlstudio up` does: the test never depends on another
+    # test having made it first.
+    assert trainer_os_user() == DEFAULT_TRAINER_OS_USER
+    account = pwd.getpwnam(DEFAULT_TRAINER_OS_USER)
     monkeypatch.setenv("RLSTUDIO_TRAINER_OS_USER", DEFAULT_TRAINER_OS_USER)
 
     handoff().deliver()
