@@ -260,6 +260,10 @@ RLSTUDIO_USER_MAX_RUNNING_JOBS = int(os.environ.get("RLSTUDIO_USER_MAX_RUNNING_J
 RLSTUDIO_QUEUE_RESERVE_AFTER_PASSES = int(
     os.environ.get("RLSTUDIO_QUEUE_RESERVE_AFTER_PASSES", "3")
 )
+# The disk one project's runs, datasets and hub models may take, in GiB (0: no quota);
+# at or over it the project's new runs are refused until runs are deleted
+# (studio/runs/quota.py).
+RLSTUDIO_PROJECT_STORAGE_QUOTA_GB = float(os.environ.get("RLSTUDIO_PROJECT_STORAGE_QUOTA_GB", "0"))
 # Projects one user may create through the API (0: no limit).
 RLSTUDIO_USER_MAX_PROJECTS = int(os.environ.get("RLSTUDIO_USER_MAX_PROJECTS", "20"))
 # Live streams (SSE) one user may hold open at once, across every web process.

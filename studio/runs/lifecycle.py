@@ -23,6 +23,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from studio.projects import notify
+from studio.runs import run_files
 from studio.runs.models import TERMINAL_STATUSES, Run, RunStatus, RunStatusChange
 from studio.runs.tokens import revoke_ingest_tokens
 from studio.telemetry.live.run_status import announce_status_change
@@ -103,6 +104,8 @@ def transition(
                 )
                 if new in TERMINAL_STATUSES:
                     revoke_ingest_tokens(run_id)
+                    # What it leaves on disk, for its project's storage (studio.runs.quota).
+                    transaction.on_commit(lambda: run_files.measure(run_id))
                 announce_status_change(change)
                 if new in (S.SUCCEEDED, S.FAILED):
                     notify.run_finished(notice_subject(run_id), new, reason)

@@ -104,6 +104,14 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)  # the trainer's last error lines
+    # Hidden from the runs list (GET /api/runs/?archived=...) when set; still read by id.
+    # Archiving frees nothing: deleting does (studio.runs.deletion).
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # Bytes of the run's files (its checkpoint folder and spool), measured when a
+    # checkpoint is recorded and when the run ends (studio.runs.run_files); null until
+    # first measured. The project's storage (studio.runs.quota) sums these, so showing
+    # it never walks every run's folder.
+    storage_bytes = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -134,6 +134,14 @@ class ReasonSerializer(serializers.Serializer):
     )
 
 
+class DeletedRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The deleted run's id.")
+    name = serializers.CharField()
+    freed_bytes = serializers.IntegerField(
+        help_text="Bytes its files took, measured as it was deleted; they are removed."
+    )
+
+
 class StatusChangeSerializer(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor.username", default=None, read_only=True)
 
@@ -295,8 +303,18 @@ class RunSerializer(serializers.ModelSerializer):
             "duration_s",
             "reward_sparkline",
             "reward_error_rate",
+            "archived_at",
+            "storage_bytes",
         ]
         read_only_fields = fields
+        extra_kwargs = {
+            "archived_at": {"help_text": "When the run was archived (hidden from the list)."},
+            "storage_bytes": {
+                "help_text": "Bytes its files (checkpoints, spool) took when last measured "
+                "(a checkpoint recorded, the run ended); what deleting it frees. Null "
+                "until measured."
+            },
+        }
 
 
 class RunDetailSerializer(RunSerializer):

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from studio.projects.models import AuditEvent, Project
 from studio.references.run_inputs import RunInputs, input_fields
-from studio.runs import dispatch, lifecycle
+from studio.runs import dispatch, lifecycle, quota
 from studio.runs.configs import InvalidConfig, Resolved, resources_of
 from studio.runs.creation import compose
 from studio.runs.models import Run, RunKind, RunStatus
@@ -68,7 +68,9 @@ def store_run(
     """The one way a run comes to be (created, cloned, or an evaluation): stored queued
     with its first status-history row (`history` its reason), the verl overrides it
     ignores in its log, and its audit event (`action`, with `audit` as its detail); the
-    queue decides when it starts."""
+    queue decides when it starts. StorageQuotaExceeded (studio.runs.quota) when the
+    project is at or over its storage quota."""
+    quota.refuse_over_quota(project)
     with transaction.atomic():
         run = Run.objects.create(
             project=project,
@@ -166,6 +168,8 @@ def resume_run(run: Run, user: User, reason: str) -> None:
     refuse_provenance(run)
     with transaction.atomic():
         lifecycle.resume(run.pk, user, reason)
+        # Live again, so listed again (an archived run is only hidden while it has ended).
+        Run.objects.filter(pk=run.pk).update(archived_at=None)
         AuditEvent.record("run.resume", run, run.project, user, previous=run.status)
         dispatch.reconcile_soon()  # a new attempt, from the latest checkpoint
 

@@ -464,6 +464,7 @@ MATRIX: dict[tuple[str, str], Op] = {
         body=lambda o: {"username": "viewer", "role": "viewer"},  # members only: others are invited
     ),
     # notifications: any role reads and picks its own emails; the webhook is the owners'
+    ("GET", "/api/projects/{slug}/storage/"): Op(read(), "/api/projects/{o.slug}/storage/"),
     ("GET", "/api/projects/{slug}/notifications/"): Op(
         read(), "/api/projects/{o.slug}/notifications/"
     ),
@@ -620,6 +621,10 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("PATCH", "/api/runs/{id}/"): Op(write(), "/api/runs/{o.run}/", body=lambda o: {"notes": "x"}),
     ("POST", "/api/runs/{id}/cancel/"): Op(write(), "/api/runs/{o.run}/cancel/"),
     ("POST", "/api/runs/{id}/resume/"): Op(write(), "/api/runs/{o.cancelled_run}/resume/"),
+    # Deleting and archiving need a run that has ended (the seeded queued one gets 409).
+    ("DELETE", "/api/runs/{id}/"): Op(write(), "/api/runs/{o.cancelled_run}/"),
+    ("POST", "/api/runs/{id}/archive/"): Op(write(), "/api/runs/{o.cancelled_run}/archive/"),
+    ("POST", "/api/runs/{id}/unarchive/"): Op(write(), "/api/runs/{o.cancelled_run}/unarchive/"),
     ("POST", "/api/runs/{id}/clone/"): Op(
         write(201),
         "/api/runs/{o.run}/clone/",

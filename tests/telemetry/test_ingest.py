@@ -316,3 +316,16 @@ def test_the_dataset_is_served_by_split(
     bad = trainer.client.get(path, {"split": "everything"}, **auth)
     assert bad.status_code == 400
     assert list(bad.json()["error"]["fields"]) == ["split"]
+
+
+def test_a_checkpoint_notice_measures_the_runs_files(
+    trainer: Trainer, settings, tmp_path: Path, django_capture_on_commit_callbacks
+) -> None:
+    settings.RLSTUDIO_CHECKPOINT_ROOT = str(tmp_path / "checkpoints")
+    folder = tmp_path / "checkpoints" / f"run-{trainer.run.pk}" / "step-1"
+    folder.mkdir(parents=True)
+    (folder / "actor.pt").write_bytes(b"w" * 4096)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert trainer.post([checkpoint(0, 1)]).status_code == 200
+    # The figure the project's storage sums (studio.runs.quota).
+    assert Run.objects.get(pk=trainer.run.pk).storage_bytes == 4096

@@ -959,6 +959,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{slug}/storage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What the project's files take (runs, evaluations, datasets, hub models) and its
+         *     storage quota (any role). At or over the quota its new runs are refused; deleting
+         *     runs frees space, archiving does not.
+         */
+        get: operations["projects_storage_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/queue/": {
         parameters: {
             query?: never;
@@ -1242,7 +1263,12 @@ export interface paths {
         get: operations["runs_retrieve"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * @description Delete a run that has ended, with its metrics, samples, logs and checkpoints,
+         *     and its files (checkpoint folder, spool); answers the bytes freed. Refused (409)
+         *     for a live run (cancel it first) and for one a model or an evaluation uses.
+         */
+        delete: operations["runs_destroy"];
         options?: never;
         head?: never;
         /** @description Rename, re-tag, annotate or reprioritise. The config can't change: clone instead. */
@@ -1263,6 +1289,26 @@ export interface paths {
         get: operations["runs_alerts_list"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/archive/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Hide a run that has ended from the runs list (`?archived=true` lists it); it
+         *     stays readable by id. Archiving frees no storage: delete the run for that.
+         */
+        post: operations["runs_archive_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1603,6 +1649,23 @@ export interface paths {
         get: operations["runs_rollouts_timeline"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/unarchive/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description List an archived run again. */
+        post: operations["runs_unarchive_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2164,6 +2227,13 @@ export interface components {
          * @enum {string}
          */
         DatasetVersionDataFormatEnum: "verl" | "prompt_answer";
+        DeletedRun: {
+            /** @description The deleted run's id. */
+            id: number;
+            name: string;
+            /** @description Bytes its files took, measured as it was deleted; they are removed. */
+            freed_bytes: number;
+        };
         DetectedColumns: {
             source_format: components["schemas"]["SourceFormatEnum"];
             /** @description In file order. */
@@ -3407,6 +3477,15 @@ export interface components {
             name: string;
             description?: string;
         };
+        ProjectStorage: {
+            /** @description Bytes the project's files take. */
+            used_bytes: number;
+            /** @description RLSTUDIO_PROJECT_STORAGE_QUOTA_GB in bytes; 0: no quota. */
+            quota_bytes: number;
+            /** @description At or over the quota: new runs are refused until runs are deleted. */
+            over_quota: boolean;
+            by_kind: components["schemas"]["StorageByKind"];
+        };
         PromptSummary: {
             prompt: string;
             data_source: string;
@@ -3986,6 +4065,13 @@ export interface components {
              * @description The share of scored rows whose reward function failed (0 to 1; the mean of its steps' reward/error_rate); null before the first step.
              */
             readonly reward_error_rate: number | null;
+            /**
+             * Format: date-time
+             * @description When the run was archived (hidden from the list).
+             */
+            readonly archived_at: string | null;
+            /** @description Bytes its files (checkpoints, spool) took when last measured (a checkpoint recorded, the run ended); what deleting it frees. Null until measured. */
+            readonly storage_bytes: number | null;
         };
         RunAlert: {
             readonly id: number;
@@ -4228,6 +4314,13 @@ export interface components {
              * @description The share of scored rows whose reward function failed (0 to 1; the mean of its steps' reward/error_rate); null before the first step.
              */
             readonly reward_error_rate: number | null;
+            /**
+             * Format: date-time
+             * @description When the run was archived (hidden from the list).
+             */
+            readonly archived_at: string | null;
+            /** @description Bytes its files (checkpoints, spool) took when last measured (a checkpoint recorded, the run ended); what deleting it frees. Null until measured. */
+            readonly storage_bytes: number | null;
             /** @description The full, validated RunConfig. */
             readonly config: {
                 [key: string]: unknown;
@@ -4472,6 +4565,16 @@ export interface components {
             run: number;
             step: number;
             groups: components["schemas"]["GroupSummary"][];
+        };
+        StorageByKind: {
+            /** @description Training runs' files (checkpoints, spools). */
+            runs: number;
+            /** @description Evaluations' files. */
+            evaluations: number;
+            /** @description Dataset versions' files. */
+            datasets: number;
+            /** @description Hub models' downloads. */
+            models: number;
         };
         /** @description A model of the project (`model`) or a checkpoint of one of its runs (`checkpoint`). */
         TargetRequest: {
@@ -6237,6 +6340,27 @@ export interface operations {
             };
         };
     };
+    projects_storage_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectStorage"];
+                };
+            };
+        };
+    };
     queue_retrieve: {
         parameters: {
             query: {
@@ -6708,6 +6832,14 @@ export interface operations {
     runs_list: {
         parameters: {
             query?: {
+                /**
+                 * @description false (the default): runs not archived; true: only archived runs; all.
+                 *
+                 *     * `false` - false
+                 *     * `true` - true
+                 *     * `all` - all
+                 */
+                archived?: "all" | "false" | "true";
                 /** @description true: only runs that saved a checkpoint (what a model can be made from). */
                 has_checkpoint?: string;
                 /**
@@ -6820,6 +6952,35 @@ export interface operations {
             };
         };
     };
+    runs_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedRun"];
+                };
+            };
+            /** @description The run is live (cancel it first), or something that must outlive it uses it (a model registered from its checkpoint, an evaluation of them): the message names it. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     runs_partial_update: {
         parameters: {
             query?: never;
@@ -6874,6 +7035,35 @@ export interface operations {
             };
             /** @description The run is not in your projects. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    runs_archive_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
+            };
+            /** @description The run's status does not allow this action. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7557,6 +7747,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    runs_unarchive_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunDetail"];
+                };
             };
         };
     };

@@ -21,7 +21,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from studio.runs.configs import InvalidConfig
+from studio.runs.deletion import RunHeld
 from studio.runs.lifecycle import TransitionRefused
+from studio.runs.quota import StorageQuotaExceeded
 
 
 def _first_message(detail: Any) -> str:
@@ -48,6 +50,16 @@ class PayloadTooLarge(exceptions.APIException):
     default_detail = "The request body is larger than this endpoint accepts."
 
 
+class QuotaExceeded(exceptions.APIException):
+    """The project is at or over its storage quota (studio.runs.quota). A 400, not 507:
+    the caller fixes it (deletes runs), and a 5xx reads as the server's fault to clients
+    and proxies that retry; not 403, which reads as a missing role."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "storage_quota_exceeded"
+    default_detail = "The project is at or over its storage quota."
+
+
 def _refused(exc: Exception) -> exceptions.APIException:
     return Conflict(str(exc))
 
@@ -60,7 +72,9 @@ def _invalid_config(exc: Exception) -> exceptions.APIException:
 # Domain error -> the API error it is answered with (the first class `exc` is an instance of).
 DOMAIN_ERRORS: dict[type[Exception], Callable[[Exception], exceptions.APIException]] = {
     TransitionRefused: _refused,  # the run's status (or kind) does not allow the action
+    RunHeld: _refused,  # a model or an evaluation uses the run
     InvalidConfig: _invalid_config,
+    StorageQuotaExceeded: lambda exc: QuotaExceeded(str(exc)),
 }
 
 

@@ -38,7 +38,9 @@ from studio.projects.models import (
     default_token_scopes,
 )
 from studio.projects.webhooks import WebhookRefused, checked_address
+from studio.runs import run_files
 from studio.runs.models import RunStatus
+from studio.runs.quota import project_storage
 
 # Runs whose Ray job may still be going: their project can't be deleted under them.
 LIVE_STATUSES = (RunStatus.STARTING, RunStatus.RUNNING, RunStatus.CANCELLING)
@@ -72,6 +74,24 @@ class MemberRoleSerializer(serializers.Serializer):
 
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
+
+
+class StorageByKindSerializer(serializers.Serializer):
+    runs = serializers.IntegerField(help_text="Training runs' files (checkpoints, spools).")
+    evaluations = serializers.IntegerField(help_text="Evaluations' files.")
+    datasets = serializers.IntegerField(help_text="Dataset versions' files.")
+    models = serializers.IntegerField(help_text="Hub models' downloads.")
+
+
+class ProjectStorageSerializer(serializers.Serializer):
+    used_bytes = serializers.IntegerField(help_text="Bytes the project's files take.")
+    quota_bytes = serializers.IntegerField(
+        help_text="RLSTUDIO_PROJECT_STORAGE_QUOTA_GB in bytes; 0: no quota."
+    )
+    over_quota = serializers.BooleanField(
+        help_text="At or over the quota: new runs are refused until runs are deleted."
+    )
+    by_kind = StorageByKindSerializer()
 
 
 # One answer for a username that no account has and for an account that isn't a member,
@@ -215,6 +235,7 @@ class ProjectViewSet(
         files = list(
             DatasetVersion.objects.filter(dataset__project=instance).values_list("file", flat=True)
         )
+        run_ids = list(instance.runs.values_list("pk", flat=True))
         with transaction.atomic():
             # Kept without a project, so the event outlives the project's cascade.
             AuditEvent.objects.create(
@@ -229,6 +250,8 @@ class ProjectViewSet(
             instance.runs.all().delete()
             instance.delete()
             transaction.on_commit(lambda: delete_files(files))
+            # Its runs' checkpoint folders and spools go with their rows.
+            transaction.on_commit(lambda: run_files.remove_each(run_ids))
 
     @extend_schema(request=MemberRoleSerializer, responses=MembershipSerializer(many=True))
     @action(
@@ -256,6 +279,24 @@ class ProjectViewSet(
             self.audit("member.set", membership, project, role=role)
         members = project.memberships.select_related("user").order_by("id")
         return Response(MembershipSerializer(members, many=True).data)
+
+    @extend_schema(responses=ProjectStorageSerializer)
+    @action(detail=True, methods=["get"], pagination_class=None)
+    def storage(self, request: Request, slug: str | None = None) -> Response:
+        """What the project's files take (runs, evaluations, datasets, hub models) and its
+        storage quota (any role). At or over the quota its new runs are refused; deleting
+        runs frees space, archiving does not."""
+        storage = project_storage(self.get_object())
+        return Response(
+            ProjectStorageSerializer(
+                {
+                    "used_bytes": storage.used_bytes,
+                    "quota_bytes": storage.quota_bytes,
+                    "over_quota": storage.over_quota,
+                    "by_kind": storage.by_kind,
+                }
+            ).data
+        )
 
     @extend_schema(
         methods=["PUT"], request=NotificationsUpdateSerializer, responses=NotificationsSerializer

@@ -1,5 +1,6 @@
-"""Runs: create from a preset and/or config, clone, cancel, resume, reprioritise;
-plus the config schema, presets and a validator for the browser's run form."""
+"""Runs: create from a preset and/or config, clone, cancel, resume, reprioritise,
+archive and delete; plus the config schema, presets and a validator for the browser's
+run form."""
 
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ from rest_framework.views import APIView
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
 from studio.references.summary import SUMMARY_RELATED
-from studio.runs import service
+from studio.runs import deletion, service
 from studio.runs.configs import InvalidConfig, resolve
 from studio.runs.models import Checkpoint, Run, RunKind, RunStatus
 from studio.runs.requests import CloneRun, CreateRun, RunChanges
 from studio.runs.serializers import (
     ConfigRequestSerializer,
     ConfigValidationSerializer,
+    DeletedRunSerializer,
     PresetSerializer,
     PrioritySerializer,
     ReasonSerializer,
@@ -39,6 +41,11 @@ from studio.runs.serializers import (
 from trainer.config import PRESETS, RunConfig, preset_names
 
 CONFLICT = OpenApiResponse(description="The run's status does not allow this action.")
+HELD = OpenApiResponse(
+    description="The run is live (cancel it first), or something that must outlive it "
+    "uses it (a model registered from its checkpoint, an evaluation of them): the message "
+    "names it."
+)
 
 
 def reason_of(request: Request) -> str:
@@ -70,6 +77,11 @@ class RunFilter(ProjectRunsFilter):
         method="filter_kind",
         help_text="train (the default) or evaluation (also listed at /api/evaluations/).",
     )
+    archived = filters.ChoiceFilter(
+        choices=[("false", "false"), ("true", "true"), ("all", "all")],
+        method="filter_archived",
+        help_text="false (the default): runs not archived; true: only archived runs; all.",
+    )
     has_checkpoint = filters.BooleanFilter(
         method="filter_has_checkpoint",
         help_text="true: only runs that saved a checkpoint (what a model can be made from).",
@@ -90,6 +102,11 @@ class RunFilter(ProjectRunsFilter):
         saved = Exists(Checkpoint.objects.filter(run=OuterRef("pk")))
         return queryset.filter(saved) if value else queryset.exclude(saved)
 
+    def filter_archived(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        if value == "all":
+            return queryset
+        return queryset.filter(archived_at__isnull=value != "true")
+
     def filter_tag(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
         return queryset.filter(tags__contains=[value])
 
@@ -105,14 +122,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
     )
     serializer_class = RunSerializer
     filterset_class = RunFilter
-    http_method_names = ["get", "post", "patch", "head", "options"]
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[Run]:
         queryset = super().get_queryset()
         if self.action != "list":
-            queryset = queryset.prefetch_related("status_history__actor", "attempts")
-        elif "kind" not in self.request.query_params:
+            return queryset.prefetch_related("status_history__actor", "attempts")
+        if "kind" not in self.request.query_params:
             queryset = queryset.filter(kind=RunKind.TRAIN)  # evaluations list on their own page
+        if "archived" not in self.request.query_params:
+            queryset = queryset.filter(archived_at__isnull=True)  # RunFilter.archived's default
         return queryset
 
     def get_serializer_class(self) -> Any:
@@ -174,6 +193,34 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
         """Queue a failed or cancelled run again; it continues from its latest checkpoint."""
         run = self.get_object()
         service.resume_run(run, signed_in_user(request), reason_of(request))
+        return self._detail(run.pk)
+
+    @extend_schema(responses={200: DeletedRunSerializer, 409: HELD})
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        """Delete a run that has ended, with its metrics, samples, logs and checkpoints,
+        and its files (checkpoint folder, spool); answers the bytes freed. Refused (409)
+        for a live run (cancel it first) and for one a model or an evaluation uses."""
+        run = self.get_object()
+        freed = deletion.delete_run(run, signed_in_user(request))
+        return Response(
+            DeletedRunSerializer({"id": run.pk, "name": run.name, "freed_bytes": freed}).data
+        )
+
+    @extend_schema(request=None, responses={200: RunDetailSerializer, 409: CONFLICT})
+    @action(detail=True, methods=["post"])
+    def archive(self, request: Request, pk: str | None = None) -> Response:
+        """Hide a run that has ended from the runs list (`?archived=true` lists it); it
+        stays readable by id. Archiving frees no storage: delete the run for that."""
+        run = self.get_object()
+        deletion.archive_run(run, signed_in_user(request))
+        return self._detail(run.pk)
+
+    @extend_schema(request=None, responses=RunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def unarchive(self, request: Request, pk: str | None = None) -> Response:
+        """List an archived run again."""
+        run = self.get_object()
+        deletion.unarchive_run(run, signed_in_user(request))
         return self._detail(run.pk)
 
     @extend_schema(request=PrioritySerializer, responses=RunDetailSerializer)

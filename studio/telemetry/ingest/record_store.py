@@ -28,7 +28,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from studio.projects import notify
-from studio.runs import lifecycle
+from studio.runs import lifecycle, run_files
 from studio.runs.models import Checkpoint, Run, RunAttempt
 from studio.telemetry.alerts.rules import COMPONENT_PREFIX, WATCHED
 from studio.telemetry.alerts.store import raise_alerts
@@ -199,6 +199,9 @@ class _Writer:
                 ],
                 ignore_conflicts=True,
             )
+            # What the run's folder takes now, for its project's storage (studio.runs.quota).
+            run_id = self.run.pk
+            transaction.on_commit(lambda: run_files.measure(run_id))
         for r in self.others:
             data = r.data.model_dump()
             published.append(frames.stored_record_event(self.attempt, r.seq, r.time, r.kind, data))
