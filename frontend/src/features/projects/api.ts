@@ -6,12 +6,15 @@ export type Role = Schemas["RoleEnum"];
 export type Invitation = Schemas["Invitation"];
 export type Notifications = Schemas["Notifications"];
 export type NotificationsUpdate = Schemas["NotificationsUpdateRequest"];
+export type ProjectStorage = Schemas["ProjectStorage"];
 
 export const projectKeys = {
   all: ["projects"] as const,
   members: (slug: string) => ["projects", slug, "members"] as const,
   invitations: (slug: string) => ["projects", slug, "invitations"] as const,
   notifications: (slug: string) => ["projects", slug, "notifications"] as const,
+  /** What the project's files take, and its quota: deleting a run refreshes it. */
+  storage: (slug: string) => ["projects", slug, "storage"] as const,
 };
 
 /** Invitations addressed to the signed-in user (not one project's). */
@@ -71,4 +74,9 @@ export function fetchNotifications(slug: string, signal?: AbortSignal): Promise<
 /** Changes the fields named (the webhook's: owners only). */
 export function updateNotifications(slug: string, body: NotificationsUpdate): Promise<Notifications> {
   return unwrap(api.PUT("/api/projects/{slug}/notifications/", { params: { path: { slug } }, body }));
+}
+
+/** What the project's files take (runs, evaluations, datasets, hub models) and its quota (0: none). */
+export function fetchProjectStorage(slug: string, signal?: AbortSignal): Promise<ProjectStorage> {
+  return unwrap(api.GET("/api/projects/{slug}/storage/", { params: { path: { slug } }, signal }));
 }

@@ -9,6 +9,7 @@ import {
   fetchMyInvitations,
   fetchNotifications,
   fetchProjectInvitations,
+  fetchProjectStorage,
   fetchProjects,
   invitationKeys,
   inviteMember,
@@ -107,4 +108,9 @@ export function useUpdateNotifications(slug: string) {
     mutationFn: (body: NotificationsUpdate) => updateNotifications(slug, body),
     onSuccess: (saved) => queryClient.setQueryData(projectKeys.notifications(slug), saved),
   });
+}
+
+/** The project's storage against its quota (the runs page's meter). */
+export function useProjectStorage(slug: string) {
+  return useQuery({ queryKey: projectKeys.storage(slug), queryFn: ({ signal }) => fetchProjectStorage(slug, signal), staleTime: 30_000 });
 }

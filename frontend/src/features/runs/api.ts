@@ -20,14 +20,18 @@ export type JsonSchema = Record<string, unknown>;
 export type RunInputs = Schemas["RunInputs"];
 export type Validation = Schemas["ValidationEnum"];
 export type ProjectQueue = Schemas["ProjectQueue"];
+export type DeletedRun = Schemas["DeletedRun"];
 
 export const ACTIVE_STATUSES: RunStatus[] = ["queued", "starting", "running", "cancelling"];
 export const ALL_STATUSES: RunStatus[] = ["queued", "starting", "running", "cancelling", "succeeded", "failed", "cancelled"];
 type SortField = "created_at" | "priority" | "name" | "status" | "started_at" | "finished_at";
 export type Ordering = SortField | `-${SortField}`;
 
+/** Which runs a list shows by archiving: not archived (the API's default), archived only, or both. */
+export type ArchivedFilter = "false" | "true" | "all";
+
 /** A list's filters; absent ones do not filter. They are part of the list's query key. */
-export type RunFilters = { status?: RunStatus[]; tag?: string; search?: string; ordering?: Ordering; hasCheckpoint?: boolean };
+export type RunFilters = { status?: RunStatus[]; tag?: string; search?: string; ordering?: Ordering; hasCheckpoint?: boolean; archived?: ArchivedFilter };
 
 export const runKeys = {
   all: ["runs"] as const,
@@ -56,6 +60,7 @@ export async function listRuns(slug: string, filters: RunFilters = {}, signal?: 
     ...(filters.search ? { search: filters.search } : {}),
     ...(filters.ordering ? { ordering: [filters.ordering] } : {}),
     ...(filters.hasCheckpoint !== undefined ? { has_checkpoint: String(filters.hasCheckpoint) } : {}),
+    ...(filters.archived ? { archived: filters.archived } : {}),
   };
   const page = await unwrap(api.GET("/api/runs/", { params: { query }, signal }));
   return { count: page.count, results: page.results };
@@ -83,6 +88,20 @@ export function cancelRun(id: number): Promise<unknown> {
 
 export function resumeRun(id: number): Promise<unknown> {
   return unwrap(api.POST("/api/runs/{id}/resume/", { params: { path: { id } } }));
+}
+
+/** Deletes a run that has ended with its rows and files; answers the bytes freed. */
+export function deleteRun(id: number): Promise<DeletedRun> {
+  return unwrap(api.DELETE("/api/runs/{id}/", { params: { path: { id } } }));
+}
+
+/** Hides a run that has ended from the runs list (it frees nothing). */
+export function archiveRun(id: number): Promise<RunDetail> {
+  return unwrap(api.POST("/api/runs/{id}/archive/", { params: { path: { id } } }));
+}
+
+export function unarchiveRun(id: number): Promise<RunDetail> {
+  return unwrap(api.POST("/api/runs/{id}/unarchive/", { params: { path: { id } } }));
 }
 
 export function setPriority(id: number, priority: number): Promise<unknown> {

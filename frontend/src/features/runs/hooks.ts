@@ -4,10 +4,13 @@ import { keepPreviousData, useMutation, useQueries, useQuery, useQueryClient } f
 import { useToast } from "../../components/Toast";
 import { useEventStream } from "../../lib/useEventStream";
 import { metricKeys } from "../metrics/api";
+import { projectKeys } from "../projects/api";
 import {
+  archiveRun,
   cancelRun,
   cloneRun,
   createRun,
+  deleteRun,
   fetchAlerts,
   fetchCheckpoints,
   fetchConfigSchema,
@@ -20,6 +23,7 @@ import {
   runKeys,
   runQueries,
   setPriority,
+  unarchiveRun,
   validateConfig,
   type LogLine,
   type RunClone,
@@ -54,7 +58,11 @@ export function useProjectQueue(slug: string) {
 export function useLiveRunLists(slug: string) {
   const queryClient = useQueryClient();
   useEventStream(`/api/projects/${slug}/events`, {
-    "run-status": () => void queryClient.invalidateQueries({ queryKey: runKeys.lists(slug) }),
+    "run-status": () => {
+      void queryClient.invalidateQueries({ queryKey: runKeys.lists(slug) });
+      // A run that ends has been measured (studio.runs.run_files): its project's storage moved.
+      void queryClient.invalidateQueries({ queryKey: projectKeys.storage(slug) });
+    },
   });
 }
 
@@ -148,5 +156,27 @@ export function useRunAction(id: number) {
     cancel: useMutation({ mutationFn: () => cancelRun(id), onSuccess: done("Cancelling the run."), onError }),
     resume: useMutation({ mutationFn: () => resumeRun(id), onSuccess: done("The run is queued again."), onError }),
     priority: useMutation({ mutationFn: (p: number) => setPriority(id, p), onSuccess: done("Priority changed."), onError }),
+    archive: useMutation({ mutationFn: () => archiveRun(id), onSuccess: done("Archived: the run is hidden from the runs list. Archiving frees no storage; deleting does."), onError }),
+    unarchive: useMutation({ mutationFn: () => unarchiveRun(id), onSuccess: done("The run is listed again."), onError }),
   };
+}
+
+/**
+ * Deletes a run that has ended, with its files: the project's runs lists and storage
+ * refresh, the run's own cache entries go. `onDeleted` gets the bytes freed; a refusal (a
+ * live run, a model or an evaluation that uses it) is shown as the server words it.
+ */
+export function useDeleteRun(id: number, slug: string, onDeleted: (freedBytes: number) => void) {
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  return useMutation({
+    mutationFn: () => deleteRun(id),
+    onSuccess: (deleted) => {
+      queryClient.removeQueries({ queryKey: runKeys.detail(id) });
+      void queryClient.invalidateQueries({ queryKey: runKeys.lists(slug) });
+      void queryClient.invalidateQueries({ queryKey: projectKeys.storage(slug) });
+      onDeleted(deleted.freed_bytes);
+    },
+    onError: (error: unknown) => toast.error(error),
+  });
 }

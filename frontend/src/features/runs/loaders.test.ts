@@ -38,7 +38,7 @@ describe("the runs list's loader", () => {
     mockApi({ "GET /api/runs/": pageOf([]) });
     const queryClient = new QueryClient();
     const data = runsPageLoader(queryClient)(args("/p/demo/runs?status=failed&sort=name", { slug: "demo" }));
-    expect(data.search).toEqual({ status: "failed", tag: "", q: "", sort: "name" });
+    expect(data.search).toEqual({ status: "failed", tag: "", q: "", sort: "name", archived: "false" });
     const key = runKeys.list("demo", { status: ["failed"], tag: undefined, search: undefined, ordering: "name" });
     await waitFor(() => expect(queryClient.getQueryData(key)).toEqual({ count: 0, results: [] }));
   });

@@ -15,13 +15,19 @@ describe("the run page's tab", () => {
 describe("the runs list's filters", () => {
   it("are read from the URL and make the list query", () => {
     const search = runListSearchIn(params("status=failed&tag=sweep&q=arith&sort=name"));
-    expect(search).toEqual({ status: "failed", tag: "sweep", q: "arith", sort: "name" });
-    expect(runListFilters(search)).toEqual({ status: ["failed"], tag: "sweep", search: "arith", ordering: "name" });
+    expect(search).toEqual({ status: "failed", tag: "sweep", q: "arith", sort: "name", archived: "false" });
+    expect(runListFilters(search)).toEqual({ status: ["failed"], tag: "sweep", search: "arith", ordering: "name", archived: undefined });
   });
 
   it("read an unknown status or sort as no filter and the newest first", () => {
     const search = runListSearchIn(params("status=exploded&sort=-colour"));
-    expect(search).toEqual({ status: "", tag: "", q: "", sort: "-created_at" });
-    expect(runListFilters(search)).toEqual({ status: undefined, tag: undefined, search: undefined, ordering: "-created_at" });
+    expect(search).toEqual({ status: "", tag: "", q: "", sort: "-created_at", archived: "false" });
+    expect(runListFilters(search)).toEqual({ status: undefined, tag: undefined, search: undefined, ordering: "-created_at", archived: undefined });
+  });
+
+  it("show archived runs only when the URL asks (an unknown value reads as not archived)", () => {
+    expect(runListFilters(runListSearchIn(params("archived=true"))).archived).toBe("true");
+    expect(runListFilters(runListSearchIn(params("archived=all"))).archived).toBe("all");
+    expect(runListFilters(runListSearchIn(params("archived=maybe"))).archived).toBeUndefined();
   });
 });

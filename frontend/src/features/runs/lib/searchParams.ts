@@ -4,7 +4,7 @@
  * tab that does not exist. The route loaders parse them (and prefetch with them); the pages
  * read the loader's answer, so both ask for the same cache entry.
  */
-import { ALL_STATUSES, type Ordering, type RunFilters, type RunStatus } from "../api";
+import { ALL_STATUSES, type ArchivedFilter, type Ordering, type RunFilters, type RunStatus } from "../api";
 
 export const RUN_TABS = ["charts", "samples", "logs", "checkpoints", "alerts", "config", "timeline"] as const;
 export type RunTab = (typeof RUN_TABS)[number];
@@ -22,8 +22,10 @@ export function runTabIn(params: URLSearchParams): RunTab {
   return oneOf(RUN_TABS, params.get("tab")) ?? "charts";
 }
 
-/** The runs list's filters as the URL holds them: `status`, `tag`, `q` (name contains), `sort` (`-` for descending). */
-export type RunListSearch = { status: RunStatus | ""; tag: string; q: string; sort: Ordering };
+const ARCHIVED = ["false", "true", "all"] as const satisfies readonly ArchivedFilter[];
+
+/** The runs list's filters as the URL holds them: `status`, `tag`, `q` (name contains), `sort` (`-` for descending), `archived` (`true`: archived runs only, `all`; absent: runs not archived). */
+export type RunListSearch = { status: RunStatus | ""; tag: string; q: string; sort: Ordering; archived: ArchivedFilter };
 
 export function runListSearchIn(params: URLSearchParams): RunListSearch {
   const sort = params.get("sort") ?? "";
@@ -33,10 +35,17 @@ export function runListSearchIn(params: URLSearchParams): RunListSearch {
     tag: params.get("tag") ?? "",
     q: params.get("q") ?? "",
     sort: sortKey ? ((sort.startsWith("-") ? `-${sortKey}` : sortKey) as Ordering) : DEFAULT_SORT,
+    archived: oneOf(ARCHIVED, params.get("archived")) ?? "false",
   };
 }
 
 /** The list query those filters make (absent ones do not filter; part of the query key). */
 export function runListFilters(search: RunListSearch): RunFilters {
-  return { status: search.status ? [search.status] : undefined, tag: search.tag || undefined, search: search.q || undefined, ordering: search.sort };
+  return {
+    status: search.status ? [search.status] : undefined,
+    tag: search.tag || undefined,
+    search: search.q || undefined,
+    ordering: search.sort,
+    archived: search.archived === "false" ? undefined : search.archived,
+  };
 }

@@ -24,6 +24,7 @@ import { RunInputs } from "../components/RunInputs";
 import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } from "../components/RunPanels";
 import { RewardErrors } from "../components/RewardErrors";
 import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
+import { RunStorageActions } from "../components/RunStorageActions";
 import { RunTraceback } from "../components/RunTraceback";
 import { useLiveRun, useRun, useRunAction } from "../hooks";
 import type { RunTab } from "../lib/searchParams";
@@ -84,6 +85,7 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
           <span className={ui.row}>
             <RunStatusPill status={run.status} />
             <RewardErrorBadge rate={run.reward_error_rate} />
+            {run.archived_at ? <span className={ui.pill}>archived</span> : null}
             <span>#{run.id}</span>
             {run.preset ? <span>preset {run.preset}</span> : null}
             <span>
@@ -219,6 +221,7 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
           <Button type="submit">Set priority</Button>
         </form>
       ) : null}
+      <RunStorageActions run={run} slug={slug} />
     </div>
   );
 }

@@ -12,6 +12,7 @@ import { Table } from "../../../components/Table";
 import { Time } from "../../../components/Time";
 import ui from "../../../components/ui.module.css";
 import { formatDuration } from "../../../lib/time";
+import { StorageMeter, StorageQuotaNotice } from "../../projects/components/StorageMeter";
 import { useProjectSlug } from "../../projects/hooks";
 import { ALL_STATUSES, type Run } from "../api";
 import { QueueSummary } from "../components/QueueSummary";
@@ -30,7 +31,7 @@ export function RunsPage() {
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
   const { search: searched } = useRunsPageData();
-  const { status, tag, q: search, sort: sortParam } = searched;
+  const { status, tag, q: search, sort: sortParam, archived } = searched;
   const descending = sortParam.startsWith("-");
   const sortKey = sortParam.replace(/^-/, "") as SortKey;
   const [selected, setSelected] = useState<number[]>([]);
@@ -48,7 +49,7 @@ export function RunsPage() {
     setSelected((all) => (all.includes(id) ? all.filter((x) => x !== id) : all.length < MAX_COMPARE ? [...all, id] : all));
   }
 
-  const filtered = Boolean(status || tag || search);
+  const filtered = Boolean(status || tag || search || archived !== "false");
   const list = runs.data?.results ?? [];
   return (
     <>
@@ -57,6 +58,7 @@ export function RunsPage() {
         description="Training runs of this project: queued, running and finished. The list updates live."
         actions={
           <>
+            <StorageMeter slug={slug} />
             <Button disabled={selected.length < 2} onClick={() => void navigate(`/p/${slug}/compare?runs=${selected.join(",")}`)}>
               Compare {selected.length ? `(${selected.length})` : ""}
             </Button>
@@ -75,8 +77,14 @@ export function RunsPage() {
           ))}
         </select>
         <input className={inputClass} placeholder="Tag" aria-label="Tag" defaultValue={tag} onChange={(e) => setParam("tag", e.target.value)} />
+        <select className={inputClass} aria-label="Archived" value={archived} onChange={(e) => setParam("archived", e.target.value === "false" ? "" : e.target.value)}>
+          <option value="false">Not archived</option>
+          <option value="true">Archived</option>
+          <option value="all">Archived or not</option>
+        </select>
         {selected.length ? <span className={ui.muted}>{selected.length} selected (2 to 8 to compare)</span> : null}
       </div>
+      <StorageQuotaNotice slug={slug} />
       <QueueSummary slug={slug} />
       {runs.isPending ? <Loading what="runs" /> : null}
       {runs.isError ? <ErrorState title="Could not load the runs" error={runs.error} onRetry={() => void runs.refetch()} /> : null}
@@ -122,7 +130,10 @@ export function RunsPage() {
               sortKey: "name",
               cell: (r) => (
                 <span style={{ display: "grid", minWidth: 180 }}>
-                  <Link to={`/p/${slug}/runs/${r.id}`}>{r.name}</Link>
+                  <span className={ui.row}>
+                    <Link to={`/p/${slug}/runs/${r.id}`}>{r.name}</Link>
+                    {r.archived_at ? <span className={ui.pill}>archived</span> : null}
+                  </span>
                   <span className={ui.muted}>{inputsLine(r.inputs)}</span>
                 </span>
               ),
