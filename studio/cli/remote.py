@@ -81,6 +81,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         p.add_argument("--reason", default="", help="shown in the run's history")
         p.set_defaults(handler=runs_cancel if name == "cancel" else runs_resume, func=run)
 
+    for name, verb in (
+        ("delete", "delete a run that has ended, with its checkpoints and files"),
+        ("archive", "hide a run that has ended from the runs list (frees nothing)"),
+        ("unarchive", "list an archived run again"),
+    ):
+        p = runs.add_parser(name, parents=[server], help=verb)
+        p.add_argument("run", type=int, help="run id")
+        p.set_defaults(handler=RUN_STORAGE_HANDLERS[name], func=run)
+
     p = runs.add_parser(
         "watch", parents=[server], help="print status changes and metrics until the run ends"
     )
@@ -237,6 +246,32 @@ def runs_resume(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
     result = client.resume_run(args.run, args.reason)
     print(f"run {result['id']}: {result['status']}", file=out)
     return EXIT_OK
+
+
+def runs_delete(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    result = client.delete_run(args.run)
+    freed = result["freed_bytes"] / 1024**2
+    print(f"deleted run {result['id']} ({result['name']}): {freed:.1f} MiB freed", file=out)
+    return EXIT_OK
+
+
+def runs_archive(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    client.archive_run(args.run)
+    print(f"run {args.run}: archived", file=out)
+    return EXIT_OK
+
+
+def runs_unarchive(args: argparse.Namespace, client: Client, out: IO[str]) -> int:
+    client.unarchive_run(args.run)
+    print(f"run {args.run}: listed again", file=out)
+    return EXIT_OK
+
+
+RUN_STORAGE_HANDLERS = {
+    "delete": runs_delete,
+    "archive": runs_archive,
+    "unarchive": runs_unarchive,
+}
 
 
 def runs_watch(

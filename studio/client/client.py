@@ -239,6 +239,24 @@ class Client(EvaluationsClient):
         result: dict[str, Any] = self.post(f"/api/runs/{run_id}/resume/", {"reason": reason})
         return result
 
+    def delete_run(self, run_id: int) -> dict[str, Any]:
+        """Delete a run that has ended with its records and files: {id, name, freed_bytes}."""
+        result: dict[str, Any] = self.request("DELETE", f"/api/runs/{run_id}/").json()
+        return result
+
+    def archive_run(self, run_id: int) -> dict[str, Any]:
+        result: dict[str, Any] = self.post(f"/api/runs/{run_id}/archive/")
+        return result
+
+    def unarchive_run(self, run_id: int) -> dict[str, Any]:
+        result: dict[str, Any] = self.post(f"/api/runs/{run_id}/unarchive/")
+        return result
+
+    def project_storage(self, project: str) -> dict[str, Any]:
+        """What the project's files take and its quota: {used_bytes, quota_bytes, ...}."""
+        result: dict[str, Any] = self.get(f"/api/projects/{project}/storage/")
+        return result
+
     def clone_run(
         self,
         run_id: int,

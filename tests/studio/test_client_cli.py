@@ -134,6 +134,28 @@ def test_runs_cancel_then_resume_and_a_refused_transition_is_exit_1(server, worl
     assert run.status == RunStatus.QUEUED
 
 
+def test_runs_archive_then_delete_frees_its_folder_and_a_live_run_is_exit_1(
+    server, world, capsys, settings, tmp_path
+):
+    settings.RLSTUDIO_CHECKPOINT_ROOT = str(tmp_path / "checkpoints")
+    run = make_run(world.project, "old", RunStatus.FAILED)
+    folder = tmp_path / "checkpoints" / f"run-{run.pk}" / "step_1"
+    folder.mkdir(parents=True)
+    (folder / "actor.pt").write_bytes(b"w" * 3 * 1024**2)
+    key = token(world, "member")
+    assert main(cli(server, key, "runs", "archive", str(run.pk))) == 0
+    assert capsys.readouterr().out.strip() == f"run {run.pk}: archived"
+    assert Client(server, key).runs(world.project.slug) == []  # hidden from the list
+    assert main(cli(server, key, "runs", "delete", str(run.pk))) == 0
+    assert capsys.readouterr().out.strip() == f"deleted run {run.pk} (old): 3.0 MiB freed"
+    assert not folder.parent.exists() and not Run.objects.filter(pk=run.pk).exists()
+    live = make_run(world.project, "live", RunStatus.RUNNING)
+    assert main(cli(server, key, "runs", "delete", str(live.pk))) == 1
+    err = capsys.readouterr().err
+    assert "409 conflict" in err and "Cancel it first" in err
+    assert Client(server, key).project_storage(world.project.slug)["used_bytes"] == 0
+
+
 def test_viewers_and_strangers_are_refused_with_the_apis_message(server, world, capsys):
     run = make_run(world.project, "r")
     assert main(cli(server, token(world, "viewer"), "runs", "cancel", str(run.pk))) == 1
