@@ -7,8 +7,9 @@ and spool, studio.runs.run_files). The files go after the transaction commits, s
 refused or failed delete never leaves rows that point at removed files. What must
 outlive the run refuses the delete and is named: a model registered from one of its
 checkpoints (a PROTECT reference), an evaluation that evaluated them (its config names
-them by reference). The audit event (`run.delete`, or `evaluation.delete`) names the
-run by id and name in its own columns, so it outlives the run.
+them by reference), a live playground model server on one of them. The audit event
+(`run.delete`, or `evaluation.delete`) names the run by id and name in its own columns,
+so it outlives the run.
 
 Archiving only hides a run from the runs list; it frees nothing.
 """
@@ -23,6 +24,9 @@ from django.db.models import Model, ProtectedError, Q
 from django.utils import timezone
 
 from studio.model_registry.models import RegisteredModel
+from studio.playground import store as playground
+from studio.playground.liveness import alive
+from studio.playground.targets import parse_server_id
 from studio.projects.models import AuditEvent
 from studio.references.reference import Reference
 from studio.runs import run_files
@@ -66,6 +70,19 @@ def _evaluations_of(run: Run) -> list[Run]:
     return list(found.exclude(pk=run.pk).order_by("pk"))
 
 
+def _served_steps(run: Run) -> list[int]:
+    """Steps of the run's checkpoints a live playground model server holds loaded."""
+    steps = dict(Checkpoint.objects.filter(run=run).values_list("pk", "step"))
+    served: list[int] = []
+    for server_id, record in playground.known_servers().items():
+        parsed = parse_server_id(server_id)
+        if parsed is None or parsed[1] != "checkpoint" or parsed[2] not in steps:
+            continue
+        if record.get("state") != "failed" and alive(record):
+            served.append(steps[parsed[2]])
+    return sorted(served)
+
+
 def holders(run: Run) -> list[str]:
     """What keeps the run from being deleted, each in words with what to do; empty when
     nothing does."""
@@ -77,6 +94,12 @@ def holders(run: Run) -> list[str]:
     evaluations = [f"{e.name!r} (id {e.pk})" for e in _evaluations_of(run)]
     if evaluations:
         held.append(f"evaluations of its checkpoints: {_named(evaluations)}; delete them first")
+    served = [f"step {step}" for step in _served_steps(run)]
+    if served:
+        held.append(
+            f"the playground chats with its checkpoint at {_named(served)}; its model server "
+            "is released after RLSTUDIO_PLAYGROUND_IDLE_SECONDS without a message, try again then"
+        )
     return held
 
 

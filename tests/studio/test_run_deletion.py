@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from django.db import models
 from rest_framework.test import APIClient
 
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
+from studio.playground import store as playground
 from studio.projects.models import AuditEvent, hash_token
 from studio.runs import lifecycle
 from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunStatus
@@ -27,6 +29,7 @@ from studio.telemetry.models import (
     SampleLabel,
 )
 from tests.studio.test_evaluations_api import evaluate_checkpoints, run_with_checkpoints
+from tests.studio.test_playground_api import forget_playground
 
 MiB = 1024 * 1024
 
@@ -216,6 +219,28 @@ def test_a_run_whose_checkpoints_an_evaluation_evaluated_is_refused_naming_it(
     assert response.status_code == 409
     message = response.json()["error"]["message"]
     assert f"'across training' (id {evaluation['id']})" in message
+
+
+def test_a_run_whose_checkpoint_the_playground_serves_is_refused_until_it_is_released(
+    world, ended, member, commit
+):
+    checkpoint = Checkpoint.objects.get(run=ended, step=2)
+    server_id = f"p{world.project.pk}-c{checkpoint.pk}"
+    forget_playground()
+    try:
+        playground.write_server(server_id, state="ready", seen_at=time.time())
+        playground.remember_server(server_id)
+        with commit():
+            response = member.delete(f"/api/runs/{ended.pk}/")
+        assert response.status_code == 409
+        assert (
+            "playground chats with its checkpoint at step 2"
+            in (response.json()["error"]["message"])
+        )
+    finally:
+        forget_playground()
+    with commit():
+        assert member.delete(f"/api/runs/{ended.pk}/").status_code == 200
 
 
 def test_deleting_an_evaluation_frees_it_and_then_its_run(ended, member, commit):
