@@ -145,6 +145,8 @@ def studio(
             _demo_var_dir(tmp_path_factory.mktemp("studio"), demo_assets, demo_tools_assets)
         ),
         "RLSTUDIO_TRAINER_WORKDIR": str(tmp_path_factory.mktemp("trainer")),
+        # A quota for the runs page's storage meter to show, far above what any test writes.
+        "RLSTUDIO_PROJECT_STORAGE_QUOTA_GB": "20",
     }
     processes = []
     with pytest.MonkeyPatch.context() as patch:

@@ -50,16 +50,25 @@ describe("RunStorageActions", () => {
     expect(fetchMock).toHaveBeenCalledTimes(1);
   });
 
-  it("asks to cancel a live run first and sends nothing", async () => {
-    const fetchMock = mockApi({});
+  it("offers to cancel a live run first, and deletes nothing", async () => {
+    const fetchMock = mockApi({ "POST /api/runs/7/cancel/": runOf("cancelling") });
     renderActions(runOf("running"));
     expect(screen.queryByRole("button", { name: "Archive" })).toBeNull();
     fireEvent.click(screen.getByRole("button", { name: "Delete" }));
     const dialog = screen.getByRole("alertdialog", { name: "Run #7 is running" });
     expect(dialog.textContent).toContain("Cancel “lr sweep” first");
-    fireEvent.click(screen.getByRole("button", { name: "OK" }));
+    fireEvent.click(screen.getByRole("button", { name: "Keep it" }));
     expect(screen.queryByRole("alertdialog")).toBeNull();
     expect(fetchMock).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByRole("button", { name: "Delete" }));
+    fireEvent.click(screen.getByRole("button", { name: "Cancel run" }));
+    await waitFor(() => expect(fetchMock).toHaveBeenCalledTimes(1));
+    expect((fetchMock.mock.calls[0]?.[0] as Request).url).toMatch(/\/api\/runs\/7\/cancel\/$/);
+  });
+
+  it("offers no delete while a run is cancelling", () => {
+    renderActions(runOf("cancelling"));
+    expect(screen.queryByRole("button", { name: "Delete" })).toBeNull();
   });
 
   it("shows the server's refusal, naming what holds the run", async () => {

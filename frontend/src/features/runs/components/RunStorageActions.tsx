@@ -17,8 +17,9 @@ export function freedWords(run: Pick<RunDetail, "storage_bytes">): string {
 
 /**
  * Archive (hide from the runs list) and Delete (the run, its records and its files), for
- * members and owners. A live run is not deleted: the dialog says to cancel it first. The
- * server may still refuse (a model or an evaluation uses the run): its message is shown.
+ * members and owners. A live run is not deleted: the dialog offers to cancel it first (a
+ * cancelling one offers nothing until it has stopped). The server may still refuse (a
+ * model or an evaluation uses the run): its message is shown.
  */
 export function RunStorageActions({ run, slug }: { run: RunDetail; slug: string }) {
   const navigate = useNavigate();
@@ -44,17 +45,23 @@ export function RunStorageActions({ run, slug }: { run: RunDetail; slug: string 
           Archive
         </Button>
       )}
-      <Button onClick={() => setConfirming(true)} disabled={remove.isPending}>
-        Delete
-      </Button>
+      {run.status === "cancelling" ? null : (
+        <Button onClick={() => setConfirming(true)} disabled={remove.isPending}>
+          Delete
+        </Button>
+      )}
       {live ? (
         <ConfirmDialog
           open={confirming}
           title={`${what === "run" ? "Run" : "Evaluation"} #${run.id} is ${run.status}`}
-          confirmLabel="OK"
-          cancelLabel="Close"
+          confirmLabel={`Cancel ${what}`}
+          cancelLabel="Keep it"
+          busy={actions.cancel.isPending}
           onCancel={() => setConfirming(false)}
-          onConfirm={() => setConfirming(false)}
+          onConfirm={() => {
+            setConfirming(false);
+            actions.cancel.mutate();
+          }}
         >
           Only a {what} that has ended can be deleted. Cancel “{run.name}” first, then delete it once it has stopped.
         </ConfirmDialog>

@@ -12,6 +12,7 @@ import { useToast } from "../../../components/Toast";
 import ui from "../../../components/ui.module.css";
 import { messagesAt, placeFieldErrors, placeServerErrors } from "../../../lib/serverErrors";
 import { useProjectDatasetVersions } from "../../datasets/hooks";
+import { StorageQuotaNotice } from "../../projects/components/StorageMeter";
 import { useProjectSlug } from "../../projects/hooks";
 import type { ConfigValidation, Preset, RunDetail } from "../api";
 import { ConfigForm } from "../components/ConfigForm";
@@ -174,6 +175,7 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
           </Button>
         }
       />
+      <StorageQuotaNotice slug={slug} />
       <div className={styles.layout}>
         <div>
           <div className={styles.block}>
