@@ -32,11 +32,20 @@ from studio.sweeps.metric import metric_label, metric_points
 from studio.sweeps.models import PrunerDecision, Sweep, SweepStatus, SweepTrial, TrialState
 from studio.sweeps.space import Parameter, grid_size, parse_space
 from studio.sweeps.trials import start_trial_run
-from studio.telemetry.models import AlertSeverity, RunAlert
+from studio.telemetry.models import AlertKind, AlertSeverity, RunAlert
 
 logger = logging.getLogger(__name__)
 
 PRUNER_NAMES = {"asha": "ASHA", "median": "the median rule"}
+# The alerts that say a run games its reward (studio.telemetry.alerts.rules); a critical
+# one stops a trial when its sweep asks. Groups without reward spread and reward errors
+# are the run's own trouble, not gaming: they show on its page and don't stop it.
+HACKING_ALERTS = (
+    AlertKind.RESPONSE_LENGTH_DRIFT,
+    AlertKind.REWARD_COMPONENT_DOMINANCE,
+    AlertKind.KL_SPIKE,
+    AlertKind.ENTROPY_SPIKE,
+)
 
 
 def record_of(trial: SweepTrial) -> study.TrialRecord:
@@ -109,7 +118,13 @@ def _follow(
     if new_points:
         others = [record_of(t) for t in trials if t.pk != trial.pk]
         decisions, attrs = study.decide(
-            record_of(trial), others, new_points, space, sweep.direction, pruner
+            record_of(trial),
+            others,
+            new_points,
+            space,
+            sweep.direction,
+            pruner,
+            last_step=run.config.get("trainer", {}).get("total_steps"),
         )
         for decision in decisions:
             trial.intermediate[str(decision.step)] = decision.value
@@ -133,7 +148,9 @@ def _follow(
             return
     if sweep.stop_on_critical_alert and run.status not in TERMINAL_STATUSES:
         alert = (
-            RunAlert.objects.filter(run_id=run.pk, severity=AlertSeverity.CRITICAL)
+            RunAlert.objects.filter(
+                run_id=run.pk, severity=AlertSeverity.CRITICAL, kind__in=HACKING_ALERTS
+            )
             .order_by("step")
             .first()
         )

@@ -92,7 +92,9 @@ def sampler_for(method: str, seed: int, number: int, params: Sequence[Parameter]
         grid = {p.name: p.grid_values() for p in params}
         return GridSampler(grid, seed=seed % (2**32))
     if method == "tpe":
-        return TPESampler(seed=trial_seed, multivariate=True, n_startup_trials=10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `multivariate` is marked experimental
+            return TPESampler(seed=trial_seed, multivariate=True, n_startup_trials=10)
     return RandomSampler(seed=trial_seed)
 
 
@@ -154,17 +156,19 @@ def decide(
     params: Sequence[Parameter],
     direction: str,
     pruner: PrunerSpec,
+    last_step: int | None = None,
 ) -> tuple[list[Decision], dict[str, Any]]:
     """Report `new_points` (step order) of a running trial to the pruner one by one, as
-    the trial would have reported them itself; stop at the first that prunes. Returns the
-    decisions and the trial's pruner attributes afterwards (to store)."""
+    the trial would have reported them itself; stop at the first that prunes. The value
+    at the trial's `last_step` is its result, not a point to stop at: it is reported,
+    not judged. Returns the decisions and the trial's pruner attributes afterwards."""
     study = build_study([*others, record], params, direction, pruner=pruner.build())
     [frozen] = [t for t in study.get_trials(deepcopy=False) if t.number == record.number]
     trial = optuna.trial.Trial(study, frozen._trial_id)
     decisions: list[Decision] = []
     for step, value in new_points:
         trial.report(value, step)
-        pruned = trial.should_prune()
+        pruned = (last_step is None or step < last_step) and trial.should_prune()
         decisions.append(Decision(step, value, pruned))
         if pruned:
             break

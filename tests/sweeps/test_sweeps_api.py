@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from studio.runs.models import Run, RunStatus
 from studio.sweeps.driver import advance
 from studio.sweeps.models import PrunerDecision, Sweep, SweepStatus, SweepTrial, TrialState
-from studio.telemetry.models import MetricPoint
+from studio.telemetry.models import MetricPoint, RunAlert
 from tests.studio.conftest import World
 
 REWARD = (
@@ -242,3 +242,48 @@ def test_only_members_create_and_act_and_outsiders_see_nothing(
     outsider = world.client("outsider")
     assert outsider.get(f"/api/sweeps/{sweep_id}/").status_code == 404
     assert outsider.get("/api/sweeps/").json()["count"] == 0
+
+
+def alert(run: Run, kind: str, step: int) -> None:
+    RunAlert.objects.create(
+        run=run, attempt=1, seq=step, step=step, kind=kind, severity="critical", message="!"
+    )
+
+
+def test_a_critical_reward_hacking_alert_stops_a_trial_and_a_run_without_spread_goes_on(
+    member: APIClient, version: Any, versions: list[int]
+) -> None:
+    body = sweep_body(version, versions, pruner={"kind": "none"})
+    sweep_id = member.post("/api/sweeps/", body, format="json").json()["id"]
+    advance(sweep_id)
+    hacked, flat = SweepTrial.objects.filter(sweep_id=sweep_id).order_by("number")
+    assert hacked.run is not None and flat.run is not None
+    Run.objects.filter(pk__in=[hacked.run.pk, flat.run.pk]).update(status=RunStatus.RUNNING)
+    alert(hacked.run, "response_length_drift", 3)
+    alert(flat.run, "zero_spread_groups", 3)
+    advance(sweep_id)
+    hacked.refresh_from_db()
+    flat.refresh_from_db()
+    assert hacked.state == TrialState.STOPPED and hacked.stopped_at_step == 3
+    assert "critical alert (Response length drift)" in hacked.stop_reason
+    assert Run.objects.get(pk=hacked.run.pk).status == RunStatus.CANCELLING
+    assert flat.state == TrialState.RUNNING
+
+
+def test_the_last_step_is_a_trials_result_not_a_point_to_prune_at(
+    member: APIClient, version: Any, versions: list[int]
+) -> None:
+    sweep_id = member.post("/api/sweeps/", sweep_body(version, versions), format="json").json()[
+        "id"
+    ]
+    advance(sweep_id)
+    first, second = SweepTrial.objects.filter(sweep_id=sweep_id).order_by("number")
+    assert first.run is not None and second.run is not None
+    report(first.run, {2: 0.5, 4: 0.6, 8: 0.9})
+    advance(sweep_id)
+    report(second.run, {2: 0.5, 4: 0.6, 8: 0.1})  # worse at step 8, its last
+    end(second.run)
+    advance(sweep_id)
+    second.refresh_from_db()
+    assert second.state == TrialState.COMPLETE and second.value == 0.1
+    assert not PrunerDecision.objects.filter(trial=second, pruned=True).exists()
