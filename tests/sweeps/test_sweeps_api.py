@@ -287,3 +287,19 @@ def test_the_last_step_is_a_trials_result_not_a_point_to_prune_at(
     second.refresh_from_db()
     assert second.state == TrialState.COMPLETE and second.value == 0.1
     assert not PrunerDecision.objects.filter(trial=second, pruned=True).exists()
+
+
+def test_a_trials_run_names_its_sweep(member: APIClient, version: Any, versions: list[int]) -> None:
+    sweep_id = member.post("/api/sweeps/", sweep_body(version, versions), format="json").json()[
+        "id"
+    ]
+    advance(sweep_id)
+    trial = SweepTrial.objects.get(sweep_id=sweep_id, number=1)
+    shown = member.get(f"/api/runs/{trial.run_id}/").json()
+    assert shown["sweep"] == {"id": sweep_id, "name": "lr, kl and reward", "trial": 1}
+    assert (
+        member.get(f"/api/runs/{Sweep.objects.get().trials.get(number=0).run_id}/").json()["sweep"][
+            "trial"
+        ]
+        == 0
+    )

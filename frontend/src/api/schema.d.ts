@@ -4452,6 +4452,7 @@ export interface components {
             readonly last_error: string;
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
+            readonly sweep: components["schemas"]["RunSweep"] | null;
         };
         RunInputs: {
             /** @description null: a provenance record whose model folder is gone (`provenance`). */
@@ -4499,6 +4500,13 @@ export interface components {
         RunSteps: {
             run: number;
             steps: components["schemas"]["StepCount"][];
+        };
+        RunSweep: {
+            /** @description The sweep (/api/sweeps/{id}/). */
+            id: number;
+            name: string;
+            /** @description The trial's number in its sweep. */
+            trial: number;
         };
         /**
          * @description * `held_out` - Held-out rows of the training version
