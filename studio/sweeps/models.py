@@ -33,8 +33,9 @@ class Sweep(models.Model):
     name = models.CharField(max_length=200)
     # The base every trial starts from: a run to clone, or a preset with a config request
     # (`base_request`: config, overrides and input fields, as a run's create request).
+    # Protected: a trial asked for later is a clone of it, so it stays while the sweep does.
     base_run = models.ForeignKey(
-        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        Run, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     preset = models.CharField(max_length=64, blank=True)
     base_request = models.JSONField(default=dict, blank=True)

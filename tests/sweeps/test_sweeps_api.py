@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db.models import ProtectedError
 from rest_framework.test import APIClient
 
 from studio.runs.models import Run, RunStatus
@@ -303,3 +304,29 @@ def test_a_trials_run_names_its_sweep(member: APIClient, version: Any, versions:
         ]
         == 0
     )
+
+
+def test_a_sweep_from_a_run_clones_it_for_each_trial_and_keeps_it(
+    member: APIClient, version: Any, versions: list[int]
+) -> None:
+    base = member.post(
+        "/api/runs/",
+        {
+            "project": "alpha",
+            "name": "base",
+            "dataset_version": version.pk,
+            "preset": "grpo-tiny-arith",
+        },
+        format="json",
+    ).json()
+    body = sweep_body(version, versions, base_run=base["id"], preset="", inputs={}, overrides=[])
+    response = member.post("/api/sweeps/", body, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["base_run"]["id"] == base["id"]
+    advance(response.json()["id"])
+    for trial in SweepTrial.objects.filter(sweep_id=response.json()["id"]).select_related("run"):
+        assert trial.run is not None and trial.run.parent_id == base["id"]
+        assert trial.run.dataset_version_id == version.pk  # inherited from the base
+        assert trial.run.reward_version_id == trial.params["reward_version"]
+    with pytest.raises(ProtectedError):
+        Run.objects.filter(pk=base["id"]).delete()  # a later trial clones it
