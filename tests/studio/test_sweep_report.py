@@ -81,7 +81,7 @@ def test_a_sweep_report_is_self_contained_and_holds_trials_best_and_importance(w
 
     assert not REMOTE.search(html), REMOTE.search(html)
     assert html.count("* plotly.js v") == 1  # plotly.js inlined, once
-    assert html.count("class=\"plotly-graph-div\"") == 2  # two charts
+    assert html.count('class="plotly-graph-div"') == 2  # two charts
     assert '"parcoords"' in html
     assert HOSTILE not in html  # the name, the runs' names, a choice's values
     assert html.count(ESCAPED) >= 5

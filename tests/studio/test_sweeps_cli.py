@@ -17,9 +17,14 @@ from studio.client import Client
 from studio.runs.models import Run, RunStatus
 from studio.sweeps.driver import advance
 from studio.sweeps.models import Sweep, SweepTrial, TrialState
-from tests.studio.test_client_cli import cli, server, storage, token  # noqa: F401  fixtures
+from tests.studio.test_client_cli import cli, storage, token  # noqa: F401  a fixture
 from tests.studio.test_runs_api import dataset_version
 from tests.sweeps.test_sweeps_api import REWARD, end, report
+
+
+@pytest.fixture
+def server(live_server, world) -> str:
+    return str(live_server.url)
 
 
 def reward_versions(client: Client) -> list[int]:
