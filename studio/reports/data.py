@@ -158,9 +158,14 @@ def evaluation_report_filename(run: Run) -> str:
 
 def sweep_report(sweep: Sweep) -> SweepReport:
     """A sweep's report data: the sweep as the API serves it, and its base's request."""
+    detail = dict(SweepDetailSerializer(sweep).data)
+    best = detail["best_trial"]
+    run = Run.objects.filter(pk=best["run"]["id"]).first() if best and best["run"] else None
     return SweepReport(
-        sweep=dict(SweepDetailSerializer(sweep).data),
+        sweep=detail,
         base_request=dict(sweep.base_request or {}),
+        # Names what the best trial's input ids are (its reward version, dataset, ...).
+        best_inputs=input_lines(run_inputs(run)) if run else {},
         generated_at=_iso(timezone.now()) or "",
     )
 

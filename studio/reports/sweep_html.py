@@ -27,6 +27,7 @@ COLORS = ("#4f46e5", "#e11d48", "#059669", "#d97706", "#0891b2", "#7c3aed", "#db
 class SweepReport(TypedDict):
     sweep: dict[str, Any]  # studio.sweeps.serializers.SweepDetailSerializer's data
     base_request: dict[str, Any]  # config, overrides and inputs of a preset base
+    best_inputs: dict[str, str]  # the best trial's run's inputs, by row label
     generated_at: str
 
 
@@ -106,7 +107,8 @@ def _settings_section(report: SweepReport) -> str:
     return "".join(parts)
 
 
-def _best_section(sweep: dict[str, Any]) -> str:
+def _best_section(report: SweepReport) -> str:
+    sweep = report["sweep"]
     best = sweep["best_trial"]
     if best is None:
         return "<h2>Best trial</h2><p>No trial has completed with a value yet.</p>"
@@ -127,7 +129,12 @@ def _best_section(sweep: dict[str, Any]) -> str:
         if diff
         else "<p>Its config is the base's.</p>"
     )
-    return f"<h2>Best trial</h2><table>{_rows(facts)}</table>{table}"
+    inputs = (
+        f"<h3>Its inputs</h3><table>{_rows(report['best_inputs'])}</table>"
+        if report["best_inputs"]
+        else ""
+    )
+    return f"<h2>Best trial</h2><table>{_rows(facts)}</table>{inputs}{table}"
 
 
 def _importance_section(sweep: dict[str, Any]) -> str:
@@ -376,7 +383,7 @@ def render_sweep_report(report: SweepReport) -> str:
         f"<p>Sweep {escape(title)}. Generated {escape(report['generated_at'])}.</p>"
         f"<table>{_rows(facts)}</table>"
         + _settings_section(report)
-        + _best_section(s)
+        + _best_section(report)
         + _importance_section(s)
         + _charts_section(s)
         + _trials_section(s)

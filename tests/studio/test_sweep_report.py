@@ -101,6 +101,7 @@ def test_a_sweep_report_is_self_contained_and_holds_trials_best_and_importance(w
     assert best and "<td>#0</td>" in best.group(1) and "<td>0.8</td>" in best.group(1)
     assert "<code>actor.optim.lr</code></td><td>1e-06</td><td>0.0001</td>" in best.group(1)
     assert "By PED-ANOVA over the" in html
+    assert "<h3>Its inputs</h3>" in best.group(1)
 
 
 def test_the_charts_give_each_trial_an_axis_value_and_mark_where_pruned_ones_stopped(world):
