@@ -694,6 +694,7 @@ MATRIX: dict[tuple[str, str], Op] = {
     ("POST", "/api/sweeps/{id}/trials/"): Op(
         write(), "/api/sweeps/{o.sweep}/trials/", body=lambda o: {"count": 1}
     ),
+    ("GET", "/api/sweeps/{id}/report/"): Op(read(), "/api/sweeps/{o.sweep}/report/"),
     ("POST", "/api/evaluations/ask/"): Op(
         expect(400, 400, 403, 404),
         "/api/evaluations/ask/",

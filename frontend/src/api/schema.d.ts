@@ -1757,6 +1757,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sweeps/{id}/report/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The sweep's report: its settings (base, space, method, metric, pruner, budget),
+         *     the best trial with its config diff, the parameters' importance, a
+         *     parallel-coordinates chart, the metric across steps for every trial and the
+         *     trials table, as one HTML attachment that opens offline.
+         */
+        get: operations["sweeps_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sweeps/{id}/resume/": {
         parameters: {
             query?: never;
@@ -8295,6 +8317,36 @@ export interface operations {
             };
             /** @description The sweep's status does not allow this action. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sweeps_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such sweep in your projects. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

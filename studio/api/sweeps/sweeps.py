@@ -6,15 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from django.http import HttpResponse
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, mixins, status
 from rest_framework.decorators import action
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.scoping import ProjectScopedViewSet
+from studio.api.runs.reports import REPORT, HtmlRenderer
+from studio.reports.data import sweep_report_filename, sweep_report_html
 from studio.runs.models import Run
 from studio.sweeps import service
 from studio.sweeps.models import Sweep, SweepStatus, SweepTrial
@@ -124,3 +128,22 @@ class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScop
         data.is_valid(raise_exception=True)
         service.add_trials(sweep, data.validated_data["count"], signed_in_user(request))
         return self._detail(sweep.pk)
+
+    @extend_schema(
+        operation_id="sweeps_report",
+        parameters=[OpenApiParameter("format", exclude=True)],
+        responses={
+            (200, "text/html"): REPORT,
+            404: OpenApiResponse(description="No such sweep in your projects."),
+        },
+    )
+    @action(detail=True, methods=["get"], renderer_classes=[JSONRenderer, HtmlRenderer])
+    def report(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """The sweep's report: its settings (base, space, method, metric, pruner, budget),
+        the best trial with its config diff, the parameters' importance, a
+        parallel-coordinates chart, the metric across steps for every trial and the
+        trials table, as one HTML attachment that opens offline."""
+        sweep = self.get_object()
+        response = HttpResponse(sweep_report_html(sweep), content_type="text/html; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{sweep_report_filename(sweep)}"'
+        return response
