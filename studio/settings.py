@@ -133,6 +133,7 @@ INSTALLED_APPS = [
     "studio.telemetry.apps.TelemetryConfig",
     "studio.model_registry.apps.ModelRegistryConfig",
     "studio.evaluations.apps.EvaluationsConfig",
+    "studio.sweeps.apps.SweepsConfig",
 ]
 
 MIDDLEWARE = [
@@ -356,6 +357,9 @@ SPECTACULAR_SETTINGS = {
         "RunKindEnum": "studio.runs.models.RunKind",
         "NotificationEventEnum": "studio.projects.models.NotificationEvent",
         "EvaluatedModelKindEnum": "studio.evaluations.serializers.EVALUATED_KINDS",
+        "BuiltinRewardEnum": "trainer.rewards.builtins.BUILTIN_NAMES",
+        "SweepStatusEnum": "studio.sweeps.models.SweepStatus",
+        "TrialStateEnum": "studio.sweeps.models.TrialState",
     },
 }
 

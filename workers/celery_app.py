@@ -34,6 +34,7 @@ app.conf.include = [
     "workers.models",
     "workers.playground",
     "workers.notifications",
+    "workers.sweeps",
 ]
 _RECONCILE_EVERY_S = float(settings.RLSTUDIO_RECONCILE_INTERVAL_S)
 app.conf.beat_schedule = {
@@ -41,6 +42,11 @@ app.conf.beat_schedule = {
         "task": "workers.reconcile_runs",
         "schedule": _RECONCILE_EVERY_S,
         # A tick nobody ran in time is dropped, not stacked behind the next ones.
+        "options": {"expires": max(2 * _RECONCILE_EVERY_S, 5.0)},
+    },
+    "advance-sweeps": {
+        "task": "workers.advance_sweeps",
+        "schedule": _RECONCILE_EVERY_S,
         "options": {"expires": max(2 * _RECONCILE_EVERY_S, 5.0)},
     },
     "sweep-dataset-imports": {

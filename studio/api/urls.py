@@ -36,6 +36,7 @@ from studio.api.runs.queue import ProjectQueueView
 from studio.api.runs.reports import HtmlRenderer, RunReportViewSet
 from studio.api.runs.runs import ConfigPresetsView, ConfigSchemaView, ConfigValidateView, RunViewSet
 from studio.api.streams.streams import ProjectEventsView, RunEventsView
+from studio.api.sweeps.sweeps import SweepViewSet
 from studio.api.trainer_ingest.endpoints import (
     IngestBootstrapView,
     IngestDatasetView,
@@ -64,6 +65,7 @@ router.register("reward-templates", RewardTemplateViewSet, basename="reward-temp
 router.register("reward-test-runs", RewardTestRunViewSet, basename="reward-test-run")
 router.register("runs", RunViewSet, basename="run")
 router.register("evaluations", EvaluationViewSet, basename="evaluation")
+router.register("sweeps", SweepViewSet, basename="sweep")
 router.register("models", ModelViewSet, basename="model")
 router.register("samples", SampleViewSet, basename="sample")
 

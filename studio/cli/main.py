@@ -9,6 +9,8 @@
     rlstudio runs list|create|cancel|resume|watch     } against a running studio, with a
     rlstudio datasets upload                          } personal token (--url/--token or
     rlstudio rewards push|test                        } RLSTUDIO_URL/RLSTUDIO_TOKEN)
+    rlstudio eval ...                                 }
+    rlstudio sweeps create|list|watch|stop|report     }
 
 train and make-demo-model exec the trainer's own CLI in a fresh interpreter: the
 studio package never imports torch, transformers or Ray.

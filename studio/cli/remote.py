@@ -1,12 +1,12 @@
-"""`rlstudio runs|datasets|rewards ...`: automation against a running studio.
+"""`rlstudio runs|datasets|rewards|eval|sweeps ...`: automation against a running studio.
 
 Built on `studio.client` (HTTP + a personal token), never on Django: these commands
 work from any machine that can reach the server. The server is `--url` or RLSTUDIO_URL,
 the token `--token` or RLSTUDIO_TOKEN.
 
 Exit codes: 0 done; 1 the API refused (4xx; the error line says why), or a watched run
-ended failed or cancelled; 2 bad command line or unreadable input file; 3 the server
-can't be reached or failed (5xx).
+ended failed or cancelled, or a watched sweep was stopped or completed no trial; 2 bad
+command line or unreadable input file; 3 the server can't be reached or failed (5xx).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import IO, Any
 from studio.cli.evaluations import add_eval_commands
 from studio.cli.input_files import UsageError, read_jsonl, read_tree
 from studio.cli.run_watch import format_number, watch_run
+from studio.cli.sweeps import add_sweep_commands
 from studio.client import ApiError, Client, ServerUnreachable
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
@@ -144,6 +145,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(handler=rewards_test, func=run)
 
     add_eval_commands(sub, server, run)
+    add_sweep_commands(sub, server, run)
 
     p = sub.add_parser(
         "report",

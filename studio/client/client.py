@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from studio.client.evaluations import EvaluationsClient
+from studio.client.sweeps import SweepsClient
 from studio.client.transport import clean_fields
 
 
-class Client(EvaluationsClient):
+class Client(EvaluationsClient, SweepsClient):
     """A session with one studio. `url` and `token` default to RLSTUDIO_URL and
     RLSTUDIO_TOKEN (a personal token, `rls_...`, made at /api/tokens/)."""
 

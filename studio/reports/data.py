@@ -16,7 +16,10 @@ from studio.references.kinds.reward import reward_code
 from studio.references.summary import input_lines, run_inputs
 from studio.reports.evaluation_html import EvaluationReport, render_evaluation_report
 from studio.reports.html import ReportRun, ReportSample, pick_keys, render_report
+from studio.reports.sweep_html import SweepReport, render_sweep_report
 from studio.runs.models import Run
+from studio.sweeps.models import Sweep
+from studio.sweeps.serializers import SweepDetailSerializer
 from studio.telemetry.models import RolloutSample, RunAlert
 from studio.telemetry.series import StepRange, downsample, metric_keys
 from studio.telemetry.series.reward_errors import reward_error_rates
@@ -151,3 +154,25 @@ def evaluation_report_html(run: Run) -> str:
 
 def evaluation_report_filename(run: Run) -> str:
     return f"report-evaluation-{run.pk}.html"
+
+
+def sweep_report(sweep: Sweep) -> SweepReport:
+    """A sweep's report data: the sweep as the API serves it, and its base's request."""
+    detail = dict(SweepDetailSerializer(sweep).data)
+    best = detail["best_trial"]
+    run = Run.objects.filter(pk=best["run"]["id"]).first() if best and best["run"] else None
+    return SweepReport(
+        sweep=detail,
+        base_request=dict(sweep.base_request or {}),
+        # Names what the best trial's input ids are (its reward version, dataset, ...).
+        best_inputs=input_lines(run_inputs(run)) if run else {},
+        generated_at=_iso(timezone.now()) or "",
+    )
+
+
+def sweep_report_html(sweep: Sweep) -> str:
+    return render_sweep_report(sweep_report(sweep))
+
+
+def sweep_report_filename(sweep: Sweep) -> str:
+    return f"report-sweep-{sweep.pk}.html"

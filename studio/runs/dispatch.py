@@ -20,7 +20,7 @@ RECONCILE = "workers.reconcile_runs"
 CANCEL = "workers.cancel_run"
 
 
-def _send(task: str, args: list[int]) -> None:
+def send(task: str, args: list[int]) -> None:
     from kombu.exceptions import OperationalError
 
     from workers.celery_app import app  # the broker settings live with the app
@@ -34,8 +34,8 @@ def _send(task: str, args: list[int]) -> None:
 
 
 def reconcile_soon() -> None:
-    transaction.on_commit(lambda: _send(RECONCILE, []))
+    transaction.on_commit(lambda: send(RECONCILE, []))
 
 
 def cancel_soon(run_id: int) -> None:
-    transaction.on_commit(lambda: _send(CANCEL, [run_id]))
+    transaction.on_commit(lambda: send(CANCEL, [run_id]))

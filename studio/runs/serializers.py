@@ -317,10 +317,17 @@ class RunSerializer(serializers.ModelSerializer):
         }
 
 
+class RunSweepSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The sweep (/api/sweeps/{id}/).")
+    name = serializers.CharField()
+    trial = serializers.IntegerField(help_text="The trial's number in its sweep.")
+
+
 class RunDetailSerializer(RunSerializer):
     config = serializers.DictField(read_only=True, help_text="The full, validated RunConfig.")
     status_history = StatusChangeSerializer(many=True, read_only=True)
     attempts = AttemptSerializer(many=True, read_only=True)
+    sweep = serializers.SerializerMethodField()
 
     class Meta(RunSerializer.Meta):
         fields = [
@@ -329,8 +336,19 @@ class RunDetailSerializer(RunSerializer):
             "last_error",
             "status_history",
             "attempts",
+            "sweep",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(RunSweepSerializer(allow_null=True))
+    def get_sweep(self, run: Run) -> dict[str, Any] | None:
+        """The sweep this run is a trial of, if any. Read through the reverse link the
+        sweeps app declares (studio.sweeps.models.SweepTrial.run), which sits above this
+        app and is never imported here."""
+        trial = getattr(run, "sweep_trial", None)
+        if trial is None:
+            return None
+        return {"id": trial.sweep_id, "name": trial.sweep.name, "trial": trial.number}
 
 
 class ConfigRequestSerializer(serializers.Serializer):

@@ -52,10 +52,12 @@ from studio.rewards.models import RewardFunction, RewardTestRun, RewardVersion
 from studio.runs import lifecycle
 from studio.runs.configs import resolve, resources_of
 from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunKind, RunStatus
+from studio.sweeps.models import Sweep, SweepTrial
 from studio.telemetry.models import LogLine, MetricPoint, RolloutSample, RunAlert, SampleLabel
 from tests.studio.conftest import PASSWORD, make_user
 from tests.verl_data import counting_answers, verl_parquet
 
+SWEEP_SPACE = [{"name": "actor.optim.lr", "type": "float", "low": 1e-5, "high": 1e-3, "log": True}]
 PRINCIPALS = ("owner", "member", "viewer", "outsider", "anonymous", "ingest")
 PRESET = "grpo-tiny-arith"
 SEEDED_TURNS = [  # as ingest stores them (records.Turn, only the keys a turn had)
@@ -90,6 +92,7 @@ class ProjectObjects:
     checkpoint: int  # in an object store: the studio can't serve it (409)
     model: int  # the demo model, which the runs train
     evaluation: int  # a queued evaluation of the demo model on the dataset version
+    sweep: int  # running, over the learning rate, its one trial the queued run
     invitation: int  # to "newcomer", who is no principal: everyone here is someone else
     exchange: str  # a playground exchange (one message to the demo model), already ended
     ids: dict[str, set[Any]] = field(default_factory=dict)  # kind -> ids, for leak checks
@@ -174,6 +177,19 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
     )
     for run in [*runs, evaluation]:
         lifecycle.record_creation(run, "created", owner)
+    sweep = Sweep.objects.create(
+        project=project,
+        name="sweep",
+        preset=PRESET,
+        base_request={"inputs": {"dataset_version": version.pk}},
+        base_config=resolved.tree,
+        space=SWEEP_SPACE,
+        method="random",
+        max_trials=4,
+        pruner={"kind": "none"},
+        created_by=owner,
+    )
+    SweepTrial.objects.create(sweep=sweep, number=0, run=runs[0], params={"actor.optim.lr": 1e-4})
     test_run = RewardTestRun.objects.create(
         version=reward,
         source="references",
@@ -239,6 +255,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
         checkpoint=checkpoint.pk,
         model=model.pk,
         evaluation=evaluation.pk,
+        sweep=sweep.pk,
         invitation=invitation.pk,
         exchange=exchange,
         ids={
@@ -259,6 +276,7 @@ def seed_project(project: Project, owner: User, media: Path, parquet: bytes) -> 
             "checkpoint": {checkpoint.pk},
             "model": {model.pk},
             "evaluation": {evaluation.pk},
+            "sweep": {sweep.pk},
             "invitation": {invitation.pk},
             "audit": {e.pk for e in events},
             "member": set(project.memberships.values_list("user__username", flat=True)),
@@ -659,6 +677,29 @@ MATRIX: dict[tuple[str, str], Op] = {
         "/api/evaluations/run-checkpoints/",
         body=lambda o: {"run": o.run},
     ),
+    # sweeps (the seeded one runs; resuming it is a 409)
+    ("GET", "/api/sweeps/"): Op(listing(), "/api/sweeps/", kind="sweep", project_bound=False),
+    ("POST", "/api/sweeps/"): Op(
+        write(201),
+        "/api/sweeps/",
+        body=lambda o: {
+            "project": o.slug,
+            "name": "new sweep",
+            "preset": PRESET,
+            "inputs": {"dataset_version": o.dataset_version},
+            "space": SWEEP_SPACE,
+        },
+    ),
+    ("GET", "/api/sweeps/{id}/"): Op(read(), "/api/sweeps/{o.sweep}/"),
+    ("POST", "/api/sweeps/{id}/pause/"): Op(write(), "/api/sweeps/{o.sweep}/pause/"),
+    ("POST", "/api/sweeps/{id}/resume/"): Op(
+        expect(409, 409, 403, 404), "/api/sweeps/{o.sweep}/resume/"
+    ),
+    ("POST", "/api/sweeps/{id}/stop/"): Op(write(), "/api/sweeps/{o.sweep}/stop/"),
+    ("POST", "/api/sweeps/{id}/trials/"): Op(
+        write(), "/api/sweeps/{o.sweep}/trials/", body=lambda o: {"count": 1}
+    ),
+    ("GET", "/api/sweeps/{id}/report/"): Op(read(), "/api/sweeps/{o.sweep}/report/"),
     ("POST", "/api/evaluations/ask/"): Op(
         expect(400, 400, 403, 404),
         "/api/evaluations/ask/",

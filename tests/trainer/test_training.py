@@ -205,3 +205,31 @@ def test_a_run_scores_in_the_sandbox_unless_inprocess_is_asked_for_and_then_warn
     assert isinstance(trusted.state.scorer, InProcessScorer)
     assert ("warning", INPROCESS_WARNING) in warned.logs
     assert trusted.cfg.model_dump()["reward"]["executor"] == "inprocess"  # in meta.json too
+
+
+def test_validation_scored_by_a_named_builtin_whatever_the_run_trains_on(demo_assets, tmp_path):
+    """reward.validation_function: a run trained on another reward validates with the
+    named built-in, so its score is the one an arith run gets from the same responses."""
+
+    def score(name: str, *overrides: str) -> float:
+        cfg = demo_config(
+            demo_assets,
+            tmp_path / name,
+            "data.max_val_samples=8",
+            *overrides,
+            preset="grpo-tiny-arith",
+        )
+        trainer = Trainer(cfg, RecordingReporter())
+        try:
+            [value] = [v for k, v in trainer.validate().items() if k.startswith("val-core/")]
+        finally:
+            for scorer in (trainer.state.scorer, trainer.validation_scorer):
+                if scorer is not None:
+                    scorer.close()
+        return value
+
+    arith = score("arith", "reward.function=arith")
+    lengths = score("lengths", "reward.function=length_penalty")
+    judged = score("judged", "reward.function=length_penalty", "reward.validation_function=arith")
+    assert judged == arith  # the same greedy responses, scored by arith
+    assert lengths != arith

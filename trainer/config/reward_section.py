@@ -96,6 +96,13 @@ class RewardConfig(Section):
         "combined reward is the weighted sum, each source reported as its own component. "
         "0 keeps the function as a reported metric only.",
     )
+    validation_function: str | None = Field(
+        None,
+        description="A built-in reward that scores validation in place of the run's reward, "
+        "so that runs trained on different rewards are compared on one score (a sweep over "
+        "reward versions names one, docs/sweeps.md); checked when the run starts, as "
+        "`function` is. Unset: validation is scored as training is.",
+    )
     model: RewardModelConfig = Field(default_factory=RewardModelConfig)
     extra_models: list[RewardModelConfig] = Field(
         default_factory=list,

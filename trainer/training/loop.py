@@ -24,7 +24,9 @@ from trainer.reporting.sample_policy import (
     train_records,
     val_records,
 )
+from trainer.rewards.contract import RewardScorer
 from trainer.rewards.resolution import describe_resolution, require_scorers
+from trainer.rewards.sandbox.scorers import make_scorer
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
 from trainer.training.checkpoint import (
@@ -146,6 +148,20 @@ class Trainer:
         self.reward_errors = RewardErrorLog(cfg.reward.max_error_rate)
         self.sample_policy = SamplePolicy.from_config(cfg)
         self.decoder = cast(TokenDecoder, self.state.tokenizer)
+        # Validation scored by one named built-in, whatever the run trains on (a sweep over
+        # reward versions compares its trials on it); else by the run's own scorer.
+        self.validation_scorer: RewardScorer | None = None
+        if cfg.reward.validation_function is not None:
+            self.validation_scorer = make_scorer(
+                cfg.reward.model_copy(
+                    update={"function": cfg.reward.validation_function, "kwargs": {}}
+                )
+            )
+            reporter.log(
+                "info",
+                f"validation is scored by the built-in {cfg.reward.validation_function!r} "
+                "(reward.validation_function)",
+            )
 
     def next_prompts(self) -> list[PromptItem]:
         return [self.train_items[i] for i in self.sampler.next_batch()]
@@ -169,6 +185,13 @@ class Trainer:
 
     def fit(self, stop_after: int | None = None) -> dict[str, float]:
         """Train to `total_steps` (or stop early after step `stop_after`, for tests)."""
+        try:
+            return self._fit(stop_after)
+        finally:
+            if self.validation_scorer is not None:
+                self.validation_scorer.close()
+
+    def _fit(self, stop_after: int | None) -> dict[str, float]:
         self.maybe_resume()
         self.reporter.status("running")
         last: dict[str, float] = {}
@@ -254,7 +277,7 @@ class Trainer:
                 if self.episodes
                 else generate(self.state.engine, chunk, sampling)
             )
-            samples = score(self.state.scorer, generated)
+            samples = score(self.validation_scorer or self.state.scorer, generated)
             for s in samples:
                 by_source[s.prompt.data_source].append(s.score)
                 for name, value in s.reward.sources.items():

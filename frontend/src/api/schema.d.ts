@@ -1767,6 +1767,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sweeps/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["sweeps_list"];
+        put?: never;
+        /**
+         * @description Start a sweep: its first trials are queued at once. Errors are keyed by request
+         *     field (`space`, `metric_reward`, `parallelism`, `base`, ...).
+         */
+        post: operations["sweeps_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["sweeps_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/pause/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Ask for no more trials; the running ones go on. */
+        post: operations["sweeps_pause_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/report/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The sweep's report: its settings (base, space, method, metric, pruner, budget),
+         *     the best trial with its config diff, the parameters' importance, a
+         *     parallel-coordinates chart, the metric across steps for every trial and the
+         *     trials table, as one HTML attachment that opens offline.
+         */
+        get: operations["sweeps_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/resume/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Ask for trials again. */
+        post: operations["sweeps_resume_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/stop/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description End the sweep: its running trials are cancelled. */
+        post: operations["sweeps_stop_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/trials/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Raise the trial budget by `count` (a finished sweep runs again). */
+        post: operations["sweeps_trials_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tokens/": {
         parameters: {
             query?: never;
@@ -1816,6 +1942,9 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AddTrialsRequest: {
+            count: number;
+        };
         ApiToken: {
             readonly id: number;
             readonly name: string;
@@ -1913,6 +2042,29 @@ export interface components {
             object_type: string;
             object_id: string;
             detail?: unknown;
+        };
+        Best: {
+            number: number;
+            run: number | null;
+            /** Format: double */
+            value: number;
+        };
+        BestTrial: {
+            number: number;
+            readonly run: components["schemas"]["RunLink"] | null;
+            params: unknown;
+            state?: components["schemas"]["TrialStateEnum"];
+            /** Format: double */
+            value?: number | null;
+            readonly steps: number;
+            readonly intermediate: number[][];
+            stopped_at_step?: number | null;
+            stop_reason?: string;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+            readonly config_diff: components["schemas"]["ConfigChange"][];
         };
         Bin: {
             /** Format: double */
@@ -2077,6 +2229,11 @@ export interface components {
          * @enum {string}
          */
         ComponentHealthStatusEnum: "ok" | "error" | "disabled";
+        ConfigChange: {
+            path: string;
+            base: unknown;
+            value: unknown;
+        };
         ConfigRequestRequest: {
             preset?: components["schemas"]["PresetEnum"] | components["schemas"]["BlankEnum"];
             /** @description A partial config tree (see /api/config/schema), applied over the preset. */
@@ -2266,6 +2423,12 @@ export interface components {
             changed: number;
             unchanged: number;
         };
+        /**
+         * @description * `maximize` - Maximize
+         *     * `minimize` - Minimize
+         * @enum {string}
+         */
+        DirectionEnum: "maximize" | "minimize";
         EvaluatedModel: {
             /** @description Its position (from 1): the step of its samples in the rollout explorer. */
             step: number;
@@ -2604,6 +2767,12 @@ export interface components {
             key: string;
             /** @description Why it has no effect here. */
             reason: string;
+        };
+        Importance: {
+            method: string;
+            values: {
+                [key: string]: number;
+            };
         };
         /**
          * IngestBatch
@@ -2972,6 +3141,13 @@ export interface components {
          * @enum {string}
          */
         MessageRoleEnum: "user" | "assistant";
+        /**
+         * @description * `random` - Random search
+         *     * `grid` - Grid search
+         *     * `tpe` - Bayesian (TPE)
+         * @enum {string}
+         */
+        MethodEnum: "random" | "grid" | "tpe";
         MetricKeys: {
             run: number;
             keys: string[];
@@ -3331,6 +3507,34 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Run"][];
         };
+        PaginatedSweepList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Sweep"][];
+        };
+        /** @description One parameter of the space (studio.sweeps.space); checked as a whole by the view. */
+        ParameterRequest: {
+            /** @description A config key (actor.optim.lr) or a run input field. */
+            name: string;
+            type: components["schemas"]["TypeEnum"];
+            /** Format: double */
+            low?: number;
+            /** Format: double */
+            high?: number;
+            log?: boolean;
+            step?: number;
+            values?: unknown[];
+        };
         PatchedDatasetUpdateRequest: {
             name?: string;
             description?: string;
@@ -3510,6 +3714,34 @@ export interface components {
             /** @description Why no resource stands for it, per place. */
             missing: string[];
         };
+        /**
+         * @description * `asha` - ASHA
+         *     * `median` - Median stopping
+         *     * `none` - None
+         * @enum {string}
+         */
+        PrunerKindEnum: "asha" | "median" | "none";
+        PrunerRequest: {
+            /**
+             * @description ASHA: successive halving at min_steps, min_steps x factor, ...; median: below the median of earlier trials at the same step.
+             *
+             *     * `asha` - ASHA
+             *     * `median` - Median stopping
+             *     * `none` - None
+             * @default none
+             */
+            kind: components["schemas"]["PrunerKindEnum"];
+            /**
+             * @description The first step at which a trial can be stopped.
+             * @default 1
+             */
+            min_steps: number;
+            /**
+             * @description ASHA: 1 in this many goes on at a rung.
+             * @default 2
+             */
+            reduction_factor: number;
+        };
         QueuedRun: {
             id: number;
             name: string;
@@ -3527,8 +3759,15 @@ export interface components {
             /** @description `model:<id>` or `checkpoint:<id>` */
             target: string;
             label: string;
-            state: components["schemas"]["StateEnum"];
+            state: components["schemas"]["ReplyStateEnum"];
         };
+        /**
+         * @description * `loading` - loading
+         *     * `queued` - queued
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        ReplyStateEnum: "loading" | "queued" | "failed";
         /** @description The run's whole request; defaults come from the config's `resources` section. */
         Resources: {
             /** Format: double */
@@ -4328,6 +4567,7 @@ export interface components {
             readonly last_error: string;
             readonly status_history: components["schemas"]["StatusChange"][];
             readonly attempts: components["schemas"]["Attempt"][];
+            readonly sweep: components["schemas"]["RunSweep"] | null;
         };
         RunInputs: {
             /** @description null: a provenance record whose model folder is gone (`provenance`). */
@@ -4352,6 +4592,11 @@ export interface components {
          * @enum {string}
          */
         RunKindEnum: "train" | "evaluation";
+        RunLink: {
+            id: number;
+            name: string;
+            status: string;
+        };
         RunPrompts: {
             run: number;
             prompts: components["schemas"]["PromptSummary"][];
@@ -4370,6 +4615,13 @@ export interface components {
         RunSteps: {
             run: number;
             steps: components["schemas"]["StepCount"][];
+        };
+        RunSweep: {
+            /** @description The sweep (/api/sweeps/{id}/). */
+            id: number;
+            name: string;
+            /** @description The trial's number in its sweep. */
+            trial: number;
         };
         /**
          * @description * `held_out` - Held-out rows of the training version
@@ -4542,13 +4794,6 @@ export interface components {
          * @enum {string}
          */
         SourceFormatEnum: "parquet" | "jsonl" | "csv";
-        /**
-         * @description * `loading` - loading
-         *     * `queued` - queued
-         *     * `failed` - failed
-         * @enum {string}
-         */
-        StateEnum: "loading" | "queued" | "failed";
         StatusChange: {
             from_status?: components["schemas"]["RunStatusEnum"] | components["schemas"]["BlankEnum"];
             to_status: components["schemas"]["RunStatusEnum"];
@@ -4576,6 +4821,117 @@ export interface components {
             /** @description Hub models' downloads. */
             models: number;
         };
+        Sweep: {
+            readonly id: number;
+            readonly project: string;
+            name: string;
+            method: components["schemas"]["MethodEnum"];
+            status?: components["schemas"]["SweepStatusEnum"];
+            metric?: string;
+            readonly metric_label: string;
+            direction?: components["schemas"]["DirectionEnum"];
+            max_trials: number;
+            parallelism?: number;
+            readonly trial_counts: {
+                [key: string]: number;
+            };
+            readonly best: components["schemas"]["Best"] | null;
+            /** Format: date-time */
+            created_at?: string;
+            readonly created_by: string;
+        };
+        SweepCreateRequest: {
+            /** @description The project's slug. */
+            project: string;
+            name: string;
+            /** @description Clone this run for each trial. */
+            base_run?: number | null;
+            /**
+             * @description Without base_run: a preset.
+             * @default
+             */
+            preset: string;
+            config?: unknown;
+            overrides?: string[];
+            /** @description The base's input fields, as in POST /api/runs/ (dataset_version, ...). */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            space: components["schemas"]["ParameterRequest"][];
+            /** @default random */
+            method: components["schemas"]["MethodEnum"];
+            /** @default 0 */
+            seed: number;
+            /**
+             * @description A logged metric key; empty: the validation score.
+             * @default
+             */
+            metric: string;
+            /** @default maximize */
+            direction: components["schemas"]["DirectionEnum"];
+            /**
+             * @description A built-in reward that scores every trial's validation (needed when the space searches reward versions).
+             *
+             *     * `exact_match` - exact_match
+             *     * `numeric` - numeric
+             *     * `arith` - arith
+             *     * `gsm8k` - gsm8k
+             *     * `boxed_math` - boxed_math
+             *     * `countdown` - countdown
+             *     * `format_regex` - format_regex
+             *     * `length_penalty` - length_penalty
+             *     * `verl_default` - verl_default
+             *     * `verl_code` - verl_code
+             * @default
+             */
+            metric_reward: components["schemas"]["BuiltinRewardEnum"] | components["schemas"]["BlankEnum"];
+            /** @default 8 */
+            max_trials: number;
+            /** @default 1 */
+            parallelism: number;
+            pruner?: components["schemas"]["PrunerRequest"];
+            /** @default true */
+            stop_on_critical_alert: boolean;
+        };
+        SweepDetail: {
+            readonly id: number;
+            readonly project: string;
+            name: string;
+            method: components["schemas"]["MethodEnum"];
+            status?: components["schemas"]["SweepStatusEnum"];
+            metric?: string;
+            readonly metric_label: string;
+            direction?: components["schemas"]["DirectionEnum"];
+            max_trials: number;
+            parallelism?: number;
+            readonly trial_counts: {
+                [key: string]: number;
+            };
+            readonly best: components["schemas"]["Best"] | null;
+            /** Format: date-time */
+            created_at?: string;
+            readonly created_by: string;
+            readonly base_run: components["schemas"]["RunLink"] | null;
+            preset?: string;
+            space: unknown;
+            seed?: number;
+            metric_reward?: string;
+            pruner?: unknown;
+            stop_on_critical_alert?: boolean;
+            status_reason?: string;
+            readonly grid_size: number | null;
+            readonly trials: components["schemas"]["Trial"][];
+            readonly best_trial: components["schemas"]["BestTrial"] | null;
+            readonly importance: components["schemas"]["Importance"] | null;
+        };
+        /**
+         * @description * `running` - Running
+         *     * `paused` - Paused
+         *     * `stopped` - Stopped
+         *     * `finished` - Finished
+         * @enum {string}
+         */
+        SweepStatusEnum: "running" | "paused" | "stopped" | "finished";
         /** @description A model of the project (`model`) or a checkpoint of one of its runs (`checkpoint`). */
         TargetRequest: {
             model?: number;
@@ -4609,6 +4965,31 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        Trial: {
+            number: number;
+            readonly run: components["schemas"]["RunLink"] | null;
+            params: unknown;
+            state?: components["schemas"]["TrialStateEnum"];
+            /** Format: double */
+            value?: number | null;
+            readonly steps: number;
+            readonly intermediate: number[][];
+            stopped_at_step?: number | null;
+            stop_reason?: string;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            finished_at?: string | null;
+        };
+        /**
+         * @description * `running` - Running
+         *     * `complete` - Complete
+         *     * `pruned` - Pruned
+         *     * `stopped` - Stopped
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        TrialStateEnum: "running" | "complete" | "pruned" | "stopped" | "failed";
         /**
          * @description One turn of a multi-turn episode after the prompt; keys a turn didn't have are
          *     null (tool_calls: empty), so every turn has one shape.
@@ -4630,6 +5011,14 @@ export interface components {
         };
         /** @enum {string} */
         TurnRoleEnum: "assistant" | "tool" | "user";
+        /**
+         * @description * `float` - float
+         *     * `int` - int
+         *     * `choice` - choice
+         *     * `input` - input
+         * @enum {string}
+         */
+        TypeEnum: "float" | "int" | "choice" | "input";
         User: {
             id: number;
             username: string;
@@ -8029,6 +8418,240 @@ export interface operations {
             };
             /** @description The run is not in your projects. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sweeps_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description A project's slug. */
+                project?: string;
+                /**
+                 * @description Repeatable.
+                 *
+                 *     * `running` - Running
+                 *     * `paused` - Paused
+                 *     * `stopped` - Stopped
+                 *     * `finished` - Finished
+                 */
+                status?: ("finished" | "paused" | "running" | "stopped")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSweepList"];
+                };
+            };
+        };
+    };
+    sweeps_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepCreateRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["SweepCreateRequest"];
+                "multipart/form-data": components["schemas"]["SweepCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+        };
+    };
+    sweeps_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+        };
+    };
+    sweeps_pause_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The sweep's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sweeps_report: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One self-contained HTML file (plotly.js embedded: opens offline). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such sweep in your projects. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sweeps_resume_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The sweep's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sweeps_stop_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The sweep's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sweeps_trials_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddTrialsRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["AddTrialsRequest"];
+                "multipart/form-data": components["schemas"]["AddTrialsRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The sweep's status does not allow this action. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
