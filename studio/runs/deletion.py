@@ -104,9 +104,12 @@ def holders(run: Run) -> list[str]:
 
 
 def _protected(run: Run, objects: Iterable[Model]) -> RunHeld:
-    """A refusal naming what a PROTECT reference found that `holders` did not look for."""
-    names = [f"{o._meta.verbose_name} {o.pk}" for o in objects]
-    return RunHeld(f"Run {run.pk} ({run.name!r}) is still used by {_named(names)}.")
+    """A refusal naming what a PROTECT reference found that `holders` did not look for
+    (an app above this one: a sweep whose base the run is)."""
+    names = [f"{o._meta.verbose_name} {str(o)!r} (id {o.pk})" for o in objects]
+    return RunHeld(
+        f"Run {run.pk} ({run.name!r}) can't be deleted: {_named(names)} uses it; delete that first."
+    )
 
 
 def delete_run(run: Run, user: User) -> int:

@@ -103,34 +103,43 @@ def add_records(run: Run, user: Any) -> None:
     )
 
 
-def relations_to(model: type[models.Model]) -> Iterator[tuple[type[models.Model], str]]:
-    """Every (model, field name) of the app registry whose foreign key points at `model`."""
+def relations_to(
+    model: type[models.Model], cascading: bool
+) -> Iterator[tuple[type[models.Model], str]]:
+    """Every (model, field name) of the app registry whose foreign key points at `model`
+    (with `cascading`, only those deleted with what they point at)."""
     for candidate in apps.get_models():
         for field in candidate._meta.get_fields():
-            if field.concrete and field.is_relation and field.related_model is model:
+            if not (field.concrete and field.is_relation and field.related_model is model):
+                continue
+            on_delete = field.remote_field.on_delete  # type: ignore[union-attr]
+            if not cascading or on_delete is models.CASCADE:
                 yield candidate, field.name
 
 
 def owned_rows(run_id: int) -> dict[type[models.Model], set[Any]]:
-    """The primary keys of every row that points at the run, and of every row that points
-    at those, found from the app registry (no table named by hand)."""
+    """The primary keys of every row deleted with the run (cascading from it, or from a row
+    that cascades from it), found from the app registry (no table named by hand)."""
     found: dict[type[models.Model], set[Any]] = {}
     frontier: list[tuple[type[models.Model], set[Any]]] = [(Run, {run_id})]
     while frontier:
         model, keys = frontier.pop()
-        for related, name in relations_to(model):
-            if related is Run and model is Run:
-                continue  # a clone's parent: set to null, the clone stays
-            pks = set(
-                related._default_manager.filter(**{f"{name}__in": keys}).values_list(
-                    "pk", flat=True
-                )
-            )
-            new = pks - found.get(related, set())
+        for related, name in relations_to(model, cascading=True):
+            rows = related._default_manager.filter(**{f"{name}__in": keys})
+            new = set(rows.values_list("pk", flat=True)) - found.get(related, set())
             if new:
                 found.setdefault(related, set()).update(new)
                 frontier.append((related, new))
     return found
+
+
+def rows_pointing_at(run_id: int) -> list[str]:
+    """Every row of any model whose foreign key (of any kind) names the run."""
+    return [
+        f"{model.__name__}.{name}"
+        for model, name in relations_to(Run, cascading=False)
+        if model._default_manager.filter(**{name: run_id}).exists()
+    ]
 
 
 @pytest.fixture
@@ -170,7 +179,7 @@ def test_deleting_a_run_frees_its_files_and_leaves_no_rows_or_files(
     for model, pks in rows.items():
         left = model._default_manager.filter(pk__in=pks).count()
         assert left == 0, f"{left} {model.__name__} rows of run {ended.pk} are left"
-    assert owned_rows(ended.pk) == {}
+    assert owned_rows(ended.pk) == {} and rows_pointing_at(ended.pk) == []
     event = AuditEvent.objects.get(action="run.delete", object_id=str(ended.pk))
     assert event.detail["name"] == "demo" and event.detail["freed_bytes"] == before - after
     assert event.actor == world.member and event.project == world.project
@@ -241,6 +250,34 @@ def test_a_run_whose_checkpoint_the_playground_serves_is_refused_until_it_is_rel
         forget_playground()
     with commit():
         assert member.delete(f"/api/runs/{ended.pk}/").status_code == 200
+
+
+def test_a_sweeps_base_run_is_refused_naming_the_sweep_and_a_trial_leaves_its_trial(
+    world, ended, member, version, media, commit
+):
+    from studio.sweeps.models import Sweep, SweepTrial
+
+    sweep = Sweep.objects.create(
+        project=world.project,
+        name="lr sweep",
+        base_run=ended,
+        space=[],
+        method="random",
+        max_trials=2,
+        created_by=world.member,
+    )
+    with commit():
+        response = member.delete(f"/api/runs/{ended.pk}/")
+    assert response.status_code == 409
+    assert f"sweep 'lr sweep' (id {sweep.pk}) uses it" in response.json()["error"]["message"]
+    trial_run = run_with_checkpoints(member, version, media)
+    lifecycle.cancel(trial_run.pk, world.member)
+    trial = SweepTrial.objects.create(sweep=sweep, number=0, run=trial_run, params={})
+    with commit():
+        assert member.delete(f"/api/runs/{trial_run.pk}/").status_code == 200
+    trial.refresh_from_db()
+    assert trial.run is None  # the trial stays: the sweep's numbering and budget hold
+    assert rows_pointing_at(trial_run.pk) == []
 
 
 def test_deleting_an_evaluation_frees_it_and_then_its_run(ended, member, commit):
