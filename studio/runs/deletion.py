@@ -116,8 +116,11 @@ def delete_run(run: Run, user: User) -> int:
     """Delete `run` (which must have ended) with its rows and files, and return the bytes
     its files took, which are removed when the transaction commits (at once when the
     caller holds none). TransitionRefused for a live run, RunHeld when something must
-    outlive it. Usable in a loop (a sweep deletes its trials one by one)."""
-    status = Run.objects.values_list("status", flat=True).get(pk=run.pk)
+    outlive it. Usable in a loop (a sweep deletes its trials one by one): a run deleted
+    already frees 0."""
+    status = Run.objects.values_list("status", flat=True).filter(pk=run.pk).first()
+    if status is None:
+        return 0
     _ended_or_refuse(run, status, "deleted")
     held = holders(run)
     if held:

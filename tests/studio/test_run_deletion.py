@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 from studio.model_registry.models import ModelKind, ModelRole, RegisteredModel
 from studio.playground import store as playground
 from studio.projects.models import AuditEvent, hash_token
-from studio.runs import lifecycle
+from studio.runs import deletion, lifecycle
 from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunStatus
 from studio.telemetry.models import (
     LogLine,
@@ -183,6 +183,13 @@ def test_deleting_a_run_frees_its_files_and_leaves_no_rows_or_files(
     event = AuditEvent.objects.get(action="run.delete", object_id=str(ended.pk))
     assert event.detail["name"] == "demo" and event.detail["freed_bytes"] == before - after
     assert event.actor == world.member and event.project == world.project
+
+
+def test_deleting_a_run_twice_frees_nothing_the_second_time(world, ended, commit):
+    with commit():
+        assert deletion.delete_run(ended, world.member) > 3 * MiB
+        assert deletion.delete_run(ended, world.member) == 0
+    assert AuditEvent.objects.filter(action="run.delete").count() == 1
 
 
 def test_a_live_run_is_refused_and_told_to_cancel_first(member, version, media, commit):
