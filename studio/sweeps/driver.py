@@ -27,6 +27,7 @@ from studio.runs import service
 from studio.runs.configs import InvalidConfig
 from studio.runs.lifecycle import TransitionRefused
 from studio.runs.models import TERMINAL_STATUSES, RunStatus
+from studio.runs.quota import StorageQuotaExceeded
 from studio.sweeps import study
 from studio.sweeps.metric import metric_label, metric_points
 from studio.sweeps.models import PrunerDecision, Sweep, SweepStatus, SweepTrial, TrialState
@@ -187,6 +188,12 @@ def _fill(sweep: Sweep, trials: list[SweepTrial], space: list[Parameter]) -> Non
             # The base refuses this combination: a failed trial, so the sampler moves on.
             problems = "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in exc.errors.items())
             _end(trial, TrialState.FAILED, f"its run was refused: {problems}"[:2000])
+        except StorageQuotaExceeded as exc:
+            # No trial can start until space is freed: pause, saying why (resume after).
+            sweep.status = SweepStatus.PAUSED
+            sweep.status_reason = f"paused: {exc}"[:2000]
+            sweep.save(update_fields=["status", "status_reason", "updated_at"])
+            return
         trial.save()
         trials.append(trial)
         live += trial.state == TrialState.RUNNING

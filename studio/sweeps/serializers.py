@@ -113,6 +113,12 @@ class AddTrialsSerializer(serializers.Serializer[dict[str, Any]]):
     count = serializers.IntegerField(min_value=1, max_value=MAX_ADDED)
 
 
+class DeletedSweepSerializer(serializers.Serializer[dict[str, Any]]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    freed_bytes = serializers.IntegerField(help_text="What its trials' files took on disk.")
+
+
 class RunLinkSerializer(serializers.Serializer[dict[str, Any]]):
     id = serializers.IntegerField()
     name = serializers.CharField()

@@ -15,8 +15,9 @@ from django.db import transaction
 from studio.projects.models import AuditEvent, Project
 from studio.runs.configs import InvalidConfig
 from studio.runs.creation import compose
+from studio.runs.deletion import delete_run
 from studio.runs.lifecycle import TransitionRefused
-from studio.runs.models import Run, RunKind
+from studio.runs.models import TERMINAL_STATUSES, Run, RunKind
 from studio.runs.service import refuse_provenance
 from studio.sweeps import dispatch
 from studio.sweeps.driver import budget, cancel_trial_run
@@ -255,3 +256,28 @@ def add_trials(sweep: Sweep, count: int, user: User) -> None:
         sweep.max_trials, sweep.status = locked.max_trials + count, status
         AuditEvent.record("sweep.add_trials", sweep, sweep.project, user, count=count)
         dispatch.advance_soon(sweep.pk)
+
+
+def delete_sweep(sweep: Sweep, user: User) -> int:
+    """Delete a sweep that has no live trial, with every trial's run and their files; the
+    bytes freed. TransitionRefused while a trial runs (stop the sweep and wait); the runs
+    service's refusals (a run something else uses: RunHeld, naming it) undo it whole."""
+    freed = 0
+    with transaction.atomic():
+        locked = Sweep.objects.select_for_update().get(pk=sweep.pk)
+        trials = list(locked.trials.select_related("run"))
+        live = [
+            t.number for t in trials if t.run is not None and t.run.status not in TERMINAL_STATUSES
+        ]
+        if live:
+            raise TransitionRefused(
+                locked.status,
+                f"Sweep {sweep.pk} ({sweep.name!r}) has trials whose runs have not ended "
+                f"({', '.join(map(str, live))}); stop it and wait until they have.",
+            )
+        AuditEvent.record("sweep.delete", sweep, sweep.project, user, name=sweep.name)
+        locked.delete()  # first: it protects its base run, which may be a trial's parent
+        for trial in trials:
+            if trial.run is not None:
+                freed += delete_run(trial.run, user)
+    return freed

@@ -691,6 +691,8 @@ MATRIX: dict[tuple[str, str], Op] = {
         },
     ),
     ("GET", "/api/sweeps/{id}/"): Op(read(), "/api/sweeps/{o.sweep}/"),
+    # its trial's run is queued: deleting waits for it to end
+    ("DELETE", "/api/sweeps/{id}/"): Op(expect(409, 409, 403, 404), "/api/sweeps/{o.sweep}/"),
     ("POST", "/api/sweeps/{id}/pause/"): Op(write(), "/api/sweeps/{o.sweep}/pause/"),
     ("POST", "/api/sweeps/{id}/resume/"): Op(
         expect(409, 409, 403, 404), "/api/sweeps/{o.sweep}/resume/"

@@ -1797,7 +1797,12 @@ export interface paths {
         get: operations["sweeps_retrieve"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * @description Delete a sweep whose trials have all ended, with every trial's run and its
+         *     files; answers the bytes freed. A 409 while a trial runs, or when something else
+         *     uses one of its runs (the message names it).
+         */
+        delete: operations["sweeps_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2389,6 +2394,12 @@ export interface components {
             id: number;
             name: string;
             /** @description Bytes its files took, measured as it was deleted; they are removed. */
+            freed_bytes: number;
+        };
+        DeletedSweep: {
+            id: number;
+            name: string;
+            /** @description What its trials' files took on disk. */
             freed_bytes: number;
         };
         DetectedColumns: {
@@ -8504,6 +8515,35 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SweepDetail"];
                 };
+            };
+        };
+    };
+    sweeps_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedSweep"];
+                };
+            };
+            /** @description The sweep's status does not allow this action. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

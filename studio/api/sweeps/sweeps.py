@@ -24,6 +24,7 @@ from studio.sweeps import service
 from studio.sweeps.models import Sweep, SweepStatus, SweepTrial
 from studio.sweeps.serializers import (
     AddTrialsSerializer,
+    DeletedSweepSerializer,
     SweepCreateSerializer,
     SweepDetailSerializer,
     SweepSerializer,
@@ -52,7 +53,7 @@ class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScop
     )
     serializer_class = SweepSerializer
     filterset_class = SweepFilter
-    http_method_names = ["get", "post", "head", "options"]
+    http_method_names = ["get", "post", "delete", "head", "options"]
 
     def get_serializer_class(self) -> Any:
         return SweepSerializer if self.action == "list" else SweepDetailSerializer
@@ -97,6 +98,16 @@ class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScop
         self.require_role(sweep.project)
         getattr(service, f"{verb}_sweep")(sweep, signed_in_user(self.request))
         return self._detail(sweep.pk)
+
+    @extend_schema(request=None, responses={200: DeletedSweepSerializer, 409: CONFLICT})
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        """Delete a sweep whose trials have all ended, with every trial's run and its
+        files; answers the bytes freed. A 409 while a trial runs, or when something else
+        uses one of its runs (the message names it)."""
+        sweep = self.get_object()
+        self.require_role(sweep.project)
+        freed = service.delete_sweep(sweep, signed_in_user(request))
+        return Response({"id": sweep.pk, "name": sweep.name, "freed_bytes": freed})
 
     @extend_schema(request=None, responses={200: SweepDetailSerializer, 409: CONFLICT})
     @action(detail=True, methods=["post"])
