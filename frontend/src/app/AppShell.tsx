@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { Link, NavLink, Outlet, useNavigate, useParams } from "react-router";
 
 import { Button } from "../components/Button";
-import { ChatIcon, CheckCircleIcon, DatasetsIcon, ExternalIcon, Logo, ModelIcon, RewardIcon, RunsIcon, StatusIcon, UsersIcon } from "../components/icons";
+import { ChatIcon, CheckCircleIcon, DatasetsIcon, ExternalIcon, Logo, ModelIcon, RewardIcon, RunsIcon, StatusIcon, SweepIcon, UsersIcon } from "../components/icons";
 import { useToast } from "../components/Toast";
 import { useMe, useSignOut } from "../features/auth/hooks";
 import { HealthIndicator } from "../features/health/components/HealthIndicator";
@@ -16,6 +16,7 @@ type NavItem = { to: string; label: string; icon: ReactNode };
 function projectNav(slug: string): NavItem[] {
   return [
     { to: `/p/${slug}/runs`, label: "Runs", icon: <RunsIcon /> },
+    { to: `/p/${slug}/sweeps`, label: "Sweeps", icon: <SweepIcon /> },
     { to: `/p/${slug}/evaluations`, label: "Evaluations", icon: <CheckCircleIcon /> },
     { to: `/p/${slug}/playground`, label: "Playground", icon: <ChatIcon /> },
     { to: `/p/${slug}/models`, label: "Models", icon: <ModelIcon /> },

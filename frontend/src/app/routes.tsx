@@ -18,6 +18,7 @@ import { TokensPage as SampleTokensPage } from "../features/rollouts/pages/Token
 import { runPageLoader, runsPageLoader } from "../features/runs/loaders";
 import { RunPage } from "../features/runs/pages/RunPage";
 import { RunsPage } from "../features/runs/pages/RunsPage";
+import { sweepPageLoader, sweepsPageLoader } from "../features/sweeps/loaders";
 import { TokensPage } from "../features/tokens/pages/TokensPage";
 import { AppShell } from "./AppShell";
 import { NotFoundPage } from "./NotFoundPage";
@@ -82,6 +83,9 @@ export function appRoutes(queryClient: QueryClient): RouteObject[] {
             { path: "runs/:runId/rollouts/group/:step/:groupId", element: <GroupPage /> },
             { path: "runs/:runId/rollouts/samples/:sampleId/tokens", element: <SampleTokensPage /> },
             { path: "runs/:runId/rollouts/samples/:sampleId/timeline", element: <TimelinePage /> },
+            { path: "sweeps", loader: sweepsPageLoader(queryClient), ...lazyPage(() => import("../features/sweeps/pages/SweepsPage"), "SweepsPage") },
+            { path: "sweeps/new", ...lazyPage(() => import("../features/sweeps/pages/NewSweepPage"), "NewSweepPage") },
+            { path: "sweeps/:sweepId", loader: sweepPageLoader(queryClient), ...lazyPage(() => import("../features/sweeps/pages/SweepPage"), "SweepPage") },
             { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
             { path: "evaluations", ...lazyPage(() => import("../features/evaluations/pages/EvaluationsPage"), "EvaluationsPage") },
             { path: "evaluations/:evaluationId", ...lazyPage(() => import("../features/evaluations/pages/EvaluationPage"), "EvaluationPage") },

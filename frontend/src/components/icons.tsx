@@ -150,3 +150,13 @@ export function UsersIcon(props: IconProps) {
     </Icon>
   );
 }
+
+/** Parallel axes crossed by lines: a sweep's trials through its parameters. */
+export function SweepIcon(props: IconProps) {
+  return (
+    <Icon {...props}>
+      <path d="M5 3v18M12 3v18M19 3v18" />
+      <path d="m5 7 7 9 7-11M5 17l7-6 7 8" />
+    </Icon>
+  );
+}

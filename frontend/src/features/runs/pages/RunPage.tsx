@@ -206,6 +206,7 @@ function RunActions({ run, slug }: { run: RunDetail; slug: string }) {
         </Button>
       ) : null}
       {relaunchable ? <ButtonLink to={`/p/${slug}/runs/new?clone=${run.id}`}>Clone with edits</ButtonLink> : null}
+      {relaunchable ? <ButtonLink to={`/p/${slug}/sweeps/new?from_run=${run.id}`}>Sweep from this run</ButtonLink> : null}
       <ButtonAnchor href={evaluation ? evaluationReportUrl(run.id) : reportUrl([run.id])} download>
         Download report
       </ButtonAnchor>

@@ -62,6 +62,8 @@ export function RunsPage() {
             <Button disabled={selected.length < 2} onClick={() => void navigate(`/p/${slug}/compare?runs=${selected.join(",")}`)}>
               Compare {selected.length ? `(${selected.length})` : ""}
             </Button>
+            {/* One run ticked: a sweep of it; else the form starts from a preset. */}
+            <ButtonLink to={`/p/${slug}/sweeps/new${selected.length === 1 ? `?from_run=${selected[0]}` : ""}`}>{selected.length === 1 ? "Sweep from this run" : "New sweep"}</ButtonLink>
             <ButtonLink to={`/p/${slug}/runs/new`} variant="primary">
               New run
             </ButtonLink>
