@@ -56,7 +56,7 @@ export const sweepDetail: SweepDetail = {
   best: { number: 1, run: 101, value: 0.81 },
   created_at: "2026-11-28T18:00:00Z",
   created_by: "ada",
-  base_run: { id: 12, name: "arith-base" },
+  base_run: { id: 12, name: "arith-base", status: "succeeded" },
   preset: "",
   space: [
     { name: "actor.optim.lr", type: "float", low: 1e-5, high: 1e-3, log: true },

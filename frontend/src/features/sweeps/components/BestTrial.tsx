@@ -8,6 +8,11 @@ import type { SweepDetail } from "../lib/types";
 import { paramCell } from "./TrialsTable";
 import { TrialStatePill } from "./SweepStatus";
 
+/** A config value: numbers as the trials table shows them (1e-6, not 0.000001). */
+function shown(value: unknown): string {
+  return typeof value === "number" ? formatMetric(value) : formatValue(value);
+}
+
 /** The best trial so far: its value, run and parameters, and how its config differs from the base's. */
 export function BestTrial({ sweep, slug }: { sweep: SweepDetail; slug: string }) {
   const best = sweep.best_trial;
@@ -30,7 +35,7 @@ export function BestTrial({ sweep, slug }: { sweep: SweepDetail; slug: string })
             </span>
             <span>trial #{best.number}</span>
             <TrialStatePill state={best.state} />
-            <Link to={`/p/${slug}/runs/${best.run.id}`}>{best.run.name}</Link>
+            {best.run ? <Link to={`/p/${slug}/runs/${best.run.id}`}>{best.run.name}</Link> : null}
           </div>
           <dl className={ui.extraInfo} style={{ marginBottom: 10 }}>
             {sweep.space.map((param) => (
@@ -56,9 +61,9 @@ export function BestTrial({ sweep, slug }: { sweep: SweepDetail; slug: string })
                       <td>
                         <code className={ui.mono}>{change.path}</code>
                       </td>
-                      <td>{formatValue(change.base)}</td>
+                      <td>{shown(change.base)}</td>
                       <td>
-                        <strong>{formatValue(change.value)}</strong>
+                        <strong>{shown(change.value)}</strong>
                       </td>
                     </tr>
                   ))}

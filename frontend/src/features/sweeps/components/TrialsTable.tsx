@@ -34,7 +34,7 @@ export function TrialsTable({ slug, trials, space, metricLabel, direction, bestN
   };
   const columns: Column<Trial>[] = [
     { key: "number", header: "#", sortKey: "number", cell: (t) => t.number, cellProps: () => ({ className: styles.numeric }) },
-    { key: "run", header: "Run", cell: (t) => <Link to={`/p/${slug}/runs/${t.run.id}`}>{t.run.name}</Link> },
+    { key: "run", header: "Run", cell: (t) => (t.run ? <Link to={`/p/${slug}/runs/${t.run.id}`}>{t.run.name}</Link> : <span className={ui.muted}>no run</span>) },
     {
       key: "state",
       header: "State",

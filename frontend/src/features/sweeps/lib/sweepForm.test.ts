@@ -60,7 +60,8 @@ describe("sweepFormSchema", () => {
       "pruner.min_steps": expect.stringMatching(/At least 1 step/),
       "pruner.reduction_factor": expect.stringMatching(/at least 2/),
     });
-    expect(errorsOf(fromRun({ pruner: { kind: "none", min_steps: "", reduction_factor: "" } }))).toEqual({});
+    const none = sweepFormSchema.parse(fromRun({ pruner: { kind: "none", min_steps: "", reduction_factor: "" } }));
+    expect(sweepRequest(none, "demo").pruner).toEqual({ kind: "none", min_steps: 1, reduction_factor: 2 });
   });
 });
 
@@ -71,6 +72,7 @@ describe("sweepRequest", () => {
       project: "demo",
       name: "arith-base-sweep",
       base_run: 12,
+      preset: "",
       space: [
         { name: "actor.optim.lr", type: "float", low: 1e-5, high: 1e-3, log: true },
         { name: "rollout.n", type: "int", low: 2, high: 8, step: 2 },

@@ -107,7 +107,11 @@ export function rowProblems(row: ParamRow): { field: keyof ParamRow; text: strin
     if (row.type === "float" && row.log && check(row.low) && !(Number(row.low) > 0)) out.push({ field: "low", text: "A log range starts above 0." });
     if (row.type === "int" && !(isWhole(row.step) && Number(row.step) >= 1)) out.push({ field: "step", text: "The step is a whole number of at least 1." });
   }
-  if (row.type === "choice" && splitValues(row.values).length === 0) out.push({ field: "values", text: "List at least one value, comma-separated." });
+  if (row.type === "choice") {
+    const values = splitValues(row.values).map(String);
+    if (values.length === 0) out.push({ field: "values", text: "List at least one value, comma-separated." });
+    else if (new Set(values).size < values.length) out.push({ field: "values", text: "A value is listed twice." });
+  }
   if (row.type === "input" && row.items.length === 0) out.push({ field: "items", text: "Choose at least one." });
   return out;
 }
@@ -176,7 +180,8 @@ export function initialSweepForm(base: { run: { id: number; name: string } | nul
 export function sweepRequest(values: ValidSweepForm, project: string): SweepCreate {
   const pruner = {
     kind: values.pruner.kind,
-    min_steps: values.pruner.kind === "none" ? 0 : Number(values.pruner.min_steps),
+    // The server checks these whatever the kind: a pruner that prunes nothing sends its defaults.
+    min_steps: values.pruner.kind === "none" ? 1 : Number(values.pruner.min_steps),
     reduction_factor: values.pruner.kind === "asha" ? Number(values.pruner.reduction_factor) : 2,
   };
   const common = {
@@ -194,7 +199,7 @@ export function sweepRequest(values: ValidSweepForm, project: string): SweepCrea
     stop_on_critical_alert: values.stop_on_critical_alert,
     overrides: values.overrides.split("\n").map((line) => line.trim()).filter(Boolean),
   };
-  if (values.base_run !== null) return { ...common, base_run: values.base_run };
+  if (values.base_run !== null) return { ...common, base_run: values.base_run, preset: "" };
   const inputs: Record<string, number> = {};
   const { dataset } = values;
   if (dataset && "dataset" in dataset) inputs.dataset = dataset.dataset;

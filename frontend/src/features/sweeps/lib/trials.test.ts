@@ -32,6 +32,6 @@ describe("countsLine and formatMetric", () => {
   it("say the counts and values short", () => {
     expect(countsLine(sweepDetail.trial_counts)).toBe("1 running · 2 complete · 1 pruned · 1 failed");
     expect(countsLine({ running: 0, complete: 0, pruned: 0, failed: 0, stopped: 0 })).toBe("no trials yet");
-    expect([formatMetric(0.8123456), formatMetric(null), formatMetric(3e-5), formatMetric(1234.5), formatMetric(123456)]).toEqual(["0.8123", "—", "3.000e-5", "1235", "1.235e+5"]);
+    expect([formatMetric(0.8123456), formatMetric(null), formatMetric(3e-5), formatMetric(1234.5), formatMetric(123456)]).toEqual(["0.8123", "—", "3e-5", "1235", "1.235e+5"]);
   });
 });

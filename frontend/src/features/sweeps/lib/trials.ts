@@ -40,7 +40,7 @@ export function topRunIds(trials: readonly Trial[], direction: Direction, n: num
   const order = bestFirst(direction);
   const complete = sortTrials(trials.filter((t) => t.state === "complete" && t.value !== null), order);
   const others = sortTrials(trials.filter((t) => t.state !== "complete" && t.value !== null), order);
-  return [...complete, ...others].slice(0, n).map((t) => t.run.id);
+  return [...complete, ...others].flatMap((t) => (t.run ? [t.run.id] : [])).slice(0, n);
 }
 
 export const TRIAL_STATES: TrialState[] = ["running", "complete", "pruned", "failed", "stopped"];
@@ -56,7 +56,8 @@ export function formatMetric(value: number | null | undefined): string {
   if (value === null || value === undefined) return "—";
   if (value === 0) return "0";
   const size = Math.abs(value);
-  if (size >= 1e5 || size < 1e-3) return value.toExponential(3);
+  // Short exponents with no trailing zeros: 3e-4, 1.23e-5.
+  if (size >= 1e5 || size < 1e-3) return Number(value.toPrecision(4)).toExponential();
   return Number(value.toPrecision(4)).toString();
 }
 

@@ -1,13 +1,21 @@
 /**
- * The sweeps API's shapes, as its contract states them (the lead's SWEEPS_API.md): the
- * generated schema replaces them once the server publishes the endpoints.
+ * The sweeps API's shapes as the pages read them: the generated schema's, with what it
+ * declares as free JSON (a sweep's space and pruner, a trial's parameters) given the shape
+ * the server stores (studio/sweeps/space.py), and fields with a server default present
+ * (`readSweep` in api.ts fills them).
  */
+import type { Schemas } from "../../../api/client";
 
-export type SweepStatus = "running" | "paused" | "stopped" | "finished";
-export type TrialState = "running" | "complete" | "pruned" | "failed" | "stopped";
-export type Method = "random" | "grid" | "tpe";
-export type Direction = "maximize" | "minimize";
-export type PrunerKind = "asha" | "median" | "none";
+export type SweepStatus = Schemas["SweepStatusEnum"];
+export type TrialState = Schemas["TrialStateEnum"];
+export type Method = Schemas["MethodEnum"];
+export type Direction = Schemas["DirectionEnum"];
+export type PrunerKind = Schemas["PrunerKindEnum"];
+export type RunLink = Schemas["RunLink"];
+export type ConfigChange = Schemas["ConfigChange"];
+export type Importance = Schemas["Importance"];
+export type Best = Schemas["Best"];
+export type SweepCreate = Schemas["SweepCreateRequest"];
 
 /** The run input fields a sweep may search over (ids of the project's items). */
 export type InputField = "model" | "dataset_version" | "validation_version" | "reward_version" | "critic_model" | "lora_adapter";
@@ -16,19 +24,17 @@ export type FloatParam = { name: string; type: "float"; low: number; high: numbe
 export type IntParam = { name: string; type: "int"; low: number; high: number; step: number };
 export type ChoiceParam = { name: string; type: "choice"; values: (string | number | boolean)[] };
 export type InputParam = { name: InputField; type: "input"; values: number[] };
+/** One parameter of the space; each is a `ParameterRequest` of the create request (tsc checks below). */
 export type Param = FloatParam | IntParam | ChoiceParam | InputParam;
-
-export type Pruner = { kind: PrunerKind; min_steps: number; reduction_factor: number };
+export type Pruner = Schemas["PrunerRequest"];
 
 export type ParamValue = string | number | boolean | null;
 
-export type Trial = {
-  number: number;
-  run: { id: number; name: string; status: string };
+type GeneratedTrial = Schemas["Trial"];
+export type Trial = Omit<GeneratedTrial, "params" | "state" | "value" | "intermediate" | "stopped_at_step" | "stop_reason" | "created_at" | "finished_at"> & {
   params: Record<string, ParamValue>;
   state: TrialState;
   value: number | null;
-  steps: number;
   intermediate: [number, number][];
   stopped_at_step: number | null;
   stop_reason: string;
@@ -36,58 +42,32 @@ export type Trial = {
   finished_at: string | null;
 };
 
-export type ConfigChange = { path: string; base: unknown; value: unknown };
-
 export type TrialCounts = Record<TrialState, number>;
 
-export type SweepSummary = {
-  id: number;
-  project: string;
-  name: string;
-  method: Method;
+type Defaulted = "status" | "metric" | "direction" | "parallelism" | "trial_counts" | "created_at";
+export type SweepSummary = Omit<Schemas["Sweep"], Defaulted> & {
   status: SweepStatus;
-  metric_label: string;
+  metric: string;
   direction: Direction;
-  max_trials: number;
   parallelism: number;
   trial_counts: TrialCounts;
-  best: { number: number; run: number; value: number } | null;
   created_at: string;
-  created_by: string;
 };
 
-export type SweepDetail = SweepSummary & {
-  base_run: { id: number; name: string } | null;
-  preset: string;
-  space: Param[];
-  seed: number;
-  metric: string;
-  metric_reward: string;
-  pruner: Pruner;
-  stop_on_critical_alert: boolean;
-  status_reason: string;
-  grid_size: number | null;
-  trials: Trial[];
-  best_trial: (Trial & { config_diff: ConfigChange[] }) | null;
-  importance: { method: string; values: Record<string, number> } | null;
-};
+type DetailOnly = "space" | "pruner" | "preset" | "seed" | "metric_reward" | "stop_on_critical_alert" | "status_reason" | "trials" | "best_trial";
+export type SweepDetail = SweepSummary &
+  Omit<Schemas["SweepDetail"], keyof Schemas["Sweep"] | DetailOnly> & {
+    space: Param[];
+    pruner: Pruner;
+    preset: string;
+    seed: number;
+    metric_reward: string;
+    stop_on_critical_alert: boolean;
+    status_reason: string;
+    trials: Trial[];
+    best_trial: (Trial & { config_diff: ConfigChange[] }) | null;
+  };
 
-export type SweepCreate = {
-  project: string;
-  name: string;
-  base_run: number | null;
-  preset?: string;
-  config?: Record<string, unknown> | null;
-  overrides?: string[];
-  inputs?: Record<string, number>;
-  space: Param[];
-  method: Method;
-  seed: number;
-  metric: string;
-  direction: Direction;
-  metric_reward: string;
-  max_trials: number;
-  parallelism: number;
-  pruner: Pruner;
-  stop_on_critical_alert: boolean;
-};
+// Every parameter the form builds is a parameter the create request takes.
+type Assignable<A extends B, B> = A;
+export type ParamsFitRequest = Assignable<Param, Schemas["ParameterRequest"]>;

@@ -74,8 +74,11 @@ function SweepForm({ schema, presets, base }: SweepFormProps) {
     else document.querySelector<HTMLElement>('form [role="alert"]')?.scrollIntoView({ block: "center" });
   }, [focusRequest]);
 
+  // Server messages no field shows (the base's config refused, say): above the form, beside a toast.
+  const [general, setGeneral] = useState<string[]>([]);
   const create = useCreateSweep();
-  const onValid = (values: ValidSweepForm) =>
+  const onValid = (values: ValidSweepForm) => {
+    setGeneral([]);
     create.mutate(sweepRequest(values, slug), {
       onSuccess: (sweep: SweepDetail) => {
         toast.show(`Sweep “${sweep.name}” started.`, "success");
@@ -83,10 +86,12 @@ function SweepForm({ schema, presets, base }: SweepFormProps) {
       },
       onError: (error) => {
         const rest = placeServerErrors(error, setError, (path) => sweepFieldOf(path, getValues("space")));
+        setGeneral(Object.entries(rest).flatMap(([path, messages]) => messages.map((m) => (path ? `${path}: ${m}` : m))));
         if (Object.keys(rest).length) toast.error(error);
         setFocusRequest((n) => n + 1);
       },
     });
+  };
 
   return (
     <form onSubmit={(event) => void handleSubmit(onValid, () => setFocusRequest((n) => n + 1))(event)} noValidate aria-label="New sweep">
@@ -99,6 +104,11 @@ function SweepForm({ schema, presets, base }: SweepFormProps) {
           </Button>
         }
       />
+      {general.length ? (
+        <Notice tone="error" className={runStyles.block}>
+          {general.join("\n")}
+        </Notice>
+      ) : null}
       <div className={runStyles.layout}>
         <div>
           <div className={runStyles.block}>
