@@ -4,7 +4,7 @@ import { importanceRows } from "../lib/charts";
 import type { SweepDetail } from "../lib/types";
 
 /** How much each parameter moved the metric, by the method the server names (Optuna's). */
-export function Importance({ importance, finished }: { importance: SweepDetail["importance"]; finished: number }) {
+export function Importance({ importance, complete }: { importance: SweepDetail["importance"]; complete: number }) {
   return (
     <section className={styles.card} aria-label="Parameter importance" data-testid="importance">
       <h2 className={styles.cardTitle}>
@@ -12,7 +12,7 @@ export function Importance({ importance, finished }: { importance: SweepDetail["
         {importance ? <span className={styles.cardNote}>by {importance.method} (Optuna)</span> : null}
       </h2>
       {importance === null ? (
-        <p className={ui.muted}>Shown once 4 trials have finished ({finished} so far): fewer say little about which parameter matters.</p>
+        <p className={ui.muted}>Shown once 4 trials have completed ({complete} so far) and a parameter took more than one value: fewer say little about which parameter matters.</p>
       ) : (
         <ImportanceBars values={importance.values} />
       )}

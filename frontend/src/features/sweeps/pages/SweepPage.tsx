@@ -31,7 +31,6 @@ export function SweepPage() {
 
 function SweepView({ sweep, slug }: { sweep: SweepDetail; slug: string }) {
   const { trial_counts: counts } = sweep;
-  const finished = counts.complete + counts.pruned;
   const bestNumber = sweep.best_trial?.number ?? null;
   const pruner = sweep.pruner.kind === "none" ? "none" : `${sweep.pruner.kind}, from step ${sweep.pruner.min_steps}`;
   return (
@@ -72,7 +71,7 @@ function SweepView({ sweep, slug }: { sweep: SweepDetail; slug: string }) {
       </div>
       <div className={styles.grid}>
         <BestTrial sweep={sweep} slug={slug} />
-        <Importance importance={sweep.importance} finished={finished} />
+        <Importance importance={sweep.importance} complete={counts.complete} />
       </div>
       {sweep.trials.length === 0 ? (
         <p className={styles.card}>No trial has started yet: the first {Math.min(sweep.parallelism, sweep.max_trials)} start as the queue lets them.</p>
