@@ -16,6 +16,7 @@ describe("App shell", () => {
     const nav = within(screen.getByRole("navigation", { name: "Main" }));
     expect(nav.getAllByRole("link").map((a) => a.textContent)).toEqual([
       "Runs",
+      "Sweeps",
       "Evaluations",
       "Playground",
       "Models",

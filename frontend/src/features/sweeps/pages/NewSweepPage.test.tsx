@@ -9,6 +9,9 @@ import { sweepDetail } from "../fixtures";
 
 afterEach(() => vi.unstubAllGlobals());
 
+/** The first look waits for the lazily loaded page (seconds on a busy machine). */
+const FIRST = { timeout: 10_000 };
+
 const version = { id: 31, number: 2, dataset: 3, row_count: 100, message: "" } as DatasetVersion;
 const arith = { id: 3, name: "Arith", latest_version: version } as Dataset;
 
@@ -35,7 +38,7 @@ describe("the new sweep form", { timeout: 30_000 }, () => {
   it("starts ranges around the preset's values, counts a grid's trials and refuses a grid over a float range", async () => {
     const fetchMock = api(() => jsonResponse(sweepDetail, 201));
     renderApp("/p/demo/sweeps/new");
-    await screen.findByRole("button", { name: "Start sweep" });
+    await screen.findByRole("button", { name: "Start sweep" }, FIRST);
     addParameter("rollout.n"); // the preset's 8: 4 to 16
     const n = screen.getByRole("group", { name: "Parameter rollout.n" });
     expect(within(n).getByLabelText("Low")).toHaveValue("4");
@@ -62,7 +65,7 @@ describe("the new sweep form", { timeout: 30_000 }, () => {
   it("sends the sweep the form describes and opens its page", async () => {
     const fetchMock = api(() => jsonResponse(sweepDetail, 201));
     const { router } = renderApp("/p/demo/sweeps/new");
-    await screen.findByRole("button", { name: "Start sweep" });
+    await screen.findByRole("button", { name: "Start sweep" }, FIRST);
     await waitFor(() => expect(screen.getByLabelText("Training data")).toHaveTextContent("Arith · latest (v2)"));
     fireEvent.change(screen.getByLabelText("Training data"), { target: { value: "v:31" } });
     addParameter("rollout.n");
@@ -93,7 +96,7 @@ describe("the new sweep form", { timeout: 30_000 }, () => {
   it("shows the server's errors at their fields", async () => {
     api(() => jsonResponse({ error: { code: "validation_error", message: "Invalid.", fields: { parallelism: ["4 trials at once is above the queue's cap of 2 running runs (RLSTUDIO_MAX_RUNNING_PER_PROJECT); choose at most 2."] } } }, 400));
     renderApp("/p/demo/sweeps/new");
-    await screen.findByRole("button", { name: "Start sweep" });
+    await screen.findByRole("button", { name: "Start sweep" }, FIRST);
     fireEvent.change(await screen.findByLabelText("Training data"), { target: { value: "v:31" } });
     addParameter("rollout.n");
     fireEvent.change(screen.getByLabelText("At a time"), { target: { value: "4" } });

@@ -8,13 +8,16 @@ import { sweepDetail, sweepTrials } from "../fixtures";
 beforeEach(() => void vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(null));
 afterEach(() => vi.unstubAllGlobals());
 
+/** The first look waits for the lazily loaded page (seconds on a busy machine). */
+const FIRST = { timeout: 10_000 };
+
 const health = { status: "ok", version: "0.1.0", components: {} };
 
 describe("the sweep page", { timeout: 15_000 }, () => {
   it("shows the trials best first, the best trial's config diff, the importance and the top trials to compare", async () => {
     mockApi({ "GET /api/health": health, "GET /api/sweeps/5/": { ...sweepDetail, status: "finished" } });
     renderApp("/p/demo/sweeps/5");
-    const table = await screen.findByRole("table", { name: "Trials" });
+    const table = await screen.findByRole("table", { name: "Trials" }, FIRST);
     const rows = within(table).getAllByRole("row").slice(1);
     expect(rows.map((r) => within(r).getAllByRole("cell")[0]?.textContent)).toEqual(["1", "3", "0", "2", "4"]);
     expect(within(rows[0]!).getByRole("link", { name: "lr-sweep-t1" })).toHaveAttribute("href", "/p/demo/runs/101");
@@ -47,7 +50,7 @@ describe("the sweep page", { timeout: 15_000 }, () => {
     const later = { ...sweepDetail, trials: [...sweepTrials, { ...sweepTrials[0]!, number: 5, run: { id: 105, name: "lr-sweep-t5", status: "running" }, state: "running", value: null }] };
     mockApi({ "GET /api/health": health, "GET /api/sweeps/5/": () => jsonResponse((calls += 1) === 1 ? sweepDetail : later) });
     renderApp("/p/demo/sweeps/5");
-    await screen.findByRole("table", { name: "Trials" });
+    await screen.findByRole("table", { name: "Trials" }, FIRST);
     expect(screen.queryByRole("link", { name: "lr-sweep-t5" })).not.toBeInTheDocument();
     expect(await screen.findByRole("link", { name: "lr-sweep-t5" }, { timeout: 5000 })).toBeInTheDocument();
   });
@@ -55,7 +58,7 @@ describe("the sweep page", { timeout: 15_000 }, () => {
   it("pauses the sweep and shows its new status", async () => {
     const fetchMock = mockApi({ "GET /api/health": health, "GET /api/sweeps/5/": sweepDetail, "POST /api/sweeps/5/pause/": { ...sweepDetail, status: "paused" }, "GET /api/sweeps/": pageOf([]), "GET /api/runs/": pageOf([]) });
     renderApp("/p/demo/sweeps/5");
-    fireEvent.click(await screen.findByRole("button", { name: "Pause" }));
+    fireEvent.click(await screen.findByRole("button", { name: "Pause" }, FIRST));
     expect(await screen.findByRole("button", { name: "Resume" })).toBeInTheDocument();
     expect(fetchMock.mock.calls.some(([r]) => (r as Request).method === "POST" && (r as Request).url.endsWith("/api/sweeps/5/pause/"))).toBe(true);
   });
@@ -63,15 +66,15 @@ describe("the sweep page", { timeout: 15_000 }, () => {
   it("says when the sweep cannot be loaded", async () => {
     mockApi({ "GET /api/health": health });
     renderApp("/p/demo/sweeps/5");
-    expect(await screen.findByRole("region", { name: "Could not load sweep #5" })).toBeInTheDocument();
+    expect(await screen.findByRole("region", { name: "Could not load sweep #5" }, FIRST)).toBeInTheDocument();
   });
 });
 
-describe("the sweeps list", () => {
+describe("the sweeps list", { timeout: 15_000 }, () => {
   it("lists the project's sweeps with their trials by state and best value", async () => {
     mockApi({ "GET /api/health": health, "GET /api/sweeps/": pageOf([sweepDetail]) });
     renderApp("/p/demo/sweeps");
-    const table = await screen.findByRole("table", { name: "Sweeps" });
+    const table = await screen.findByRole("table", { name: "Sweeps" }, FIRST);
     expect(within(table).getByRole("link", { name: "lr and n" })).toHaveAttribute("href", "/p/demo/sweeps/5");
     expect(table).toHaveTextContent("1 running · 2 complete · 1 pruned · 1 failed");
     expect(within(table).getByRole("link", { name: "trial #1" })).toHaveAttribute("href", "/p/demo/runs/101");
@@ -80,7 +83,7 @@ describe("the sweeps list", () => {
   it("offers a first sweep when there is none", async () => {
     mockApi({ "GET /api/health": health, "GET /api/sweeps/": pageOf([]) });
     renderApp("/p/demo/sweeps");
-    expect(await screen.findByRole("region", { name: "No sweeps yet" })).toBeInTheDocument();
+    expect(await screen.findByRole("region", { name: "No sweeps yet" }, FIRST)).toBeInTheDocument();
     await waitFor(() => expect(screen.getByRole("link", { name: "Start from a preset" })).toHaveAttribute("href", "/p/demo/sweeps/new"));
   });
 });
