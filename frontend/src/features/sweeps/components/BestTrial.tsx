@@ -47,7 +47,7 @@ export function BestTrial({ sweep, slug }: { sweep: SweepDetail; slug: string })
           </dl>
           {best.config_diff.length ? (
             <div className={ui.tableWrap}>
-              <table className={ui.table} aria-label={`Config of trial #${best.number} against ${base}`}>
+              <table className={`${ui.table} ${styles.diff}`} aria-label={`Config of trial #${best.number} against ${base}`}>
                 <thead>
                   <tr>
                     <th scope="col">Field</th>

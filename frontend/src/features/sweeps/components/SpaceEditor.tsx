@@ -91,10 +91,15 @@ function ParamEditor({ form, index, row, field, current, slug, grid, onRemove }:
       <legend className={ui.mono} style={{ fontWeight: 600, padding: "0 4px" }}>
         {row.name}
       </legend>
-      <p className={ui.muted} style={{ margin: "0 0 8px" }}>
-        {inputLabel ?? field?.description ?? ""}
-        {grid ? <> · {points === null ? <strong>not a grid: a float range</strong> : `${points} value${points === 1 ? "" : "s"} in the grid`}</> : null}
-      </p>
+      <div className={styles.paramHead}>
+        <p className={ui.muted}>
+          {inputLabel ?? field?.description ?? ""}
+          {grid ? <> · {points === null ? <strong>not a grid: a float range</strong> : `${points} value${points === 1 ? "" : "s"} in the grid`}</> : null}
+        </p>
+        <Button onClick={onRemove} aria-label={`Remove ${row.name}`}>
+          Remove
+        </Button>
+      </div>
       <div className={ui.row} style={{ alignItems: "flex-start" }}>
         {types.length > 1 ? (
           <SelectField label="Search" value={row.type} onChange={(v) => switchType(v as ParamRow["type"])} errors={at("type")}>
@@ -107,8 +112,8 @@ function ParamEditor({ form, index, row, field, current, slug, grid, onRemove }:
         ) : null}
         {row.type === "float" || row.type === "int" ? (
           <>
-            <Controller control={control} name={`${prefix}.low`} render={({ field: f }) => <TextField label="Low" errors={at("low")} inputMode="decimal" className={styles.small} {...f} />} />
-            <Controller control={control} name={`${prefix}.high`} render={({ field: f }) => <TextField label="High" errors={at("high")} inputMode="decimal" className={styles.small} {...f} />} />
+            <Controller control={control} name={`${prefix}.low`} render={({ field: f }) => <TextField label="Low" errors={at("low")} inputMode="decimal" className={styles.bound} {...f} />} />
+            <Controller control={control} name={`${prefix}.high`} render={({ field: f }) => <TextField label="High" errors={at("high")} inputMode="decimal" className={styles.bound} {...f} />} />
           </>
         ) : null}
         {row.type === "float" ? (
@@ -125,9 +130,6 @@ function ParamEditor({ form, index, row, field, current, slug, grid, onRemove }:
         ) : null}
         {row.type === "int" ? <Controller control={control} name={`${prefix}.step`} render={({ field: f }) => <TextField label="Step" errors={at("step")} inputMode="numeric" className={styles.small} {...f} />} /> : null}
         {row.type === "choice" ? <ChoiceValues form={form} index={index} row={row} field={field} errors={at("values")} /> : null}
-        <Button onClick={onRemove} style={{ marginLeft: "auto" }} aria-label={`Remove ${row.name}`}>
-          Remove
-        </Button>
       </div>
       {row.type === "input" && isInputField(row.name) ? (
         <Controller control={control} name={`${prefix}.items`} render={({ field: f }) => <InputChoices slug={slug} field={row.name as Parameters<typeof InputChoices>[0]["field"]} value={f.value} onChange={f.onChange} errors={at("items")} />} />

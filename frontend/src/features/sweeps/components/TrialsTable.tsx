@@ -34,18 +34,17 @@ export function TrialsTable({ slug, trials, space, metricLabel, direction, bestN
   };
   const columns: Column<Trial>[] = [
     { key: "number", header: "#", sortKey: "number", cell: (t) => t.number, cellProps: () => ({ className: styles.numeric }) },
-    { key: "run", header: "Run", cell: (t) => (t.run ? <Link to={`/p/${slug}/runs/${t.run.id}`}>{t.run.name}</Link> : <span className={ui.muted}>no run</span>) },
+    { key: "run", header: "Run", cell: (t) => (t.run ? <Link to={`/p/${slug}/runs/${t.run.id}`}>{t.run.name}</Link> : <span className={ui.muted}>no run</span>), cellProps: () => ({ className: styles.nowrap }) },
     {
       key: "state",
       header: "State",
       cell: (t) => (
-        <span className={ui.row} title={t.stop_reason || undefined}>
+        <span className={`${ui.row} ${styles.nowrap}`} style={{ flexWrap: "nowrap" }} title={t.stop_reason || undefined}>
           <TrialStatePill state={t.state} />
           {t.state === "pruned" && t.stopped_at_step !== null ? <span className={ui.muted}>at step {t.stopped_at_step}</span> : null}
         </span>
       ),
     },
-    ...space.map<Column<Trial>>((param) => ({ key: `param:${param.name}`, header: <span className={ui.mono}>{param.name}</span>, cell: (t) => paramCell(param, t), cellProps: () => ({ className: styles.paramCell }) })),
     {
       key: "value",
       header: `${metricLabel} (${direction === "maximize" ? "higher" : "lower"} is better)`,
@@ -59,6 +58,7 @@ export function TrialsTable({ slug, trials, space, metricLabel, direction, bestN
       cellProps: () => ({ className: styles.numeric }),
     },
     { key: "steps", header: "Steps", sortKey: "steps", cell: (t) => t.steps, cellProps: () => ({ className: styles.numeric }) },
+    ...space.map<Column<Trial>>((param) => ({ key: `param:${param.name}`, header: <span className={ui.mono}>{param.name}</span>, cell: (t) => paramCell(param, t), cellProps: () => ({ className: styles.paramCell }) })),
   ];
   return (
     <Table<Trial>

@@ -53,8 +53,11 @@ describe("defaultParam", () => {
     expect(defaultParam(number("rollout.n", true, { min: 1 }), 4)).toEqual({ name: "rollout.n", type: "int", low: 2, high: 8, step: 1 });
   });
 
-  it("offers every value of an enum and both of a boolean", () => {
-    expect(defaultParam({ path: "algorithm.adv_estimator", label: "", description: "", kind: { type: "enum", options: ["grpo", "rloo"], nullable: false } }, "grpo")).toEqual({ name: "algorithm.adv_estimator", type: "choice", values: ["grpo", "rloo"] });
+  it("offers an enum's base value and the next one, and both of a boolean", () => {
+    const estimator = (current: unknown) => defaultParam({ path: "algorithm.adv_estimator", label: "", description: "", kind: { type: "enum", options: ["grpo", "gae", "rloo"], nullable: false } }, current);
+    expect(estimator("gae")).toEqual({ name: "algorithm.adv_estimator", type: "choice", values: ["gae", "rloo"] });
+    expect(estimator("rloo")).toMatchObject({ values: ["rloo", "grpo"] });
+    expect(estimator(undefined)).toMatchObject({ values: ["grpo", "gae"] });
     expect(defaultParam({ path: "actor.use_kl_loss", label: "", description: "", kind: { type: "boolean" } }, true)).toEqual({ name: "actor.use_kl_loss", type: "choice", values: [true, false] });
   });
 });

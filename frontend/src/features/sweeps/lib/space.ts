@@ -37,12 +37,17 @@ function tidy(value: number): number {
  * The range a field starts with, around its value in the base config: a positive float
  * spans a tenth to ten times it on a log scale (learning rates, coefficients); a float at 0
  * spans up to its maximum or 1; an integer spans half to twice it. Schema bounds hold.
- * Fields with a closed set of values start with all of them.
+ * A boolean starts with both values, an enum with the base's and the next one.
  */
 export function defaultParam(field: FieldSpec, current: unknown): Param {
   const { path: name, kind } = field;
   if (kind.type === "boolean") return { name, type: "choice", values: [true, false] };
-  if (kind.type === "enum") return { name, type: "choice", values: [...kind.options] };
+  if (kind.type === "enum") {
+    // The base's value and the next option: a search over every value of a long enum is rarely meant.
+    const at = Math.max(0, kind.options.findIndex((o) => o === current));
+    const values = [kind.options[at], kind.options[(at + 1) % kind.options.length]].filter((v): v is string | number => v !== undefined);
+    return { name, type: "choice", values: [...new Set(values)] };
+  }
   if (kind.type !== "number") throw new Error(`${name} is not a searchable field (a ${kind.type}).`);
   const value = typeof current === "number" && Number.isFinite(current) ? current : null;
   if (kind.integer) {
@@ -95,11 +100,16 @@ export function floatGridMessage(floats: string[]): string {
   return `A grid needs a finite set of values: ${names} ${floats.length === 1 ? "is a float range" : "are float ranges"}. Make ${floats.length === 1 ? "it" : "them"} a choice of values, or use random or TPE.`;
 }
 
-/** One parameter's range in words: "1e-5 to 1e-3, log", "2 to 8 by 2", "0.7, 1". */
+/** A range end as typed and read: 1e-5 rather than 0.00001; other numbers as they are. */
+export function compactNumber(value: number): string {
+  return value !== 0 && Math.abs(value) < 1e-3 ? value.toExponential() : String(value);
+}
+
+/** One parameter's range in words: "1e-5 to 0.001, log", "2 to 8 by 2", "0.7, 1". */
 export function describeParam(param: Param): string {
   switch (param.type) {
     case "float":
-      return `${param.low} to ${param.high}${param.log ? ", log" : ""}`;
+      return `${compactNumber(param.low)} to ${compactNumber(param.high)}${param.log ? ", log" : ""}`;
     case "int":
       return `${param.low} to ${param.high}${param.step !== 1 ? ` by ${param.step}` : ""}`;
     case "choice":

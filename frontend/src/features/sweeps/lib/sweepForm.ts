@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Schemas } from "../../../api/client";
 import { MISSING_DATASET } from "../../runs/lib/runForm";
 import type { DatasetChoice } from "../../runs/components/Pickers";
-import { floatGridMessage, gridSize, isInputField } from "./space";
+import { compactNumber, floatGridMessage, gridSize, isInputField } from "./space";
 import type { Direction, InputField, Method, Param, PrunerKind, SweepCreate } from "./types";
 
 export type Builtin = Schemas["BuiltinRewardEnum"];
@@ -144,7 +144,7 @@ export function toRow(param: Param): ParamRow {
   const row: ParamRow = { name: param.name, type: param.type, low: "", high: "", log: false, step: "1", values: "", items: [] };
   switch (param.type) {
     case "float":
-      return { ...row, low: String(param.low), high: String(param.high), log: param.log };
+      return { ...row, low: compactNumber(param.low), high: compactNumber(param.high), log: param.log };
     case "int":
       return { ...row, low: String(param.low), high: String(param.high), step: String(param.step) };
     case "choice":

@@ -46,7 +46,7 @@ describe("the new sweep form", { timeout: 30_000 }, () => {
     fireEvent.change(within(n).getByLabelText("Step"), { target: { value: "4" } });
     addParameter("actor.optim.lr"); // the preset's 1e-4: 1e-5 to 1e-3, log
     const lr = screen.getByRole("group", { name: "Parameter actor.optim.lr" });
-    expect(within(lr).getByLabelText("Low")).toHaveValue("0.00001");
+    expect(within(lr).getByLabelText("Low")).toHaveValue("1e-5");
     expect(within(lr).getByLabelText("High")).toHaveValue("0.001");
     expect(within(lr).getByRole("checkbox", { name: "log scale" })).toBeChecked();
 

@@ -65,9 +65,17 @@ function SweepView({ sweep, slug }: { sweep: SweepDetail; slug: string }) {
             { label: "By state", value: countsLine(counts) },
             { label: "At a time", value: sweep.parallelism },
             { label: "Pruner", value: pruner },
-            { label: "Space", value: sweep.space.map((p) => `${p.name}: ${describeParam(p)}`).join("; ") },
+            { label: "Method", value: `${sweep.method}, seed ${sweep.seed}` },
           ]}
         />
+        <dl className={ui.extraInfo} style={{ marginTop: 8 }} aria-label="Search space">
+          {sweep.space.map((p) => (
+            <div key={p.name}>
+              <dt className={ui.mono}>{p.name}</dt>
+              <dd>{describeParam(p)}</dd>
+            </div>
+          ))}
+        </dl>
       </div>
       <div className={styles.grid}>
         <BestTrial sweep={sweep} slug={slug} />
