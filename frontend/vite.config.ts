@@ -13,9 +13,8 @@ export default defineConfig({
     emptyOutDir: true,
     sourcemap: false,
     // plotly's basic bundle (~1.1 MB, ~360 KB gzipped) is one lazy chunk loaded only by
-    // pages with charts, its gl2d bundle (~1.5 MB, ~500 KB gzipped, for parcoords) another
-    // loaded only by a sweep's page; the initial bundle stays far under the 250 KB gzipped budget.
-    chunkSizeWarningLimit: 1600,
+    // pages with charts; the initial bundle stays far under the 250 KB gzipped budget.
+    chunkSizeWarningLimit: 1200,
   },
   server: {
     proxy: {

@@ -2,8 +2,7 @@
  * The app's one plotly chart, with the whole lifecycle in one place: plotly is loaded on
  * demand (lib/plotly.ts, its own chunk), the chart is created on the first draw, updated
  * in place (`Plotly.react`) when its data or layout change, and purged on unmount.
- * Charts are SVG (the basic bundle), so they work where WebGL does not (headless Chromium);
- * a page that needs a WebGL trace (parcoords) passes another bundle's loader as `load`.
+ * Charts are SVG (the basic bundle), so they work where WebGL does not (headless Chromium).
  */
 import type { Config, Data, Layout, PlotHoverEvent, PlotMouseEvent } from "plotly.js-basic-dist-min";
 import { useEffect, useRef, useState, type CSSProperties } from "react";
@@ -32,8 +31,6 @@ type PlotlyChartProps = {
   /** What to show when plotly fails to load or draw; by default a short message. */
   fallback?: (error: unknown) => React.ReactNode;
   label?: string;
-  /** Which plotly bundle draws the chart: the basic one by default (`loadPlotlyGl` for parcoords). */
-  load?: () => Promise<Plotly>;
   className?: string;
   style?: CSSProperties;
   testId?: string;
@@ -41,7 +38,7 @@ type PlotlyChartProps = {
 
 const DEFAULT_CONFIG: Partial<Config> = { displaylogo: false, responsive: true, displayModeBar: false };
 
-export function PlotlyChart({ data, layout, config = DEFAULT_CONFIG, events, schedule, onDrawn, fallback, label, load = loadPlotly, className, style, testId }: PlotlyChartProps) {
+export function PlotlyChart({ data, layout, config = DEFAULT_CONFIG, events, schedule, onDrawn, fallback, label, className, style, testId }: PlotlyChartProps) {
   const ref = useRef<PlotElement>(null);
   const plotly = useRef<Plotly | null>(null);
   const created = useRef(false);
@@ -67,7 +64,7 @@ export function PlotlyChart({ data, layout, config = DEFAULT_CONFIG, events, sch
       }
       if (!cancelled) latest.current.onDrawn?.(element, P);
     };
-    load()
+    loadPlotly()
       .then((P) => {
         plotly.current = P;
         const first = !created.current && latest.current.schedule;
@@ -79,7 +76,7 @@ export function PlotlyChart({ data, layout, config = DEFAULT_CONFIG, events, sch
     return () => {
       cancelled = true;
     };
-  }, [data, layout, config, load]);
+  }, [data, layout, config]);
 
   useEffect(() => {
     const element = ref.current;

@@ -30,32 +30,18 @@ export function textOnly<T>(value: T): T {
   return value; // numbers, dates, typed arrays, DOM nodes
 }
 
-/** Plotly with every string it is handed made text only (`textOnly`). */
-function withTextOnly(module: unknown): Plotly {
-  const withDefault = module as { default?: Plotly };
-  const plotly = withDefault.default ?? (module as Plotly);
-  return {
-    ...plotly,
-    react: ((root, data, layout, config) => plotly.react(root, textOnly(data), textOnly(layout), config)) as Plotly["react"],
-    newPlot: ((root, data, layout, config) => plotly.newPlot(root, textOnly(data), textOnly(layout), config)) as Plotly["newPlot"],
-  };
-}
-
 let loading: Promise<Plotly> | null = null;
 
 export function loadPlotly(): Promise<Plotly> {
-  loading ??= import("plotly.js-basic-dist-min").then(withTextOnly);
+  loading ??= import("plotly.js-basic-dist-min").then((module) => {
+    const withDefault = module as unknown as { default?: Plotly };
+    const plotly = withDefault.default ?? (module as unknown as Plotly);
+    const safe: Plotly = {
+      ...plotly,
+      react: ((root, data, layout, config) => plotly.react(root, textOnly(data), textOnly(layout), config)) as Plotly["react"],
+      newPlot: ((root, data, layout, config) => plotly.newPlot(root, textOnly(data), textOnly(layout), config)) as Plotly["newPlot"],
+    };
+    return safe;
+  });
   return loading;
-}
-
-let loadingGl: Promise<Plotly> | null = null;
-
-/**
- * Plotly's gl2d bundle (scatter, scattergl, splom and `parcoords`, which the basic bundle
- * lacks): its own, larger chunk, loaded only by the pages that draw parallel coordinates
- * (a sweep's page). Its `parcoords` draws with WebGL.
- */
-export function loadPlotlyGl(): Promise<Plotly> {
-  loadingGl ??= import("plotly.js-gl2d-dist-min").then(withTextOnly);
-  return loadingGl;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { sweepDetail, sweepTrials } from "../fixtures";
-import { importanceRows, parcoordsData, parcoordsTrace, stepTraces, stopPoint } from "./charts";
+import { axisPosition, axisTicks, goodness, importanceRows, parcoordsData, stepTraces, stopPoint, viridis } from "./charts";
 
 describe("parcoordsData", () => {
   const data = parcoordsData(sweepDetail.space, sweepTrials, "validation score");
@@ -31,9 +31,25 @@ describe("parcoordsData", () => {
     expect(labelled.dimensions[3]?.ticktext).toEqual(["#7", "#8"]);
   });
 
-  it("colours the better trials darker in either direction", () => {
-    expect(parcoordsTrace(data, "maximize")).toMatchObject({ type: "parcoords", line: { reversescale: false } });
-    expect(parcoordsTrace(data, "minimize")).toMatchObject({ line: { reversescale: true } });
+  it("places values on their axis and ticks categories by name", () => {
+    const n = data.dimensions[1]!;
+    expect([2, 5, 8].map((v) => axisPosition(n, v))).toEqual([0, 0.5, 1]);
+    expect(axisPosition(n, Number.NaN)).toBeNull();
+    expect(axisTicks(n).map((t) => t.text)).toEqual(["2", "5", "8"]);
+    expect(axisTicks(data.dimensions[2]!)).toEqual([
+      { value: 0, text: "0.7" },
+      { value: 1, text: "1" },
+    ]);
+  });
+});
+
+describe("goodness and viridis", () => {
+  it("make the best value brightest in either direction", () => {
+    const values = [0.1, 0.5, 0.9];
+    expect(values.map((v) => goodness(v, values, "maximize"))).toEqual([0, 0.5, 1]);
+    expect(values.map((v) => goodness(v, values, "minimize"))).toEqual([1, 0.5, 0]);
+    expect(goodness(0.3, [0.3], "maximize")).toBe(1);
+    expect([viridis(0), viridis(1), viridis(0.5)]).toEqual(["rgb(68, 1, 84)", "rgb(253, 231, 37)", "rgb(33, 145, 140)"]);
   });
 });
 

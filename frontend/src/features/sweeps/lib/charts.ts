@@ -1,7 +1,7 @@
 /**
- * A sweep's charts as plotly data: the parameters against the metric (parallel
- * coordinates, one line per trial with a value) and the metric across steps (one line per
- * trial, a pruned trial marked where it stopped). Pure: the components only draw.
+ * A sweep's charts as data: the parameters against the metric (parallel coordinates, one
+ * line per trial with a value, drawn as SVG) and the metric across steps (plotly traces, one
+ * line per trial, a pruned trial marked where it stopped). Pure: the components only draw.
  */
 import type { Direction, Param, ParamValue, Trial } from "./types";
 import { formatMetric, formatParam } from "./trials";
@@ -31,8 +31,8 @@ function decades(low: number, high: number): number[] {
 }
 
 /**
- * One axis of a parameter. A log float is drawn on log10 of its values (parcoords has no
- * log axis), ticked at powers of ten; choices and inputs are categories, ticked by name.
+ * One axis of a parameter. A log float is drawn on log10 of its values, ticked at powers
+ * of ten; choices and inputs are categories, ticked by name.
  */
 function dimensionOf(param: Param, values: ParamValue[], label: (param: Param, value: ParamValue) => string): Dimension {
   if (param.type === "float" || param.type === "int") {
@@ -71,15 +71,44 @@ export function parcoordsData(space: Param[], trials: readonly Trial[], metricLa
   };
 }
 
-/** The parcoords trace of that data; the better a trial, the darker its line. */
-export function parcoordsTrace(data: ParcoordsData, direction: Direction): Record<string, unknown> {
-  return {
-    type: "parcoords",
-    dimensions: data.dimensions,
-    line: { color: data.color, colorscale: "Viridis", reversescale: direction === "minimize", showscale: true, colorbar: { thickness: 10 } },
-    labelangle: -20,
-    labelside: "top",
-  };
+/** Viridis from dark purple (0) to yellow (1), the scale of the metric's colours. */
+const VIRIDIS = ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"];
+
+function hexToRgb(hex: string): [number, number, number] {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+/** The colour of `t` in [0, 1] on the viridis scale. */
+export function viridis(t: number): string {
+  const x = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0)) * (VIRIDIS.length - 1);
+  const i = Math.min(VIRIDIS.length - 2, Math.floor(x));
+  const [a, b] = [hexToRgb(VIRIDIS[i] ?? "#000000"), hexToRgb(VIRIDIS[i + 1] ?? "#000000")];
+  const mix = a.map((c, k) => Math.round(c + (x - i) * ((b[k] ?? 0) - c)));
+  return `rgb(${mix.join(", ")})`;
+}
+
+/** Where a metric value sits between the worst and the best of `values`: 1 is the best, in either direction. */
+export function goodness(value: number, values: readonly number[], direction: Direction): number {
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  if (!(high > low)) return 1;
+  const t = (value - low) / (high - low);
+  return direction === "maximize" ? t : 1 - t;
+}
+
+/** A value's height on its axis, 0 at the bottom of the range and 1 at its top; null for a missing value. */
+export function axisPosition(dimension: Dimension, value: number): number | null {
+  if (!Number.isFinite(value)) return null;
+  const [low, high] = dimension.range;
+  return high > low ? (value - low) / (high - low) : 0.5;
+}
+
+/** An axis's ticks: its own (categories, powers of ten), else its ends and middle. */
+export function axisTicks(dimension: Dimension): { value: number; text: string }[] {
+  if (dimension.tickvals && dimension.ticktext) return dimension.tickvals.map((value, i) => ({ value, text: dimension.ticktext?.[i] ?? String(value) }));
+  const [low, high] = dimension.range;
+  return [low, (low + high) / 2, high].map((value) => ({ value, text: formatMetric(value) }));
 }
 
 const COLORS = ["#4f46e5", "#e11d48", "#059669", "#d97706", "#0891b2", "#7c3aed", "#db2777", "#65a30d"];

@@ -1,11 +1,9 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { jsonResponse, mockApi, pageOf, renderApp } from "../../../test/render";
 import { sweepDetail, sweepTrials } from "../fixtures";
 
-// jsdom has no canvas: WebGL is missing, as in a browser without it.
-beforeEach(() => void vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockReturnValue(null));
 afterEach(() => vi.unstubAllGlobals());
 
 /** The first look waits for the lazily loaded page (seconds on a busy machine). */
@@ -39,8 +37,10 @@ describe("the sweep page", { timeout: 15_000 }, () => {
     expect(importance).toHaveTextContent("by PED-ANOVA (Optuna)");
     expect(within(importance).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["actor.optim.lr0.62", "rollout.n0.25", "rollout.temperature0.08", "reward_version0.05"]);
 
-    // jsdom draws no WebGL: the chart says so and points at the table.
-    expect(await screen.findByTestId("parcoords-fallback")).toHaveTextContent("cannot draw WebGL");
+    // Parallel coordinates: an axis per parameter and the metric, a line per trial with a value.
+    const chart = screen.getByTestId("parcoords-chart");
+    expect([...chart.querySelectorAll("[data-axis]")].map((a) => a.getAttribute("data-axis"))).toEqual(["actor.optim.lr (log)", "rollout.n", "rollout.temperature", "reward_version", "validation score"]);
+    expect([...chart.querySelectorAll("polyline")].map((l) => l.getAttribute("data-trial")).sort()).toEqual(["0", "1", "2", "3"]);
     expect(screen.getByRole("link", { name: "Compare" })).toHaveAttribute("href", "/p/demo/compare?runs=101,100,103");
     expect(screen.queryByRole("button", { name: "Pause" })).not.toBeInTheDocument(); // finished
   });

@@ -1,3 +1,4 @@
+import { useEffect } from "react";
 import { Link, useParams } from "react-router";
 
 import { ErrorState } from "../../../components/ErrorState";
@@ -5,6 +6,7 @@ import { Facts } from "../../../components/Facts";
 import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import ui from "../../../components/ui.module.css";
+import { loadPlotly } from "../../../lib/plotly";
 import { useProjectSlug } from "../../projects/hooks";
 import { BestTrial } from "../components/BestTrial";
 import { Importance } from "../components/Importance";
@@ -24,6 +26,7 @@ export function SweepPage() {
   const slug = useProjectSlug();
   const id = Number(useParams().sweepId);
   const sweep = useSweep(id);
+  useEffect(() => void loadPlotly(), []); // beside the sweep's request, not after it (the steps chart)
   if (sweep.isPending) return <Loading what="the sweep" />;
   if (sweep.isError) return <ErrorState title={`Could not load sweep #${id}`} error={sweep.error} onRetry={() => void sweep.refetch()} />;
   return <SweepView sweep={sweep.data} slug={slug} />;
@@ -85,7 +88,7 @@ function SweepView({ sweep, slug }: { sweep: SweepDetail; slug: string }) {
         <p className={styles.card}>No trial has started yet: the first {Math.min(sweep.parallelism, sweep.max_trials)} start as the queue lets them.</p>
       ) : (
         <>
-          <ParallelCoordinates space={sweep.space} trials={sweep.trials} metricLabel={sweep.metric_label} direction={sweep.direction} />
+          <ParallelCoordinates space={sweep.space} trials={sweep.trials} metricLabel={sweep.metric_label} direction={sweep.direction} bestNumber={bestNumber} />
           <section aria-label="Trials" style={{ marginBottom: 16 }}>
             <h2 className={styles.cardTitle}>Trials</h2>
             <TrialsTable slug={slug} trials={sweep.trials} space={sweep.space} metricLabel={sweep.metric_label} direction={sweep.direction} bestNumber={bestNumber} />
