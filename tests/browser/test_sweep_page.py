@@ -180,9 +180,10 @@ def test_the_sweep_page_shows_trials_parameters_importance_and_the_best_trial_li
 
     # Live: the running trial's run reports step 3; the page (polling every ~2 s) shows it.
     running = _trial_row(page, RUNNING)
-    expect(running.locator("td").last).to_have_text("2")
+    steps_cell = running.locator("td").nth(4)  # #, run, state, metric, steps
+    expect(steps_cell).to_have_text("2")
     _report(seeded.run_ids[RUNNING], 3, 0.47, django_db_blocker)
-    expect(running.locator("td").last).to_have_text("3", timeout=20_000)
+    expect(steps_cell).to_have_text("3", timeout=20_000)
     page.wait_for_function(
         "n => document.querySelector('[data-testid=steps-plot]').data"
         ".some(t => t.name === '#' + n && t.x.length === 3)",
@@ -193,7 +194,7 @@ def test_the_sweep_page_shows_trials_parameters_importance_and_the_best_trial_li
 
     # Stop: its running trial is cancelled; the page says the sweep stopped.
     page.get_by_role("button", name="Stop").click()
-    page.get_by_role("dialog").get_by_role("button", name="Stop sweep").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Stop sweep").click()
     expect(page.locator("header [data-status]").first).to_have_text("stopped")
     expect(page.get_by_role("button", name="Pause")).to_have_count(0)
 
@@ -209,13 +210,17 @@ def test_the_new_sweep_form_counts_a_grid_and_refuses_a_float_range_in_one(
     add.select_option("actor.optim.lr")
     page.get_by_label("Search method").select_option("grid")
     # Both floats of the preset start as ranges: the form says a grid can't take them.
-    expect(page.get_by_text("actor.optim.lr, rollout.temperature are float ranges")).to_be_visible()
+    expect(
+        page.get_by_role("alert").filter(
+            has_text="rollout.temperature, actor.optim.lr are float ranges"
+        )
+    ).to_be_visible()
     page.shot("new-sweep-float-grid")
     page.get_by_role("button", name="Remove actor.optim.lr").click()
     # rollout.n is 8 in the preset: 4 to 16 by 1, 13 values; the temperature as 2 choices.
     temperature = page.get_by_role("group", name="Parameter rollout.temperature")
     temperature.get_by_label("Search").select_option("choice")
     temperature.get_by_label("Values").fill("0.7, 1.0")
-    expect(page.get_by_test_id("grid-size")).to_have_text("The grid makes 13 × 2 = 26 trials.")
+    expect(page.get_by_test_id("grid-size")).to_contain_text("The grid makes 13 × 2 = 26 trials.")
     page.shot("new-sweep-grid")
     page.shot("new-sweep-grid", narrow=True)
