@@ -222,5 +222,6 @@ def test_the_new_sweep_form_counts_a_grid_and_refuses_a_float_range_in_one(
     temperature.get_by_label("Search").select_option("choice")
     temperature.get_by_label("Values").fill("0.7, 1.0")
     expect(page.get_by_test_id("grid-size")).to_contain_text("The grid makes 13 × 2 = 26 trials.")
+    page.evaluate("window.scrollTo(0, 0)")  # filling a field scrolled: the shot starts at the top
     page.shot("new-sweep-grid")
     page.shot("new-sweep-grid", narrow=True)
