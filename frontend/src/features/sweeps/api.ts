@@ -99,6 +99,13 @@ export async function addTrials(id: number, count: number): Promise<SweepDetail>
   return readSweep(await unwrap(api.POST("/api/sweeps/{id}/trials/", { params: { path: { id } }, body: { count } })));
 }
 
+export type DeletedSweep = Schemas["DeletedSweep"];
+
+/** Deletes a sweep whose trials have all ended, with its trials' runs and their files. */
+export function deleteSweep(id: number): Promise<DeletedSweep> {
+  return unwrap(api.DELETE("/api/sweeps/{id}/", { params: { path: { id } } }));
+}
+
 /** What a sweep query is (key and fetcher), shared by the hooks and the route loaders. */
 export const sweepQueries = {
   list: (slug: string) => queryOptions({ queryKey: sweepKeys.list(slug), queryFn: ({ signal }) => listSweeps(slug, signal) }),

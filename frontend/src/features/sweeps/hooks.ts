@@ -2,11 +2,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { useToast } from "../../components/Toast";
+import { formatBytes } from "../../lib/units";
 import { useProjectDatasetVersions } from "../datasets/hooks";
 import { useReadyModels } from "../models/hooks";
 import { useRewardFunctions, useRewardVersionsOf } from "../rewards/hooks";
 import { runKeys } from "../runs/api";
-import { actOnSweep, addTrials, createSweep, sweepKeys, sweepQueries, type SweepAction, type SweepDetail } from "./api";
+import { actOnSweep, addTrials, createSweep, deleteSweep, sweepKeys, sweepQueries, type SweepAction, type SweepDetail } from "./api";
 import { isLive, LIVE_POLL_MS } from "./lib/trials";
 
 /** A project's sweeps; asked again every few seconds while one of them runs. */
@@ -43,7 +44,7 @@ const DONE: Record<SweepAction, string> = {
   stop: "Stopped: its running trials are cancelled.",
 };
 
-/** Pause / resume / stop / add trials: each answer is the sweep itself, put in the cache at once. */
+/** Pause / resume / stop / add trials: each answer is the sweep itself, put in the cache at once; delete. */
 export function useSweepActions(id: number) {
   const queryClient = useQueryClient();
   const toast = useToast();
@@ -56,6 +57,16 @@ export function useSweepActions(id: number) {
   };
   const onError = (error: unknown) => toast.error(error);
   return {
+    remove: useMutation({
+      mutationFn: () => deleteSweep(id),
+      onSuccess: (deleted) => {
+        queryClient.removeQueries({ queryKey: sweepKeys.detail(id) });
+        void queryClient.invalidateQueries({ queryKey: sweepKeys.all });
+        void queryClient.invalidateQueries({ queryKey: runKeys.all, predicate: (q) => q.queryKey[1] === "list" });
+        toast.show(`Sweep “${deleted.name}” deleted, with its trials' runs (${formatBytes(deleted.freed_bytes)} freed).`, "success");
+      },
+      onError,
+    }),
     act: useMutation({ mutationFn: (action: SweepAction) => actOnSweep(id, action), onSuccess: (sweep, action) => onSuccess(DONE[action])(sweep), onError }),
     addTrials: useMutation({ mutationFn: (count: number) => addTrials(id, count), onSuccess: (sweep, count) => onSuccess(`${count} more trial${count === 1 ? "" : "s"}: up to ${sweep.max_trials} in all.`)(sweep), onError }),
   };

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { useNavigate } from "react-router";
 
 import { Button, ButtonLink } from "../../../components/Button";
 import { ConfirmDialog } from "../../../components/ConfirmDialog";
@@ -14,12 +15,15 @@ const MAX_COMPARE = 8;
 
 /** Pause, resume, stop, more trials, and the best trials on the compare page. */
 export function SweepActions({ sweep, slug }: { sweep: SweepDetail; slug: string }) {
-  const { act, addTrials } = useSweepActions(sweep.id);
+  const { act, addTrials, remove } = useSweepActions(sweep.id);
+  const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const live = sweep.trials.some((t) => t.state === "running");
   const [more, setMore] = useState("4");
   const scored = sweep.trials.filter((t) => t.value !== null).length;
   const [top, setTop] = useState(String(Math.min(3, Math.max(MIN_COMPARE, scored))));
-  const busy = act.isPending || addTrials.isPending;
+  const busy = act.isPending || addTrials.isPending || remove.isPending;
   const ended = sweep.status === "stopped" || sweep.status === "finished";
   const compareIds = topRunIds(sweep.trials, sweep.direction, Number(top));
   const moreCount = Number(more);
@@ -54,6 +58,27 @@ export function SweepActions({ sweep, slug }: { sweep: SweepDetail; slug: string
         }}
       >
         No new trial starts and its running trials are cancelled; finished trials and their runs stay.
+      </ConfirmDialog>
+      {/* The server deletes a sweep only once no trial runs (409 otherwise): offered then. */}
+      {!live ? (
+        <Button onClick={() => setDeleting(true)} disabled={busy}>
+          Delete
+        </Button>
+      ) : null}
+      <ConfirmDialog
+        open={deleting}
+        title={`Delete sweep “${sweep.name}”?`}
+        confirmLabel="Delete sweep"
+        cancelLabel="Keep it"
+        danger
+        busy={remove.isPending}
+        onCancel={() => setDeleting(false)}
+        onConfirm={() => {
+          setDeleting(false);
+          remove.mutate(undefined, { onSuccess: () => void navigate(`/p/${slug}/sweeps`) });
+        }}
+      >
+        Its {sweep.trials.length} trial run{sweep.trials.length === 1 ? "" : "s"} and their files (checkpoints, samples, logs) are deleted too. This cannot be undone.
       </ConfirmDialog>
       <form
         className={styles.inlineForm}

@@ -63,6 +63,25 @@ describe("the sweep page", { timeout: 15_000 }, () => {
     expect(fetchMock.mock.calls.some(([r]) => (r as Request).method === "POST" && (r as Request).url.endsWith("/api/sweeps/5/pause/"))).toBe(true);
   });
 
+  it("deletes an ended sweep after asking, and goes back to the list", async () => {
+    const ended = { ...sweepDetail, status: "finished", trials: sweepTrials.filter((t) => t.state !== "running") };
+    const fetchMock = mockApi({ "GET /api/health": health, "GET /api/sweeps/5/": ended, "DELETE /api/sweeps/5/": { id: 5, name: "lr and n", freed_bytes: 2048 }, "GET /api/sweeps/": pageOf([]) });
+    const { router } = renderApp("/p/demo/sweeps/5");
+    fireEvent.click(await screen.findByRole("button", { name: "Delete" }, FIRST));
+    const dialog = screen.getByRole("alertdialog", { name: "Delete sweep “lr and n”?" });
+    expect(dialog).toHaveTextContent("Its 4 trial runs and their files");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Delete sweep" }));
+    await waitFor(() => expect(router.state.location.pathname).toBe("/p/demo/sweeps"));
+    expect(fetchMock.mock.calls.some(([r]) => (r as Request).method === "DELETE")).toBe(true);
+  });
+
+  it("offers no delete while a trial runs", async () => {
+    mockApi({ "GET /api/health": health, "GET /api/sweeps/5/": { ...sweepDetail, status: "paused" } });
+    renderApp("/p/demo/sweeps/5");
+    await screen.findByRole("button", { name: "Resume" }, FIRST);
+    expect(screen.queryByRole("button", { name: "Delete" })).not.toBeInTheDocument();
+  });
+
   it("says when the sweep cannot be loaded", async () => {
     mockApi({ "GET /api/health": health });
     renderApp("/p/demo/sweeps/5");
