@@ -198,6 +198,11 @@ def test_the_sweep_page_shows_trials_parameters_importance_and_the_best_trial_li
     expect(page.locator("header [data-status]").first).to_have_text("stopped")
     expect(page.get_by_role("button", name="Pause")).to_have_count(0)
 
+    # Ended, it can be deleted with its trials' runs: the list is empty again.
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Delete sweep").click()
+    expect(page.get_by_role("region", name="No sweeps yet")).to_be_visible(timeout=20_000)
+
 
 def test_the_new_sweep_form_counts_a_grid_and_refuses_a_float_range_in_one(
     page: Any, studio: LiveStudio, seeded: SeededSweep
