@@ -9,8 +9,10 @@ and the driver follows that run's metric points as a trainer's ingest writes the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connections
@@ -191,6 +193,14 @@ def test_the_sweep_page_shows_trials_parameters_importance_and_the_best_trial_li
         timeout=20_000,
     )
     page.shot("sweep-live")
+
+    # A trial's run page names its sweep, and leads back to it.
+    sweep_url = page.url
+    first.get_by_role("link", name="lr-n-t1").click()
+    back = page.get_by_role("link", name=re.compile(r"trial 1 of sweep"))
+    expect(back).to_have_attribute("href", urlsplit(sweep_url).path)
+    back.click()
+    expect(page.get_by_role("table", name="Trials")).to_be_visible()
 
     # Stop: its running trial is cancelled; the page says the sweep stopped.
     page.get_by_role("button", name="Stop").click()

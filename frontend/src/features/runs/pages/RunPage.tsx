@@ -94,6 +94,11 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
             <RunDuration run={run} />
             {run.queue_position ? <span>#{run.queue_position} in the queue{run.waiting_for ? `, waiting for ${run.waiting_for}` : ""}</span> : null}
             {run.parent ? <Link to={`/p/${slug}/runs/${run.parent}`}>clone of #{run.parent}</Link> : null}
+            {run.sweep ? (
+              <Link to={`/p/${slug}/sweeps/${run.sweep.id}`}>
+                trial {run.sweep.trial} of sweep “{run.sweep.name}”
+              </Link>
+            ) : null}
           </span>
         }
         actions={<RunActions run={run} slug={slug} />}

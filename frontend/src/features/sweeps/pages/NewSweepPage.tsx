@@ -231,7 +231,7 @@ function SweepForm({ schema, presets, base }: SweepFormProps) {
               render={({ field }) => (
                 <label style={{ display: "flex", gap: 8, alignItems: "baseline", fontSize: "0.875rem" }}>
                   <input type="checkbox" checked={field.value} onChange={(e) => field.onChange(e.target.checked)} />
-                  Stop a trial on a critical alert (it is marked failed, the sweep goes on)
+                  Stop a trial on a critical reward-hacking alert (length drift, one component dominating, a KL or entropy spike); it is marked stopped and the sweep goes on
                 </label>
               )}
             />
