@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -78,13 +78,16 @@ def runs_without_references() -> Any:
     ).order_by("pk")
 
 
-def upgrade_stored_runs() -> dict[str, list[int]]:
+def upgrade_stored_runs(columns: Sequence[str] | None = None) -> dict[str, list[int]]:
     """Every run stored before references, brought to them (each in its own
-    transaction); the ids of those given references and those kept as provenance."""
+    transaction); the ids of those given references and those kept as provenance.
+    `columns`: the Run fields the database has (a migration's historical model's), read
+    alone, since this code's Run may have columns a later migration adds."""
     outcome: dict[str, list[int]] = {"references": [], "provenance": []}
-    for run in runs_without_references().select_related(
-        "project", "created_by", "dataset_version", "reward_version"
-    ):
+    stored = runs_without_references()
+    if columns is not None:
+        stored = stored.only(*columns)
+    for run in stored.select_related("project", "created_by", "dataset_version", "reward_version"):
         with transaction.atomic():
             kept = bring_to_references(run)
         outcome["provenance" if kept else "references"].append(run.pk)

@@ -89,7 +89,8 @@ def test_a_failed_run_posts_to_the_webhook_and_mails_the_members_who_chose_it(
         sent: list[dict] = []
         with django_capture_on_commit_callbacks() as callbacks:
             lifecycle.transition(run.pk, [RunStatus.RUNNING], RunStatus.FAILED, "ValueError: x")
-        assert len(callbacks) == 2  # the status stream's publish, and the notification
+        # The status stream's publish, the run's storage measure, and the notification.
+        assert len(callbacks) == 3
         notice = notify.Notice(
             project_id=world.project.pk,
             event="run_failed",
@@ -115,7 +116,7 @@ def test_nothing_is_enqueued_when_nobody_wants_the_event(world, django_capture_o
     )  # fmt: skip
     with django_capture_on_commit_callbacks() as callbacks:
         lifecycle.transition(run.pk, [RunStatus.RUNNING], RunStatus.SUCCEEDED, "done")
-    assert len(callbacks) == 1  # the status stream's publish, no notification
+    assert len(callbacks) == 2  # the status stream's publish, the storage measure; no notice
 
 
 def test_a_webhook_host_that_turned_private_is_refused_when_posting(world, settings):

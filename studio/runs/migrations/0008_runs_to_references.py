@@ -20,14 +20,16 @@ logger = logging.getLogger(__name__)
 
 
 def to_references(apps: Any, schema_editor: Any) -> None:
-    stored = apps.get_model("runs", "Run").objects.filter(
+    historical = apps.get_model("runs", "Run")
+    stored = historical.objects.filter(
         Q(model__isnull=True) | Q(validation="config"), provenance__isnull=True
     )
     if not stored.exists():
         return
     from studio.references.stored_runs import upgrade_stored_runs
 
-    outcome = upgrade_stored_runs()
+    # The code's Run may have columns later migrations add: read the ones there are now.
+    outcome = upgrade_stored_runs([f.name for f in historical._meta.concrete_fields])
     logger.warning(
         "Runs stored before references: %d given references, %d kept as provenance (%s).",
         len(outcome["references"]),
