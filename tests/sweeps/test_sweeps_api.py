@@ -81,7 +81,7 @@ def test_a_sweep_queues_its_first_trials_as_runs_with_their_parameters(
     assert response.status_code == 201, response.json()
     sweep = Sweep.objects.get(pk=response.json()["id"])
     advance(sweep.pk)
-    advance(sweep.pk)  # a second pass (a redelivered task) adds nothing
+    advance(sweep.pk)  # the same pass again (a task delivered twice) adds nothing
     trials = list(sweep.trials.select_related("run").order_by("number"))
     assert [t.number for t in trials] == [0, 1]  # two at a time
     for trial in trials:
