@@ -3,9 +3,29 @@ errors that name the file and line; a problem is a `UsageError` (exit status 2).
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+
+def add_config_and_input_arguments(parser: argparse.ArgumentParser, set_help: str) -> None:
+    """A run's config edits (--config, --set) and its input ids (--model, --dataset, ...),
+    as `runs create` and `sweeps create` take them."""
+    parser.add_argument("--config", type=Path, help="a partial config tree, JSON or YAML file")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=set_help
+    )
+    parser.add_argument("--model", type=int, help="model id (default: the preset's demo model)")
+    parser.add_argument("--dataset", type=int, help="dataset id: its latest version")
+    parser.add_argument("--dataset-version", type=int, help="dataset version id")
+    parser.add_argument(
+        "--validation",
+        choices=["held_out", "dataset_version", "none"],
+        help="held-out rows of the training version (default), another version, or none",
+    )
+    parser.add_argument("--validation-version", type=int, help="with --validation dataset_version")
+    parser.add_argument("--reward-version", type=int, help="reward version id")
 
 
 class UsageError(Exception):

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from studio.cli.evaluations import add_eval_commands
-from studio.cli.input_files import UsageError, read_jsonl, read_tree
+from studio.cli.input_files import (
+    UsageError,
+    add_config_and_input_arguments,
+    read_jsonl,
+    read_tree,
+)
 from studio.cli.run_watch import format_number, watch_run
 from studio.cli.sweeps import add_sweep_commands
 from studio.client import ApiError, Client, ServerUnreachable
@@ -51,25 +56,9 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--project", required=True, help="project slug")
     p.add_argument("--name", required=True)
     p.add_argument("--preset", help="a preset name (see /api/config/presets)")
-    p.add_argument("--config", type=Path, help="a partial config tree, JSON or YAML file")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config field, e.g. --set actor.optim.lr=1e-6 (repeatable)",
+    add_config_and_input_arguments(
+        p, "override one config field, e.g. --set actor.optim.lr=1e-6 (repeatable)"
     )
-    p.add_argument("--model", type=int, help="model id (default: the preset's demo model)")
-    p.add_argument("--dataset", type=int, help="dataset id: its latest version")
-    p.add_argument("--dataset-version", type=int, help="dataset version id")
-    p.add_argument(
-        "--validation",
-        choices=["held_out", "dataset_version", "none"],
-        help="held-out rows of the training version (default), another version, or none",
-    )
-    p.add_argument("--validation-version", type=int, help="with --validation dataset_version")
-    p.add_argument("--reward-version", type=int, help="reward version id")
     p.add_argument("--priority", type=int)
     p.add_argument("--tag", dest="tags", action="append", help="a tag (repeatable)")
     p.add_argument("--notes")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from studio.cli.input_files import UsageError, read_tree
+from studio.cli.input_files import UsageError, add_config_and_input_arguments, read_tree
 from studio.cli.sweep_space import PARAM_HELP, SPACE_FILE_HELP, SYNTAX, build_space
 from studio.cli.sweep_watch import list_lines, summary_line, watch_sweep
 from studio.client import Client
@@ -45,21 +45,9 @@ def _create_arguments(p: argparse.ArgumentParser) -> None:
     base = p.add_mutually_exclusive_group()
     base.add_argument("--from-run", type=int, metavar="RUN", help="clone this run for each trial")
     base.add_argument("--preset", help="a preset name (see /api/config/presets)")
-    p.add_argument("--config", type=Path, help="a partial config tree, JSON or YAML file")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config field of the base, e.g. --set trainer.total_steps=50",
+    add_config_and_input_arguments(
+        p, "override one config field of the base, e.g. --set trainer.total_steps=50"
     )
-    p.add_argument("--model", type=int, help="model id")
-    p.add_argument("--dataset", type=int, help="dataset id: its latest version")
-    p.add_argument("--dataset-version", type=int, help="dataset version id")
-    p.add_argument("--validation", choices=["held_out", "dataset_version", "none"])
-    p.add_argument("--validation-version", type=int, help="with --validation dataset_version")
-    p.add_argument("--reward-version", type=int, help="reward version id")
     p.add_argument("--param", action="append", default=[], metavar="NAME=TYPE:...", help=PARAM_HELP)
     p.add_argument("--space-file", type=Path, metavar="FILE", help=SPACE_FILE_HELP)
     p.add_argument("--method", choices=["random", "grid", "tpe"], help="default random")
