@@ -151,9 +151,11 @@ def recreate(admin: str, drop_only: bool = False, name: str = BENCH_DB) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
-def metric_rows(run_id: int, steps: int, rng: random.Random) -> Iterator[tuple[Any, ...]]:
+def metric_rows(
+    run_id: int, steps: int, rng: random.Random, keys: list[str] = METRIC_KEYS
+) -> Iterator[tuple[Any, ...]]:
     """A drifting random walk per key with a rare spike (what downsampling must keep)."""
-    for key in METRIC_KEYS:
+    for key in keys:
         level, drift = rng.uniform(-1, 1), rng.uniform(-1e-4, 1e-4)
         for step in range(steps):
             level += drift + rng.gauss(0, 0.01)

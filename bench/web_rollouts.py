@@ -25,21 +25,18 @@ Prints median and p95 with the load average, then drops the database.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.api_queries import copy_rows, database_urls, load, recreate, sample_rows, summary
-from bench.telemetry import start_server
+from bench.api_queries import copy_rows, load, sample_rows, summary
+from bench.web_studio import PASSWORD, PROJECT, USERNAME, BenchStudio, served, throwaway_studio
 
 BENCH_DB = "rlstudio_bench_web"
-PASSWORD = "a-long-password-123"
 LONG_TOKENS = 2000
 SAMPLE_COLUMNS = [
     "run_id", "attempt", "seq", "position", "step", "split", "group_id", "data_source",
@@ -48,6 +45,25 @@ SAMPLE_COLUMNS = [
 ]  # fmt: skip
 # (a): each change is a (what, action) pair; the actions cycle so every filter is timed.
 SEARCHES = ["marzipan", '"the answer"', "apples -cookies", "zeppelin or quokka", ""]
+
+
+def samples_run(studio: BenchStudio, samples: int) -> Any:
+    """A finished run with `samples` GRPO-shaped samples (COPY), analyzed; the Run."""
+    from django.db import connection
+
+    from studio.runs.models import Run
+
+    run = Run.objects.create(
+        project=studio.project, name="bench", config={}, created_by=studio.user, status="succeeded"
+    )
+    started = time.perf_counter()
+    n = copy_rows(
+        "telemetry_rolloutsample", SAMPLE_COLUMNS, sample_rows(run.pk, samples, random.Random(0))
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE telemetry_rolloutsample")
+    print(f"[load] run {run.pk}: {n} samples in {time.perf_counter() - started:.1f} s; {load()}")
+    return run
 
 
 def long_group(run_id: int, step: int) -> int:
@@ -92,7 +108,7 @@ def browser_context(playwright: Any, url: str) -> tuple[Any, Any]:
     token = next(c["value"] for c in context.cookies() if c["name"] == "csrftoken")
     answer = request.post(
         f"{url}/api/auth/login",
-        data={"username": "bench", "password": PASSWORD},
+        data={"username": USERNAME, "password": PASSWORD},
         headers={"X-CSRFToken": token},
     )
     assert answer.status == 200, answer.text()
@@ -114,7 +130,7 @@ def wait_for_new_list(page: Any, before: int) -> None:
     )
 
 
-def filter_changes(page: Any, first: int, count: int) -> list[float]:
+def filter_changes(page: Any, first: int, count: int) -> list[tuple[str, float]]:
     """(a): time each filter change until the new list's first page is shown. `first`
     continues the cycle of changes, so no change repeats the filter already set."""
     actions = []
@@ -135,12 +151,12 @@ def filter_changes(page: Any, first: int, count: int) -> list[float]:
                 ("signal", lambda c=choice: page.get_by_label("Groups").select_option(c))
             )
     times = []
-    for _, action in actions:
+    for kind_name, action in actions:
         before = generation(page)
         started = time.perf_counter()
         action()
         wait_for_new_list(page, before)
-        times.append((time.perf_counter() - started) * 1000)
+        times.append((kind_name, (time.perf_counter() - started) * 1000))
     return times
 
 
@@ -181,94 +197,61 @@ def main() -> None:
     parser.add_argument("--scroll-rows", type=int, default=10_000)
     args = parser.parse_args()
 
-    admin, bench_url = database_urls(BENCH_DB)
-    recreate(admin, name=BENCH_DB)
-    os.environ["DATABASE_URL"] = bench_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studio.settings")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs a loop
-    import django
+    with throwaway_studio(BENCH_DB) as studio:
+        from django.db import connection
 
-    django.setup()
-    from django.contrib.auth.models import User
-    from django.core.management import call_command
-    from django.db import connection
-
-    from studio.projects.models import Membership, Project, Role
-    from studio.runs.models import Run
-
-    server = None
-    try:
-        call_command("migrate", verbosity=0)
-        user = User.objects.create_user("bench", password=PASSWORD)
-        project = Project.objects.create(name="Bench", slug="bench", created_by=user)
-        Membership.objects.create(project=project, user=user, role=Role.OWNER)
-        run = Run.objects.create(
-            project=project, name="bench", config={}, created_by=user, status="succeeded"
-        )
-        started = time.perf_counter()
-        n = copy_rows(
-            "telemetry_rolloutsample",
-            SAMPLE_COLUMNS,
-            sample_rows(run.pk, args.samples, random.Random(0)),
-        )
+        run = samples_run(studio, args.samples)
         last_step = (args.samples // 8 - 1) // 25
         long_id = long_group(run.pk, last_step)
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE telemetry_rolloutsample")
-        print(f"[load] {n + 8} samples in {time.perf_counter() - started:.1f} s; {load()}")
         connection.close()
+        with served(studio.database_url) as url:
+            from playwright.sync_api import sync_playwright
 
-        server, url = start_server(bench_url, Path(tempfile.mkdtemp()) / "uvicorn.log")
-        from playwright.sync_api import sync_playwright
+            with sync_playwright() as playwright:
+                browser, context = browser_context(playwright, url)
+                page = context.new_page()
+                explorer = f"{url}/p/{PROJECT}/runs/{run.pk}/rollouts"
+                page.goto(explorer)
+                page.wait_for_selector("[data-sample-id]")
+                filter_changes(page, 0, 4)  # warm-up: caches, plotly, the connection
+                print(f"[a] {load()}", flush=True)
+                changes = filter_changes(page, 4, args.changes)
+                print(f"[a] filter change -> first results: {summary([t for _, t in changes])}")
+                for kind_name in dict.fromkeys(k for k, _ in changes):
+                    mine = [t for k, t in changes if k == kind_name]
+                    print(f"[a]   {kind_name}: {summary(mine)}")
 
-        with sync_playwright() as playwright:
-            browser, context = browser_context(playwright, url)
-            page = context.new_page()
-            explorer = f"{url}/p/bench/runs/{run.pk}/rollouts"
-            page.goto(explorer)
-            page.wait_for_selector("[data-sample-id]")
-            filter_changes(page, 0, 4)  # warm-up: caches, plotly, the connection
-            print(f"[a] {load()}", flush=True)
-            times = filter_changes(page, 4, args.changes)
-            print(f"[a] filter change -> first results: {summary(times)}")
+                page.goto(explorer)
+                page.wait_for_selector("[data-sample-id]")
+                result = page.evaluate(SCROLL, args.scroll_rows)
+                frames = sorted(result["frames"][1:])
+                p95 = frames[round(0.95 * (len(frames) - 1))]
+                print(
+                    f"[b] scrolled {result['rows']} rows in {result['ms'] / 1000:.1f} s: "
+                    f"{len(frames)} frames, median frame {frames[len(frames) // 2]:.1f} ms, "
+                    f"p95 {p95:.1f} ms, max {frames[-1]:.1f} ms "
+                    f"({1000 * len(frames) / result['ms']:.0f} fps); {load()}"
+                )
 
-            page.goto(explorer)
-            page.wait_for_selector("[data-sample-id]")
-            result = page.evaluate(SCROLL, args.scroll_rows)
-            frames = sorted(result["frames"][1:])
-            p95 = frames[round(0.95 * (len(frames) - 1))]
-            print(
-                f"[b] scrolled {result['rows']} rows in {result['ms'] / 1000:.1f} s: "
-                f"{len(frames)} frames, median frame {frames[len(frames) // 2]:.1f} ms, "
-                f"p95 {p95:.1f} ms, max {frames[-1]:.1f} ms "
-                f"({1000 * len(frames) / result['ms']:.0f} fps); {load()}"
-            )
-
-            group_times, token_times = [], []
-            for _ in range(args.opens):
-                page.goto(f"{explorer}?step={last_step}&sample={long_id}")
-                page.wait_for_selector(f"[data-sample-id='{long_id}']")
-                page.get_by_test_id("sample-list").focus()
-                started = time.perf_counter()
-                page.keyboard.press("Enter")
-                page.wait_for_selector("[data-testid=group-samples] article >> nth=7")
-                group_times.append((time.perf_counter() - started) * 1000)
-                link = page.locator(f"a[href$='/samples/{long_id}/tokens']")
-                started = time.perf_counter()
-                link.click()
-                page.wait_for_selector("[data-testid=token-strip] span >> nth=511")
-                page.wait_for_selector("[aria-label='logprobs by token position'] svg")
-                token_times.append((time.perf_counter() - started) * 1000)
-            print(f"[c] {load()}")
-            print(f"[c] group view (Enter -> 8 cards): {summary(group_times)}")
-            print(f"[c] per-token view, {LONG_TOKENS} tokens: {summary(token_times)}")
-            browser.close()
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
-        connection.close()
-        recreate(admin, drop_only=True, name=BENCH_DB)
+                group_times, token_times = [], []
+                for _ in range(args.opens):
+                    page.goto(f"{explorer}?step={last_step}&sample={long_id}")
+                    page.wait_for_selector(f"[data-sample-id='{long_id}']")
+                    page.get_by_test_id("sample-list").focus()
+                    started = time.perf_counter()
+                    page.keyboard.press("Enter")
+                    page.wait_for_selector("[data-testid=group-samples] article >> nth=7")
+                    group_times.append((time.perf_counter() - started) * 1000)
+                    link = page.locator(f"a[href$='/samples/{long_id}/tokens']")
+                    started = time.perf_counter()
+                    link.click()
+                    page.wait_for_selector("[data-testid=token-strip] span >> nth=511")
+                    page.wait_for_selector("[aria-label='logprobs by token position'] svg")
+                    token_times.append((time.perf_counter() - started) * 1000)
+                print(f"[c] {load()}")
+                print(f"[c] group view (Enter -> 8 cards): {summary(group_times)}")
+                print(f"[c] per-token view, {LONG_TOKENS} tokens: {summary(token_times)}")
+                browser.close()
 
 
 if __name__ == "__main__":

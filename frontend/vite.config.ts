@@ -34,5 +34,7 @@ export default defineConfig({
     setupFiles: ["./src/test/setup.ts"],
     restoreMocks: true,
     unstubGlobals: true,
+    // Above the async utilities' 5 s (src/test/setup.ts), so a slow wait fails as itself.
+    testTimeout: 20_000,
   },
 });

@@ -360,6 +360,7 @@ SPECTACULAR_SETTINGS = {
         "BuiltinRewardEnum": "trainer.rewards.builtins.BUILTIN_NAMES",
         "SweepStatusEnum": "studio.sweeps.models.SweepStatus",
         "TrialStateEnum": "studio.sweeps.models.TrialState",
+        "StartupPhaseEnum": "trainer.reporting.startup.PHASES",
     },
 }
 

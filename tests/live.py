@@ -15,7 +15,6 @@ import json
 import os
 import pwd
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,16 +29,16 @@ import pytest
 from django.db import connection
 
 from trainer.distributed import ray_auth
-from trainer.distributed.cluster import HEAD_STOP_GRACE_S, reload_ray_settings
+from trainer.distributed.cluster import (
+    HEAD_STOP_GRACE_S,
+    PORT_FLAGS,
+    free_port,
+    free_ports,
+    reload_ray_settings,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_database_url() -> str:
@@ -203,23 +202,14 @@ def start_ray_head(
     environment to be let in. With `user`, the head (and so every job's process) runs as
     that account, its temp dir, HOME and token its own. `single_machine` binds every port
     to loopback; a head that other nodes join keeps Ray's own choice."""
-    gcs, dashboard = free_port(), free_port()
+    gcs, dashboard, *server_ports = free_ports(2 + len(PORT_FLAGS))
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
     argv = [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs}"]
     argv += ["--node-ip-address=127.0.0.1"]
     argv += ["--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}"]
     argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", f"--temp-dir={temp_dir}"]
     argv += ["--include-dashboard=true", "--disable-usage-stats"]
-    for flag in (
-        "--ray-client-server-port",
-        "--node-manager-port",
-        "--object-manager-port",
-        "--dashboard-agent-listen-port",
-        "--dashboard-agent-grpc-port",
-        "--runtime-env-agent-port",
-        "--metrics-export-port",
-    ):
-        argv.append(f"{flag}={free_port()}")
+    argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]
     owner = None
     if user is not None:
         account = pwd.getpwnam(user)
@@ -274,15 +264,8 @@ def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -
     argv = [str(BIN / "ray"), "start", "--block", f"--address={head.info['gcs_address']}"]
     argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", "--disable-usage-stats"]
     argv += ["--object-store-memory=100000000"]  # Ray's minimum-ish: tests move little data
-    for flag in (
-        "--node-manager-port",
-        "--object-manager-port",
-        "--dashboard-agent-listen-port",
-        "--dashboard-agent-grpc-port",
-        "--runtime-env-agent-port",
-        "--metrics-export-port",
-    ):
-        argv.append(f"{flag}={free_port()}")
+    node_flags = [f for f in PORT_FLAGS if f != "--ray-client-server-port"]  # head only
+    argv += [f"{f}={port}" for f, port in zip(node_flags, free_ports(len(node_flags)), strict=True)]
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)
     env.update(ray_client_env(head))

@@ -1,6 +1,6 @@
 """The Celery application: short, idempotent control tasks only.
 
-A training run is never a Celery task; `launch_run` (workers/runs.py) submits a Ray
+A training run is never a Celery task; a launch (workers/runs.py) submits a Ray
 job and returns. These settings make redelivery safe and bounded. Every task goes to
 the `control` queue, which `rlstudio up`'s worker consumes; beat runs `reconcile_runs`.
 """

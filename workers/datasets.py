@@ -39,7 +39,9 @@ def import_dataset(self: Task, import_id: int) -> str:
     return str(imports.run(taken))
 
 
-@app.task(name="workers.sweep_dataset_imports", ignore_result=True, time_limit=30)
+@app.task(
+    name="workers.sweep_dataset_imports", ignore_result=True, soft_time_limit=25, time_limit=30
+)
 def sweep_dataset_imports() -> int:
     stalled = imports.stalled(SWEEP_AFTER_S)
     for import_id in stalled:

@@ -10,6 +10,8 @@ from studio.projects import notify
 from workers.celery_app import app
 
 
-@app.task(name=notify.TASK_NAME, ignore_result=True, time_limit=60, acks_late=False)
+@app.task(
+    name=notify.TASK_NAME, ignore_result=True, soft_time_limit=50, time_limit=60, acks_late=False
+)
 def send_notification(data: dict[str, Any]) -> dict[str, Any]:
     return notify.deliver(data)

@@ -77,7 +77,9 @@ def test_reward(self: Task, test_run_id: int) -> str:
     return f"test-run {test_run_id} {ended.status}"
 
 
-@app.task(name="workers.sweep_reward_test_runs", ignore_result=True, time_limit=30)
+@app.task(
+    name="workers.sweep_reward_test_runs", ignore_result=True, soft_time_limit=25, time_limit=30
+)
 def sweep_reward_test_runs() -> int:
     """Fail running test-runs past their deadline and queued ones no worker took (Celery
     beat, every minute: reads never write, so this is what ends them)."""

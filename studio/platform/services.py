@@ -255,6 +255,34 @@ def prune_ray_sessions(temp_dir: Path, keep: int = 3) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def ray_head_env(plan: Plan) -> dict[str, str]:
+    """The embedded Ray head's environment, which every job it starts inherits."""
+    env = trainer_environment(plan.child_env())
+    env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join that address
+    env.update(ray_auth.SINGLE_MACHINE_ENV)
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    if plan.trainer_user is not None:
+        env["HOME"] = str(plan.trainer_home)
+        env["USER"] = env["LOGNAME"] = plan.trainer_user
+    return env
+
+
+def warm_runtime_spec(plan: Plan) -> ChildSpec:
+    """`python -m trainer.warm start` as a job of the embedded head would run it (its
+    environment, account, Python and working folder), so the runtime it starts has the
+    key the jobs look for and even the first run starts warm. It returns once the runtime
+    answers; the runtime, detached, is re-parented to `up` and stopped with everything."""
+    settings = importlib.import_module("studio.settings")
+    return ChildSpec(
+        name="warm trainer runtime",
+        argv=[settings.RLSTUDIO_TRAINER_PYTHON, "-m", "trainer.warm", "start"],
+        env={**ray_head_env(plan), "PYTHONUNBUFFERED": "1"},
+        cwd=Path(settings.RLSTUDIO_TRAINER_WORKDIR),
+        log_path=plan.logs / "warm-runtime.log",
+        user=plan.trainer_user,
+    )
+
+
 def ray_spec(plan: Plan) -> ChildSpec:
     assert plan.ray_port is not None
     prune_ray_sessions(ray_temp_dir(plan.var))
@@ -278,17 +306,10 @@ def ray_spec(plan: Plan) -> ChildSpec:
         "--max-worker-port=0",
     ]
     argv += [f"{flag}={plan.ray_port + 1 + i}" for i, flag in enumerate(RAY_EXTRA_PORT_FLAGS)]
-    env = trainer_environment(plan.child_env())
-    env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join that address
-    env.update(ray_auth.SINGLE_MACHINE_ENV)
-    env["RAY_USAGE_STATS_ENABLED"] = "0"
-    if plan.trainer_user is not None:
-        env["HOME"] = str(plan.trainer_home)
-        env["USER"] = env["LOGNAME"] = plan.trainer_user
     return ChildSpec(
         name="ray head",
         argv=argv,
-        env=env,
+        env=ray_head_env(plan),
         cwd=plan.var,
         log_path=plan.logs / "ray.log",
         tier=1,

@@ -230,6 +230,8 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
         raise UpError(
             f"{health_url} still says {problem[0]} after {HEALTH_TIMEOUT_S:.0f} s{web.log_hint()}"
         ) from None
+    if ray is not None:  # imports torch for the first run while the user opens the page
+        sup.start(svc.warm_runtime_spec(plan), service=False)
     return first
 
 

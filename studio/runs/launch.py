@@ -9,7 +9,8 @@ The order is what makes duplicates impossible:
    refusal as "already launched".
 3. record: `ray_status` set on the attempt. An attempt still without one may or may not
    have reached Ray (the worker died in between); it is submitted again under the same
-   id, by a redelivered `launch_run` at once or by `reconcile_runs` after a grace period.
+   id, by a redelivered `launch_run` at once or, after a grace period, by a `launch_run`
+   that `reconcile_runs` sends. Every submission goes through `launch`.
 
 A worker dying at any point therefore leads to exactly one Ray job per attempt.
 """
@@ -20,6 +21,7 @@ import copy
 import logging
 import re
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,7 +33,7 @@ from django.db.models import Max
 from studio.model_registry.locations import ModelUnavailable
 from studio.references.launch_paths import fill_launch_paths
 from studio.references.registry import Launch, UnresolvedReference
-from studio.runs import lifecycle
+from studio.runs import lifecycle, startup
 from studio.runs.bootstrap import attempt_handoff
 from studio.runs.checkpoints import CheckpointUnavailable
 from studio.runs.configs import INPROCESS_REFUSED
@@ -76,9 +78,10 @@ def latest_checkpoint_step(run_id: int) -> int | None:
     return int(step) if step is not None else None
 
 
-def claim(run_id: int) -> RunAttempt | None:
+def claim(run_id: int, dispatched_at: float | None = None) -> RunAttempt | None:
     """QUEUED -> STARTING and a new attempt, atomically; None if the run was not queued
-    (someone else claimed it, a user cancelled it)."""
+    (someone else claimed it, a user cancelled it). `dispatched_at`: when the queue pass
+    that picked the run ran (the attempt's startup timeline, studio.runs.startup)."""
     with transaction.atomic():
         last = RunAttempt.objects.filter(run_id=run_id).aggregate(n=Max("number"))["n"] or 0
         number = last + 1
@@ -89,6 +92,7 @@ def claim(run_id: int) -> RunAttempt | None:
             number=number,
             submission_id=submission_id(run_id, number),
             resume_from_step=latest_checkpoint_step(run_id) if number > 1 else None,
+            startup=startup.claimed_phases(run_id, number, dispatched_at),
         )
 
 
@@ -136,10 +140,15 @@ def entrypoint() -> str:
     """The job's shell command: the trainer fetches its config, token and reward code from
     the studio with the job's one-time secret, which it reads from a file only it may read
     (studio.runs.bootstrap, studio.runs.handoff), so neither the command line nor the
-    job's environment holds anything that opens the run."""
+    job's environment holds anything that opens the run.
+
+    `trainer.warm run` is `trainer run` in a process forked from the node's warm runtime,
+    which has imported torch and the trainer already (or, when none answers yet, started
+    cold in this process as before): the job, its environment and its secret file are
+    the same either way (trainer/warm/__init__.py)."""
     python = shlex.quote(settings.RLSTUDIO_TRAINER_PYTHON)
     workdir = shlex.quote(str(settings.RLSTUDIO_TRAINER_WORKDIR))
-    return f"cd {workdir} && exec {python} -m trainer run --from-studio"
+    return f"cd {workdir} && exec {python} -m trainer.warm run --from-studio"
 
 
 def entrypoint_resources(run: Run) -> tuple[float, float, int]:
@@ -226,6 +235,7 @@ def submit_attempt(
             exit_message=f"submitting to Ray failed (will retry): {exc}"[:4000]
         )
         raise
+    startup.record(attempt.pk, {"submitted": time.time()})  # a resubmission keeps the first
     failpoint("submitted")
     RunAttempt.objects.filter(pk=attempt.pk, ray_status="").update(
         ray_status="PENDING", exit_message=""
@@ -251,10 +261,16 @@ def unconfirmed_attempt(run_id: int) -> RunAttempt | None:
     return attempt
 
 
-def launch(run_id: int, jobs: RayJobs, failpoint: Failpoint = _no_failpoint) -> LaunchOutcome:
-    """Start a queued run; on a redelivery, finish the submission the dead worker began."""
+def launch(
+    run_id: int,
+    jobs: RayJobs,
+    failpoint: Failpoint = _no_failpoint,
+    dispatched_at: float | None = None,
+) -> LaunchOutcome:
+    """Start a queued run; on a redelivery, finish the submission the dead worker began.
+    `dispatched_at`: when the queue pass that picked it ran."""
     failpoint("start")
-    attempt = claim(run_id)
+    attempt = claim(run_id, dispatched_at)
     if attempt is None:
         pending = unconfirmed_attempt(run_id)
         return submit_attempt(pending, jobs, failpoint) if pending else "not-queued"

@@ -157,6 +157,10 @@ class RunAttempt(models.Model):
     # When the trainer redeemed the job's one-time secret (studio.runs.bootstrap); it is
     # refused after that.
     bootstrapped_at = models.DateTimeField(null=True, blank=True)
+    # The startup timeline (studio.runs.startup): phase name -> unix seconds, the first
+    # time the attempt reached it, marked by the studio and by its trainer. `{}` on
+    # attempts from before it was recorded.
+    startup = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["run", "number"]

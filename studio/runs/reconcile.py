@@ -33,7 +33,7 @@ from django.utils import timezone
 from studio.runs import lifecycle
 from studio.runs.fair_share import plan_queue
 from studio.runs.jobs import RayJob, RayJobs, RayUnavailable
-from studio.runs.launch import fail_launch, parse_submission_id, submit_attempt
+from studio.runs.launch import fail_launch, parse_submission_id
 from studio.runs.models import TERMINAL_STATUSES, Run, RunAttempt, RunStatus
 from studio.runs.placement import record_placement
 from studio.runs.queue import (
@@ -72,8 +72,16 @@ LOST_PATHS: Paths = {S.STARTING: (S.FAILED,), S.RUNNING: (S.FAILED,), S.CANCELLI
 
 @dataclass
 class ReconcileReport:
+    """What a pass changed, and the runs the caller launches once the pass has released
+    its lock: queued runs the queue starts (`to_launch`), and starting runs whose launch
+    died before Ray confirmed the job (`to_resubmit`). The pass itself never submits a
+    job: every submission goes through `launch.launch` (its failure points included), and
+    a pass holding the reconcile lock never waits on Ray's job submission."""
+
     changes: list[str] = field(default_factory=list)
     to_launch: list[int] = field(default_factory=list)
+    to_resubmit: list[int] = field(default_factory=list)
+    dispatched_at: float = 0.0  # when the queue picked `to_launch` (unix seconds)
 
     def note(self, line: str) -> None:
         logger.info(line)
@@ -186,7 +194,7 @@ def _latest_attempts(run_ids: list[int]) -> dict[int, RunAttempt]:
 
 
 def settle_unconfirmed(
-    run_id: int, status: RunStatus, attempt: RunAttempt, jobs: RayJobs, now: datetime
+    run_id: int, status: RunStatus, attempt: RunAttempt, now: datetime, report: ReconcileReport
 ) -> str | None:
     """An attempt Ray does not have and that we never saw Ray accept."""
     if status == S.CANCELLING:
@@ -206,9 +214,12 @@ def settle_unconfirmed(
         )
         return f"run {run_id}: launch deadline passed"
     if age > settings.RLSTUDIO_LAUNCH_GRACE_S:
-        # The launching worker died before (or while) submitting: the same id again.
-        outcome = submit_attempt(attempt, jobs)
-        return f"run {run_id}: resubmitted {attempt.submission_id} ({outcome})"
+        # The launching worker died before (or while) submitting, or its task is waiting
+        # to retry an unreachable Ray: the same id again, by a launch task. (Submitting
+        # here, past the launch task's failure points, once let the crash test's armed
+        # points go unpassed: tests/runs/test_runs_on_ray.py, the chaos test.)
+        report.to_resubmit.append(run_id)
+        return f"run {run_id}: {attempt.submission_id} handed to a launch again"
     return None
 
 
@@ -228,7 +239,7 @@ def settle_active_runs(jobs: RayJobs, now: datetime, report: ReconcileReport) ->
         job = known.get(attempt.submission_id)
         before = _status(run_id)
         if job is None and not attempt.ray_status:
-            line = settle_unconfirmed(run_id, RunStatus(status), attempt, jobs, now)
+            line = settle_unconfirmed(run_id, RunStatus(status), attempt, now, report)
             if line:
                 report.note(line)
             continue
@@ -312,10 +323,11 @@ def start_queued(jobs: RayJobs) -> list[int]:
 
 def reconcile(jobs: RayJobs, now: datetime | None = None) -> ReconcileReport:
     """One pass: settle active runs against Ray, stop orphaned jobs, pick queued runs to
-    launch (the caller enqueues them). Raises RayUnavailable when Ray can't be asked."""
+    launch (the caller launches them). Raises RayUnavailable when Ray can't be asked."""
     report = ReconcileReport()
     settle_active_runs(jobs, now or timezone.now(), report)
     report.to_launch = start_queued(jobs)
+    report.dispatched_at = time.time()
     return report
 
 

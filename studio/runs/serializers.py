@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any, cast
 
 from django.utils import timezone
@@ -13,9 +14,11 @@ from studio.references.summary import RunInputsSerializer, run_inputs
 from studio.runs.fair_share import QueueEntry
 from studio.runs.models import Run, RunAttempt, RunStatus, RunStatusChange
 from studio.runs.queue import queue_view
+from studio.runs.startup import timeline
 from studio.telemetry.series.reward_errors import reward_error_rates
 from studio.telemetry.series.sparklines import SPARKLINE_KEY, SPARKLINE_POINTS, reward_sparklines
 from trainer.config import preset_names
+from trainer.reporting.startup import PHASES
 
 MAX_TAGS = 32
 MAX_TAG_LENGTH = 64
@@ -164,12 +167,38 @@ class NodeShareSerializer(serializers.Serializer[dict[str, Any]]):
     memory_gb = serializers.FloatField(help_text="Memory reserved here for the attempt, GiB.")
 
 
+class StartupPhaseSerializer(serializers.Serializer[Any]):
+    """studio.runs.startup.PhaseMark."""
+
+    name = serializers.ChoiceField(choices=PHASES)
+    at = serializers.FloatField(allow_null=True, help_text="Unix seconds; null: not reached.")
+    seconds = serializers.FloatField(
+        allow_null=True,
+        help_text="Since the phase reached just before this one in time (null: the first).",
+    )
+    offset_s = serializers.FloatField(allow_null=True, help_text="Seconds since `created`.")
+
+
+class StartupSerializer(serializers.Serializer[Any]):
+    phases = StartupPhaseSerializer(
+        many=True,
+        help_text="Every phase: those reached, in the order they happened, then the rest.",
+    )
+    total_s = serializers.FloatField(
+        allow_null=True, help_text="Create -> first metric stored; null until both are known."
+    )
+
+
 class AttemptSerializer(serializers.ModelSerializer):
     placement = NodeShareSerializer(
         many=True,
         read_only=True,
         help_text="Where Ray put the attempt, one entry per node: read from Ray while the "
         "job runs (empty until then, or if it ended before it was read).",
+    )
+    startup = serializers.SerializerMethodField(
+        help_text="Its startup timeline (docs/operations.md); null for attempts from "
+        "before it was recorded."
     )
 
     class Meta:
@@ -184,7 +213,13 @@ class AttemptSerializer(serializers.ModelSerializer):
             "ray_status",
             "exit_message",
             "placement",
+            "startup",
         ]
+
+    @extend_schema_field(StartupSerializer(allow_null=True))
+    def get_startup(self, attempt: RunAttempt) -> dict[str, Any] | None:
+        shown = timeline(attempt.startup)
+        return None if shown is None else asdict(shown)
 
 
 class RunSerializer(serializers.ModelSerializer):

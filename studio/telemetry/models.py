@@ -191,6 +191,7 @@ class RecordKind(models.TextChoices):
     SAMPLES = "samples", "Samples"
     LOG = "log", "Log"
     CHECKPOINT = "checkpoint", "Checkpoint"
+    STARTUP = "startup", "Startup phases"
 
 
 class IngestedRecord(models.Model):
@@ -199,7 +200,7 @@ class IngestedRecord(models.Model):
     Its unique (run, attempt, seq) is the idempotency key: a retried record conflicts here
     and nothing of it is written again. Streams replay from it in (attempt, seq) order.
     The content lives in the per-kind tables (points, samples, log lines), except for
-    status and checkpoint records, whose few fields are kept in `data`.
+    status, checkpoint and startup records, whose few fields are kept in `data`.
     """
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
@@ -209,7 +210,7 @@ class IngestedRecord(models.Model):
     step = models.IntegerField(null=True, blank=True)  # None: logs and status changes
     emitted_at = models.FloatField()  # the trainer's clock (unix seconds) when it emitted
     received_at = models.DateTimeField(default=timezone.now)
-    data = models.JSONField(null=True, blank=True)  # status and checkpoint records only
+    data = models.JSONField(null=True, blank=True)  # status, checkpoint and startup records
     superseded = models.BooleanField(default=False)  # past the step a later attempt resumed at
 
     class Meta:

@@ -19,6 +19,7 @@ import pytest
 import redis
 import requests
 
+from tests import warm_runtimes
 from tests.browser.harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -54,9 +55,20 @@ DEMO_RUN_OVERRIDES = [
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.is_relative_to(Path(__file__).parent):
-            item.add_marker(pytest.mark.browser)
+    here = Path(__file__).parent
+    slots = [i for i, item in enumerate(items) if item.path.is_relative_to(here)]
+    for i in slots:
+        items[i].add_marker(pytest.mark.browser)
+    # The demo run starts training with the package's studio; the modules that read it
+    # (`trained_run`) go last, so the others run while it trains instead of after it (the
+    # first of them waited 135 s for it in a clean-clone CI run). Whole modules move, so
+    # their module-scoped fixtures are made once; the sort is stable: file order stays.
+    waiting = {
+        items[i].path for i in slots if "trained_run" in getattr(items[i], "fixturenames", ())
+    }
+    ordered = sorted((items[i] for i in slots), key=lambda item: item.path in waiting)
+    for i, item in zip(slots, ordered, strict=True):
+        items[i] = item
 
 
 def _demo_var_dir(root: Path, demo_assets: Path, demo_tools_assets: Path) -> Path:
@@ -149,7 +161,9 @@ def studio(
         "RLSTUDIO_PROJECT_STORAGE_QUOTA_GB": "20",
     }
     processes = []
+    warm = warm_runtimes.private_folder()  # the jobs' warm runtimes, stopped with the stack
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(warm_runtimes.DIR_ENV, str(warm))
         try:
             # Four logical CPUs on a 2-core machine: the shared demo run, a run a test
             # starts and a reward test-run may overlap; they only share the cores.
@@ -174,6 +188,7 @@ def studio(
         finally:
             for process in reversed(processes):
                 process.stop()
+            warm_runtimes.remove_folder(warm)
             with django_db_blocker.unblock():
                 from django.core.management import call_command
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from tests.browser.harness import LiveStudio, StudioUser, sign_in
 
@@ -206,13 +207,12 @@ def test_a_user_uploads_data_writes_tests_and_compares_a_reward_then_trains_on_i
     # chosen, and creating the run lands on its page.
     page.get_by_role("link", name=re.compile(r"^Train on v3")).click()
     page.wait_for_url(re.compile(r"/runs/new\?reward_version=\d+&dataset_version=\d+"))
-    chosen = "s => s.selectedOptions[0] ? s.selectedOptions[0].textContent : ''"
+    # Each picker's options load on their own: wait for each choice to show, not for the
+    # first select on the page.
     reward = page.get_by_label("Reward version", exact=True)
-    reward.wait_for()
-    page.wait_for_function("() => document.querySelectorAll('select').length > 0")
-    assert "v3" in reward.evaluate(chosen)
+    expect(reward.locator("option:checked")).to_contain_text("v3")
     dataset = page.get_by_label("Training data", exact=True)
-    assert "sums v1" in dataset.evaluate(chosen)
+    expect(dataset.locator("option:checked")).to_contain_text("sums v1")
     page.get_by_label("Run name").fill("trained on v3")
     page.shot("train-on-this")
     page.get_by_role("button", name="Create run").click()

@@ -165,6 +165,45 @@ def test_the_run_page_leads_with_headline_charts_and_has_a_samples_tab(
     headline.wait_for()
 
 
+def test_the_timeline_tab_shows_where_the_seconds_before_the_first_chart_went(
+    page: Any, studio: LiveStudio, trained_run: TrainedRun
+) -> None:
+    sign_in(page, studio, trained_run.owner)
+    page.goto(f"{studio.url}/p/{trained_run.project_slug}/runs/{trained_run.id}?tab=timeline")
+
+    startup = page.get_by_role("region", name="Startup")
+    table = startup.get_by_role("table", name="Startup phases of attempt 1")
+    expect(table).to_be_visible()
+    expect(startup.get_by_text(re.compile(r"^Create to first metric: [\d.]+ s$"))).to_be_visible()
+    reached = table.locator("tr[data-reached=true]").evaluate_all(
+        "rows => rows.map(r => r.dataset.phase)"
+    )
+    # Marked by the studio (queue, claim, Ray) and by the trainer, every one of them.
+    assert reached[0] == "created", reached
+    assert set(reached) == {
+        "created",
+        "dispatched",
+        "claimed",
+        "submitted",
+        "process_started",
+        "bootstrap_done",
+        "imports_done",
+        "model_loaded",
+        "data_loaded",
+        "first_validation",  # the demo run validates before training
+        "first_rollout",
+        "first_step",
+        "first_metric_reported",
+        "first_metric_stored",
+    }, reached
+    # A row per phase, named by its header cell, with what it took and when since Create.
+    model = table.get_by_role("row", name=re.compile("^Model loaded"))
+    expect(model).to_contain_text(re.compile(r"[\d.]+ s"))
+    assert table.get_by_role("rowheader").count() == len(reached)
+    page.shot("startup")
+    page.shot("startup", narrow=True)
+
+
 def test_cancel_asks_first_escape_keeps_the_run_and_enter_cancels_it(
     page: Any, studio: LiveStudio, own_runs: OwnRuns
 ) -> None:

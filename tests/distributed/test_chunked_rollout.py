@@ -40,7 +40,7 @@ def test_chunk_seeds_differ_per_chunk_and_stay_unset_when_unseeded() -> None:
 def test_two_workers_sharing_the_chunks_sample_what_one_process_samples(engine) -> None:
     sampling = SamplingParams(n=3, temperature=1.0, max_new_tokens=8, seed=11)
     asked = prompts(5)
-    alone = ChunkedRollout(engine, per_chunk=2).generate(asked, sampling)
+    alone = ChunkedRollout(engine, micro_batch_size=6).generate(asked, sampling)  # 2 prompts x 3
 
     chunks = chunk_bounds(len(asked), 2)  # 3 chunks: worker 0 takes two, worker 1 one
     shares = [[0, 1], [2]]

@@ -62,6 +62,18 @@ class Studio:
             time.sleep(0.5)
         raise AssertionError(f"/api/health never said 200:\n{self.log()}")
 
+    def wait_for_warm_runtime(self, timeout_s: float = 180) -> None:
+        """Until the warm trainer runtime `up` starts once the studio is up answers (its
+        `python -m trainer.warm start` says so in var/logs/warm-runtime.log)."""
+        log = self.var / "logs" / "warm-runtime.log"
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if log.exists() and "warm runtime: ready" in log.read_text(errors="replace"):
+                return
+            time.sleep(0.5)
+        said = log.read_text(errors="replace") if log.exists() else "(no log)"
+        raise AssertionError(f"the warm runtime never answered:\n{said[-3000:]}")
+
     def descendants(self) -> set[tuple[int, float]]:
         assert self.proc is not None
         found = set()

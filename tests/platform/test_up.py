@@ -18,6 +18,8 @@ def test_up_runs_the_studio_stops_without_orphans_keeps_data_and_dies_with_its_c
     studio = Studio(var_dir)
     try:
         first = studio.start()
+        # Started once the studio is up, detached: it must still stop with `up`.
+        studio.wait_for_warm_runtime()
         identity = studio.query("SELECT date_joined FROM auth_user")
         assert studio.query("SELECT username, is_superuser FROM auth_user") == [("admin", True)]
         assert (var_dir / "demo" / "grpo-tiny-arith.yaml").exists()
@@ -37,6 +39,7 @@ def test_up_runs_the_studio_stops_without_orphans_keeps_data_and_dies_with_its_c
 
         # SIGKILL gives `up` no chance to clean up: the parent-death signal must.
         studio.start()
+        studio.wait_for_warm_runtime()
         recorded = studio.descendants()
         assert studio.proc is not None
         studio.proc.kill()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import pwd
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +25,7 @@ import requests
 from django.contrib.auth.models import User
 
 from studio.projects.models import ApiToken, Membership, Project, Role
+from tests import warm_runtimes
 from tests.hub_server import FakeHub, fake_hub
 from tests.live import (
     LiveProcess,
@@ -36,6 +38,7 @@ from tests.live import (
     start_web_server,
 )
 from tests.studio.conftest import world  # noqa: F401 - the API tests' project and users
+from trainer.warm.child import process_name
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
 TERMINAL = {"succeeded", "failed", "cancelled"}
@@ -84,6 +87,7 @@ class Stack:
     failpoints: Path
     prefix: str
     ray_nodes: tuple[LiveProcess, ...] = ()  # worker nodes joined to the head
+    warm_dir: Path | None = None  # where the jobs' warm runtimes serve (trainer.warm)
 
     @property
     def ray_address(self) -> str:
@@ -166,6 +170,13 @@ def _stack(
     extra_env: dict[str, str] | None = None,
     ray_user: str | None = None,
 ) -> Iterator[Stack]:
+    # The jobs' warm runtimes (trainer.warm) serve from the stack's own folder, and stop
+    # with it: a runtime is detached from the job that started it.
+    warm = warm_runtimes.private_folder()
+    if ray_user is not None:
+        account = pwd.getpwnam(ray_user)
+        os.chown(warm, account.pw_uid, account.pw_gid)
+    patch.setenv(warm_runtimes.DIR_ENV, str(warm))
     ray = start_ray_head(log_dir, num_cpus=2, user=ray_user, single_machine=not worker_nodes)
     join_ray_head(patch, ray)  # this process is a Ray client too
     nodes = tuple(start_ray_worker_node(log_dir, ray, num_cpus=2) for _ in range(worker_nodes))
@@ -201,12 +212,13 @@ def _stack(
     web = start_web_server(log_dir, port=port, **env)
     beat = start_beat(log_dir, **env)
     worker = start_celery_worker(log_dir, **env)
-    live = Stack(ray, web, beat, worker, env, log_dir, failpoints, prefix, nodes)
+    live = Stack(ray, web, beat, worker, env, log_dir, failpoints, prefix, nodes, warm)
     try:
         yield live
     finally:
         for process in (live.worker, beat, web, *nodes, ray):
             process.stop()
+        warm_runtimes.remove_folder(warm)
 
 
 @dataclass
@@ -332,10 +344,16 @@ def project_api(stack: Stack) -> Api:
 
 
 def trainer_processes(run_id: int) -> list[psutil.Process]:
-    """Live `python -m trainer run` processes launched for `run_id`."""
+    """Live trainer processes launched for `run_id`: a cold `python -m trainer run` and a
+    warm runtime's client (`python -m trainer.warm run`) by their environment, a warm
+    runtime's child by its name (its environment and command line are the runtime's)."""
+    warm_name = process_name({"RLSTUDIO_RUN_ID": str(run_id)})
     found = []
-    for process in psutil.process_iter(["cmdline"]):
+    for process in psutil.process_iter(["cmdline", "name"]):
         try:
+            if process.info["name"] == warm_name:
+                found.append(process)
+                continue
             cmdline = " ".join(process.info["cmdline"] or [])
             if "trainer" not in cmdline or " run " not in f"{cmdline} ":
                 continue

@@ -30,3 +30,29 @@ def test_a_retry_is_a_new_message_with_its_own_count(settings):
     assert over_delivery_cap(delivery(task_id, retries=0)) is False  # type: ignore[arg-type]
     assert over_delivery_cap(delivery(task_id, retries=1)) is False  # type: ignore[arg-type]
     assert over_delivery_cap(delivery(task_id, retries=1)) is True  # type: ignore[arg-type]
+
+
+def test_a_run_has_one_launch_message_pending_however_many_passes_ask(settings):
+    """Each reconcile pass asks to launch every queued run that fits; a run whose launch
+    message still waits gets no second one, and once its launch ran, it may get another."""
+    import json
+
+    import redis
+
+    from workers.runs import LAUNCH_PENDING, launch_run, send_launches
+
+    settings.RAY_ADDRESS = ""  # the launch task returns at once
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    run_id = uuid.uuid4().int % 10**9 + 10**9  # no run has it: nothing else waits for it
+    client.delete(LAUNCH_PENDING.format(run_id=run_id))
+
+    def waiting() -> int:
+        bodies = [json.loads(raw) for raw in client.lrange("control", 0, -1)]
+        return sum(b["headers"].get("argsrepr", "").startswith(f"({run_id},") for b in bodies)
+
+    assert [send_launches([run_id], 10.0) for _ in range(3)] == [1, 0, 0]
+    assert waiting() == 1
+    assert client.ttl(LAUNCH_PENDING.format(run_id=run_id)) <= 10  # a lost message expires
+
+    assert launch_run.apply(args=(run_id,)).get() == "ray-not-configured"
+    assert send_launches([run_id], 10.0) == 1

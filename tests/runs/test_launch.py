@@ -8,6 +8,7 @@ Ray head.
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from studio.runs.launch import (
     submission_id,
     trainer_config,
 )
-from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt
+from studio.runs.models import Checkpoint, IngestToken, Run, RunAttempt, RunStatusChange
 from tests.runs.dict_ray import DictRay
 from tests.studio.conftest import World
 
@@ -107,7 +108,7 @@ def test_the_job_carries_only_the_path_of_its_secret_and_its_resources(world: Wo
     secret = bootstrap_secret(attempt)
     shown = [*env.values(), spec.entrypoint, *spec.metadata.values(), spec.submission_id]
     assert not [text for text in shown if secret in text]
-    assert spec.entrypoint.endswith("-m trainer run --from-studio")
+    assert spec.entrypoint.endswith("-m trainer.warm run --from-studio")
     config = trainer_config(Run.objects.get(pk=run.pk), attempt)
     assert config["checkpoint"]["dir"] == f"/ckpt/run-{run.pk}"  # never shared by two runs
     assert (spec.num_cpus, spec.num_gpus, spec.memory_bytes) == (1.5, 0.0, 2 * 1024**3)
@@ -130,6 +131,38 @@ def test_launch_submits_once_and_a_redelivered_launch_submits_nothing_new(world:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert attempt.bootstrapped_at is None
     assert not IngestToken.objects.filter(attempt=attempt).exists()
+
+
+def test_a_launch_marks_the_attempts_startup_up_to_rays_first_acceptance(world: World):
+    ray = DictRay()
+    run = queued_run(world)
+    picked = time.time()
+
+    assert launch(run.pk, ray, dispatched_at=picked) == "submitted"
+
+    marks = RunAttempt.objects.get(run=run).startup
+    assert marks["created"] == run.created_at.timestamp()
+    assert marks["dispatched"] == picked
+    assert picked <= marks["claimed"] <= marks["submitted"]
+    # Submitted again (the launching worker died before recording Ray's answer): Ray's
+    # first acceptance is the one kept.
+    RunAttempt.objects.filter(run=run).update(ray_status="")
+    assert launch(run.pk, ray) == "already-submitted"
+    assert RunAttempt.objects.get(run=run).startup == marks
+
+
+def test_a_resumed_attempts_startup_begins_when_the_resume_queued_it(world: World):
+    run = queued_run(world)
+    claim(run.pk)
+    lifecycle.transition(run.pk, {"starting"}, "failed", "boom")
+    lifecycle.resume(run.pk)
+
+    attempt = claim(run.pk)
+
+    assert attempt is not None
+    resumed = RunStatusChange.objects.filter(run=run, to_status="queued").latest("at", "id")
+    assert attempt.startup["created"] == resumed.at.timestamp()
+    assert "dispatched" not in attempt.startup  # claimed outside a queue pass
 
 
 def test_a_launch_that_died_after_submitting_is_finished_by_the_redelivery(world: World):

@@ -10,7 +10,8 @@ import pytest
 from django.utils import timezone
 
 from studio.runs import lifecycle
-from studio.runs.launch import claim, submission_id
+from studio.runs.jobs import RayUnavailable
+from studio.runs.launch import claim, launch, submission_id
 from studio.runs.models import Run, RunAttempt
 from studio.runs.reconcile import finish_cancel, reconcile, trainer_error_lines
 from tests.runs.dict_ray import DictRay
@@ -150,26 +151,52 @@ def test_a_job_ray_forgot_fails_the_run_and_the_run_can_be_resumed(world: World)
     assert report.to_launch == [run.pk]
 
 
-def test_an_unconfirmed_attempt_is_resubmitted_under_its_own_id_after_the_grace(
-    world: World, settings
-):
+def test_an_unconfirmed_attempt_is_handed_to_a_launch_again_after_the_grace(world: World, settings):
     settings.RLSTUDIO_LAUNCH_GRACE_S = 20
     ray = DictRay()
     run = make_run(world)
     attempt = claim(run.pk)  # the launching worker died here, before submitting
     assert attempt is not None
 
-    reconcile(ray)
-    assert ray.specs == []  # within the grace: the launch may still be under way
+    report = reconcile(ray)
+    assert report.to_resubmit == []  # within the grace: the launch may still be under way
 
     RunAttempt.objects.filter(pk=attempt.pk).update(
         created_at=timezone.now() - timedelta(seconds=30)
     )
-    reconcile(ray)
-    reconcile(ray)  # now Ray has it: nothing more
+    report = reconcile(ray)
+    assert report.to_resubmit == [run.pk]
+    assert ray.specs == []  # a pass decides; the launch task submits
+    assert launch(run.pk, ray) == "submitted"
+    assert reconcile(ray).to_resubmit == []  # now Ray has it: nothing more
 
     assert [s.submission_id for s in ray.specs] == [submission_id(run.pk, 1)]
     assert RunAttempt.objects.get(pk=attempt.pk).ray_status == "PENDING"
+
+
+def test_a_submission_finished_after_ray_was_unreachable_passes_every_failure_point(
+    world: World, settings
+):
+    """The launch task's submit timed out (Ray's dashboard under load) and it waits to
+    retry; past the grace, reconcile hands the attempt to a launch task, which passes the
+    points after the claim. A pass that submitted by itself skipped them, so a crash armed
+    there never happened (the chaos test in test_runs_on_ray.py timed out waiting)."""
+    settings.RLSTUDIO_LAUNCH_GRACE_S = 20
+    ray = DictRay(fail_with=RayUnavailable("submitting a job: read timed out"))
+    run = make_run(world)
+    passed: list[str] = []
+    with pytest.raises(RayUnavailable):
+        launch(run.pk, ray, passed.append)
+    assert passed == ["start", "claimed", "token-issued"]
+
+    ray.fail_with = None
+    RunAttempt.objects.filter(run=run).update(created_at=timezone.now() - timedelta(seconds=30))
+    report = reconcile(ray)
+    assert ray.specs == []
+    for run_id in report.to_resubmit:
+        launch(run_id, ray, passed.append)
+    assert passed[3:] == ["start", "token-issued", "submitted", "recorded"]
+    assert RunAttempt.objects.get(run=run).ray_status == "PENDING"
 
 
 def test_a_launch_ray_never_accepts_fails_at_the_deadline(world: World, settings):
@@ -227,6 +254,46 @@ def test_queued_runs_that_fit_are_picked_in_priority_order(world: World):
     Run.objects.filter(pk=big.pk).update(resources={"cpus": 2.0, "memory_gb": 1.0})
 
     assert reconcile(ray).to_launch == [high.pk]  # big doesn't fit beside it: it waits
+
+
+def test_a_pass_launches_the_runs_it_picks_itself_in_the_queues_order(world: World, monkeypatch):
+    from workers import runs as worker
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(worker.launch_run, "apply_async", lambda args, **_: sent.append(args))
+    ray = DictRay()
+    second = make_run(world, "second", priority=1)
+    first = make_run(world, "first", priority=2)
+
+    report = reconcile(ray)
+    assert worker.launch_picked(report, ray) == 2
+
+    assert [s.submission_id for s in ray.specs] == [
+        submission_id(first.pk, 1),
+        submission_id(second.pk, 1),
+    ]
+    assert sent == []  # no launch_run message: no trip through the broker
+    assert RunAttempt.objects.get(run=first).startup["dispatched"] == report.dispatched_at
+
+
+def test_launches_that_find_ray_unreachable_go_out_as_launch_run_tasks(world: World, monkeypatch):
+    from workers import runs as worker
+
+    sent: list[tuple] = []
+    monkeypatch.setattr(worker.launch_run, "apply_async", lambda args, **_: sent.append(args))
+    ray = DictRay()
+    first = make_run(world, "first", priority=2)
+    second = make_run(world, "second", priority=1)
+    report = reconcile(ray)
+    ray.fail_with = RayUnavailable("dashboard timed out")
+
+    assert worker.launch_picked(report, ray) == 0
+
+    # Each with its retries; the first, claimed already, is submitted by its redelivery path.
+    assert sent == [(first.pk, report.dispatched_at), (second.pk, report.dispatched_at)]
+    assert status_of(first) == "starting" and status_of(second) == "queued"
+    ray.fail_with = None
+    assert launch(first.pk, ray) == "submitted"  # what its launch_run does
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ import pytest
 from studio.paths import REPO_ROOT
 from studio.platform.trainer_account import own_folders, trainer_os_user
 from tests.runs.conftest import TERMINAL, Api, Stack, eventually, live_stack, tiny_config
+from tests.warm_runtimes import runtime_processes
 
 pytestmark = [
     pytest.mark.slow,
@@ -110,6 +111,19 @@ def test_a_root_studio_trains_as_the_trainer_account_with_the_full_sandbox(
     written = [p for p in Path(stack.env["RLSTUDIO_CHECKPOINT_ROOT"]).rglob("*") if p.is_file()]
     assert written and {p.stat().st_uid for p in written} == {uid}
     assert all(p.stat().st_mode & 0o077 == 0 for p in written)  # closed to other users
+
+    # The run started the account's warm runtime (trainer.warm): the next one is forked
+    # from it, as the account, and its reward code still gets the full sandbox.
+    assert stack.warm_dir is not None
+    eventually(lambda: any(stack.warm_dir.glob("*.sock")), 120, "the warm runtime is up")
+    [runtime] = runtime_processes(stack.warm_dir)
+    assert runtime.uids().real == uid
+    again = api.create_run("warm", config, reward_version=reward["latest_version"]["id"])
+    warm = api.wait_status(again["id"], TERMINAL, 120, stack)
+    assert warm["status"] == "succeeded", warm["last_error"]
+    log = JobSubmissionClient(stack.ray_address).get_job_logs(warm["attempts"][0]["submission_id"])
+    assert "warm runtime: forked pid" in log
+    assert re.search(rf"trainer process: user {account} \(uid {uid}\)", log), log[-2000:]
 
 
 # Run unprivileged by the test below: the attacks, and closing pools mid-batch.

@@ -34,6 +34,16 @@ from tests.studio.test_playground_api import forget_playground
 MiB = 1024 * 1024
 
 
+@pytest.fixture(autouse=True)
+def no_playground_servers(db: None) -> Iterator[None]:
+    """No playground record of another test of this database (a live stack's chat, an
+    earlier session's) may hold this test's checkpoints: ids repeat, and such a record
+    made a deletion here fail with "the playground chats with its checkpoint at step 4"."""
+    forget_playground()
+    yield
+    forget_playground()
+
+
 @pytest.fixture
 def spool(settings, media: Path) -> Path:
     """The trainers' working directory (their spools: var/spool/run-<id>-attempt-<n>.*)."""

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from studio.datasets.models import Dataset, DatasetVersion
 from studio.projects.models import AuditEvent, Project
@@ -374,3 +376,21 @@ def test_an_exported_version_reads_back_through_the_dataset_api(world, run, data
     assert detail.status_code == 200, detail.content[:300]
     assert detail.json()["latest_version"]["stats"]["upload"]["size_bytes"] > 0
     assert client.get(f"/api/datasets/{dataset.pk}/versions/").status_code == 200
+
+
+def test_a_page_of_samples_costs_the_same_queries_however_many_samples_it_holds(world, run):
+    """The list defers each sample's token data and annotates whether it is recorded:
+    reading the column per row (a query per sample) made a page of 100 cost 100 more."""
+    client = world.client("viewer")
+    make_sample(run, token_data={"logprobs": [-0.5]})
+    listed(client, run)  # warm the session and permission lookups
+    with CaptureQueriesContext(connection) as one:
+        [first] = client.get("/api/samples/", {"run": run.pk}).json()["results"]
+    for i in range(20):
+        make_sample(run, token_data={"logprobs": [-0.5]} if i % 2 else None)
+    with CaptureQueriesContext(connection) as many:
+        page = client.get("/api/samples/", {"run": run.pk}).json()["results"]
+    assert len(page) == 21
+    assert len(many.captured_queries) == len(one.captured_queries)
+    assert first["has_token_data"] is True
+    assert sorted(s["has_token_data"] for s in page) == [False] * 10 + [True] * 11

@@ -110,6 +110,23 @@ def test_a_run_sends_every_record_once_matching_its_jsonl_log(demo_assets, tmp_p
     )
     assert not (tmp_path / "spool" / "run-41-attempt-1.spool").exists()  # fully delivered
 
+    # The startup timeline: the marks made before the reporter existed in its first record,
+    # each later one as it happened, each once, in the order the run reached them.
+    marks = [m for r in stub.of_kind("startup") for m in r["data"]["phases"].items()]
+    assert [name for name, _ in marks] == [
+        "process_started",
+        "imports_done",
+        "model_loaded",
+        "data_loaded",
+        "first_validation",
+        "first_rollout",
+        "first_step",
+    ]
+    times = [at for _, at in marks]
+    assert times == sorted(times)
+    first_metric = stub.of_kind("metrics")[0]["time"]
+    assert times[4] <= first_metric <= times[5]  # validated before training, then reported
+
 
 def test_a_crashing_run_reports_failed_with_its_traceback(demo_assets, tmp_path, stub):
     reward = tmp_path / "broken.py"

@@ -25,6 +25,7 @@ from trainer.config import (
 )
 from trainer.config.overrides import split_override
 from trainer.config.verl_config_files import from_the_file, read_config_file
+from trainer.reporting import startup
 from trainer.reporting.drain import add_parser as add_spool_send_parser
 from trainer.reporting.drain import run as run_spool_send
 
@@ -191,7 +192,9 @@ def _run(args: argparse.Namespace) -> int:
     try:  # launched by a studio (docs/telemetry.md): spool and upload every record
         target = target_from_env()
         if target is not None:
-            reporters.append(StudioReporter(target, cfg.logging))
+            studio = StudioReporter(target, cfg.logging)
+            reporters.append(studio)
+            startup.attach(studio.startup)  # the startup timeline's marks, now and later
     except (TargetError, SpoolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -212,6 +215,7 @@ def _fit(cfg: RunConfig, reporter: Any) -> object:
     from trainer.commands.training_runtime import open_runtime
     from trainer.training.loop import Trainer  # torch is imported only when training
 
+    startup.mark("imports_done")
     with open_runtime(cfg, reporter) as runtime:
         return Trainer(cfg, reporter, runtime).fit()
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 from trainer.config.schema import RunConfig
 from trainer.distributed import uses_distributed
+from trainer.reporting import startup
 from trainer.reporting.base import Reporter
 from trainer.training.roles import Runtime, local_runtime
 
@@ -21,6 +22,7 @@ def open_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]:
     (`trainer.distributed.uses_distributed`), else this process; closed on exit."""
     if not uses_distributed(cfg):
         runtime = local_runtime(cfg)
+        startup.mark("model_loaded")
         try:
             yield runtime
         finally:
@@ -29,4 +31,5 @@ def open_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]:
     from trainer.distributed.runtime import distributed_runtime  # ray, only when used
 
     with distributed_runtime(cfg, reporter) as runtime:
+        startup.mark("model_loaded")
         yield runtime

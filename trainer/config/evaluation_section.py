@@ -66,8 +66,12 @@ class EvaluationConfig(Section):
         "id of the samples generated from them), each of which must name exactly one prompt "
         "of `data.val_files`; empty: every prompt.",
     )
-    batch_size: int = Field(
-        32, ge=1, le=4096, description="Prompts generated together (times `k` sequences)."
+    batch_size: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="Prompts generated together (times `k` sequences); empty: as many as "
+        "fill the engine's batch, `rollout.micro_batch_size // k`.",
     )
 
     @model_validator(mode="after")

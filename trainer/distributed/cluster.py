@@ -53,10 +53,19 @@ PORT_FLAGS = (
 )
 
 
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports the OS considers free now. Every socket stays bound until
+    all are chosen: ports asked for one at a time can repeat once a socket is closed, and
+    a Ray head given one port for two of its servers exits at start (seen in CI)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
@@ -87,11 +96,12 @@ def _ray_cli() -> str:
 def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     """A private Ray head on free ports."""
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
-    gcs = f"127.0.0.1:{free_port()}"
-    argv = [_ray_cli(), "start", "--head", "--block", f"--port={gcs.split(':')[1]}"]
+    gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
+    gcs = f"127.0.0.1:{gcs_port}"
+    argv = [_ray_cli(), "start", "--head", "--block", f"--port={gcs_port}"]
     argv += ["--include-dashboard=false"]
     argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
-    argv += [f"{flag}={free_port()}" for flag in PORT_FLAGS]
+    argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]
     token_dir = Path(tempfile.mkdtemp(prefix="rtok-"))  # private, unlike Ray's own folders
     client_env = ray_auth.client_env(ray_auth.write_token(token_dir / "token"))
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}

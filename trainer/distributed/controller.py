@@ -25,7 +25,7 @@ from trainer.distributed.group import WorkerGroup
 from trainer.distributed.worker import UpdateResult
 from trainer.models.loading import load_policy
 from trainer.models.lora import add_adapters, export_adapted, load_trainable_weights
-from trainer.rollout.chunked import chunk_bounds
+from trainer.rollout.chunked import chunk_bounds, chunk_prompts
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.training.batch import RolloutBatch
 from trainer.training.data_parallel import shard_range
@@ -35,12 +35,13 @@ from trainer.training.roles import ModelStates
 class ShardedRollout:
     """Data-parallel generation over the worker group (module docstring)."""
 
-    def __init__(self, group: WorkerGroup, per_chunk: int) -> None:
+    def __init__(self, group: WorkerGroup, micro_batch_size: int) -> None:
         self.group = group
-        self.per_chunk = per_chunk
+        self.micro_batch_size = micro_batch_size
 
     def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Completion]:
-        chunks = chunk_bounds(len(prompts), self.per_chunk)
+        # The chunks one process makes (trainer.rollout.chunked), shared out by rank.
+        chunks = chunk_bounds(len(prompts), chunk_prompts(self.micro_batch_size, sampling.n))
         shares = []
         for rank in range(self.group.size):
             mine = shard_range(len(chunks), self.group.size, rank)

@@ -101,7 +101,7 @@ def distributed_runtime(cfg: RunConfig, reporter: Reporter) -> Iterator[Runtime]
             cfg=cfg,
             device=torch.device("cpu"),
             tokenizer=tokenizer,
-            engine=ShardedRollout(group, per_chunk),
+            engine=ShardedRollout(group, cfg.rollout.micro_batch_size),
             scorer=scorer,
             kl_ctrl=make_kl_controller(cfg.algorithm.kl_ctrl),
             pad_token_id=int(tokenizer.pad_token_id),

@@ -38,6 +38,7 @@ from trainer.rewards.resolution import (
     describe_resolution,
     require_scorers,
 )
+from trainer.rollout.chunked import chunk_prompts
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.hf import HFEngine
 from trainer.training.loop import load_prompt_items
@@ -145,7 +146,10 @@ def evaluate_model(
     engine = HFEngine(model, tokenizer, device, max_batch_size=cfg.rollout.micro_batch_size)
     sampling = sampling_of(cfg)
     responses: list[Response] = []
-    size = cfg.evaluation.batch_size
+    # The engine's batch filled, as training's validation fills it (trainer.rollout.chunked).
+    size = cfg.evaluation.batch_size or chunk_prompts(
+        cfg.rollout.micro_batch_size, cfg.evaluation.k
+    )
     with torch.no_grad():
         for start in range(0, len(items), size):
             chunk = items[start : start + size]

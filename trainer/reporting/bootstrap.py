@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trainer.reporting import startup
+
 SECRET_FILE_ENV = "RLSTUDIO_BOOTSTRAP_FILE"
 # The secret itself, only from a studio that shares no filesystem with its cluster
 # (RLSTUDIO_BOOTSTRAP_VIA_ENV): anyone who can list Ray's jobs may redeem it first.
@@ -129,4 +131,5 @@ def launch_from_studio(environ: Any = os.environ) -> Launch:
     code = answer.get("reward_code")
     if code is not None:
         config.setdefault("reward", {})["custom_path"] = str(_write_private(str(code)))
+    startup.mark("bootstrap_done")
     return Launch(config)

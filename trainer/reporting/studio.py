@@ -165,6 +165,10 @@ class StudioReporter:
     def status(self, status: RunStatus, detail: str = "") -> None:
         self._append(encode_record("status", {"status": status, "detail": tail(detail)}))
 
+    def startup(self, phases: dict[str, float]) -> None:
+        """Startup timeline marks (trainer.reporting.startup), sent as they are made."""
+        self._append(encode_record("startup", {"phases": phases}))
+
     def progress(self, step: int, total: int) -> None:
         return None  # the studio derives progress from metrics steps and the run config
 

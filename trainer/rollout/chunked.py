@@ -5,8 +5,10 @@ depends on which other prompts share the call. Cutting the prompts into chunks o
 fixed size, each sampled with a seed derived from (call seed, chunk index), makes the
 samples a function of the seed and the prompts alone: one process generating every
 chunk and N data-parallel workers generating a share of the chunks each produce the
-same completions (bit for bit, on the same weights). The chunk size is the engine's
-batch (`rollout.micro_batch_size` sequences), so chunking costs no throughput.
+same completions (bit for bit, on the same weights). A chunk fills the engine's batch
+(`rollout.micro_batch_size` sequences) at the call's own `n`: a training call's groups of
+`rollout.n`, a validation's `rollout.val_n` (one greedy answer per prompt, so 8x more
+prompts per chunk than a step of 8 samples), so chunking costs no throughput.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from trainer.rollout.engine import Completion, RolloutEngine, SamplingParams
 
 
 def chunk_prompts(micro_batch_size: int, n: int) -> int:
-    """Prompts per chunk: as many as fill one engine batch of `micro_batch_size` rows."""
+    """Prompts per chunk: as many as fill one engine batch of `micro_batch_size` rows when
+    each prompt is sampled `n` times."""
     return max(1, micro_batch_size // n)
 
 
@@ -55,15 +58,16 @@ def generate_chunk(
 class ChunkedRollout:
     """Wraps an engine so that every call is generated chunk by chunk (module docstring)."""
 
-    def __init__(self, engine: RolloutEngine, per_chunk: int) -> None:
-        if per_chunk < 1:
-            raise ValueError(f"per_chunk must be >= 1, got {per_chunk}")
+    def __init__(self, engine: RolloutEngine, micro_batch_size: int) -> None:
+        if micro_batch_size < 1:
+            raise ValueError(f"micro_batch_size must be >= 1, got {micro_batch_size}")
         self.engine = engine
-        self.per_chunk = per_chunk
+        self.micro_batch_size = micro_batch_size
 
     def generate(self, prompts: list[list[int]], sampling: SamplingParams) -> list[Completion]:
         out: list[Completion] = []
-        for index, bounds in enumerate(chunk_bounds(len(prompts), self.per_chunk)):
+        per_chunk = chunk_prompts(self.micro_batch_size, sampling.n)
+        for index, bounds in enumerate(chunk_bounds(len(prompts), per_chunk)):
             chunk = [prompts[i] for i in bounds]
             out += generate_chunk(self.engine, chunk, sampling, index, bounds.start)
         return out

@@ -17,6 +17,7 @@ from trainer.data.remote import local_copy
 from trainer.data.sampler import ResumableSampler
 from trainer.env.builtin import make_episode_runner
 from trainer.env.chat import check_template_renders_tools
+from trainer.reporting import startup
 from trainer.reporting.base import Reporter
 from trainer.reporting.sample_policy import (
     SamplePolicy,
@@ -162,6 +163,7 @@ class Trainer:
                 f"validation is scored by the built-in {cfg.reward.validation_function!r} "
                 "(reward.validation_function)",
             )
+        startup.mark("data_loaded")
 
     def next_prompts(self) -> list[PromptItem]:
         return [self.train_items[i] for i in self.sampler.next_batch()]
@@ -196,7 +198,9 @@ class Trainer:
         self.reporter.status("running")
         last: dict[str, float] = {}
         if self.cfg.trainer.val_before_train and self.step == 0 and self.val_items:
-            self.report(0, self.validate())
+            validated = self.validate()
+            startup.mark("first_validation")  # before its metrics are reported: the chart's first
+            self.report(0, validated)
         self.reporter.progress(self.step, self.total_steps)
         save_every = self.cfg.checkpoint.save_every
         val_every = self.cfg.trainer.val_every
@@ -210,6 +214,7 @@ class Trainer:
                 self.next_prompts,
             )
             self.step += 1
+            startup.mark("first_step")
             warning = self.reward_errors.observe(self.step, result.samples)
             if warning:
                 self.reporter.log("warning", warning)

@@ -25,7 +25,7 @@ from trainer.models.lora import (
     trainable_weights,
 )
 from trainer.rewards.contract import RewardScorer
-from trainer.rollout.chunked import ChunkedRollout, chunk_prompts
+from trainer.rollout.chunked import ChunkedRollout
 from trainer.rollout.engine import RolloutEngine
 from trainer.training.batch import RolloutBatch
 from trainer.training.data_parallel import SINGLE_PROCESS, DataGroup, map_rows
@@ -314,7 +314,5 @@ def local_runtime(cfg: RunConfig) -> Runtime:
     """Everything in this process. The engine generates in seeded chunks, exactly as
     the distributed workers do, so both sample the same completions."""
     state = build_state(cfg)
-    state.engine = ChunkedRollout(
-        state.engine, chunk_prompts(cfg.rollout.micro_batch_size, cfg.rollout.n)
-    )
+    state.engine = ChunkedRollout(state.engine, cfg.rollout.micro_batch_size)
     return Runtime(state=state, roles=LocalRoles(state))

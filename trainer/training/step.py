@@ -24,6 +24,7 @@ from trainer.algorithms.kl import apply_kl_in_reward
 from trainer.config.estimators import ESTIMATOR_TRAITS
 from trainer.config.schema import RunConfig
 from trainer.env.episodes import EpisodeRunner, episode_metrics
+from trainer.reporting import startup
 from trainer.rewards.contract import error_rate
 from trainer.rollout.collect import PromptItem, Sample, generate, score
 from trainer.rollout.engine import SamplingParams
@@ -187,6 +188,7 @@ def train_step(
         samples = rollout_with_dynamic_sampling(
             state, prompts, step, metrics, episodes, next_prompts
         )
+    startup.mark("first_rollout")  # the process's first (the studio's startup timeline)
     traits = ESTIMATOR_TRAITS[cfg.algorithm.adv_estimator]
     correction = cfg.algorithm.rollout_correction
     batch = to_batch(state, samples)

@@ -2036,6 +2036,8 @@ export interface components {
             exit_message?: string;
             /** @description Where Ray put the attempt, one entry per node: read from Ray while the job runs (empty until then, or if it ended before it was read). */
             readonly placement: components["schemas"]["NodeShare"][];
+            /** @description Its startup timeline (docs/operations.md); null for attempts from before it was recorded. */
+            readonly startup: components["schemas"]["Startup"] | null;
         };
         AuditEvent: {
             readonly id: number;
@@ -2793,7 +2795,7 @@ export interface components {
             /** Attempt */
             attempt: number;
             /** Records */
-            records: (components["schemas"]["IngestMetricsRecord"] | components["schemas"]["IngestSamplesRecord"] | components["schemas"]["IngestLogRecord"] | components["schemas"]["IngestCheckpointRecord"] | components["schemas"]["IngestStatusRecord"])[];
+            records: (components["schemas"]["IngestMetricsRecord"] | components["schemas"]["IngestSamplesRecord"] | components["schemas"]["IngestLogRecord"] | components["schemas"]["IngestCheckpointRecord"] | components["schemas"]["IngestStatusRecord"] | components["schemas"]["IngestStartupRecord"])[];
         };
         /** CheckpointData */
         IngestCheckpointData: {
@@ -2983,6 +2985,31 @@ export interface components {
         };
         /** @enum {string} */
         IngestSamplesRecordKindEnum: "samples";
+        /**
+         * StartupData
+         * @description trainer.reporting.startup: when the trainer reached phases of its start.
+         */
+        IngestStartupData: {
+            /** Phases */
+            phases: {
+                [key: string]: number;
+            };
+        };
+        /** StartupRecord */
+        IngestStartupRecord: {
+            /** Seq */
+            seq: number;
+            /** Time */
+            time: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "startup";
+            data: components["schemas"]["IngestStartupData"];
+        };
+        /** @enum {string} */
+        IngestStartupRecordKindEnum: "startup";
         /** StatusData */
         IngestStatusData: {
             /** Status */
@@ -4805,6 +4832,52 @@ export interface components {
          * @enum {string}
          */
         SourceFormatEnum: "parquet" | "jsonl" | "csv";
+        Startup: {
+            /** @description Every phase: those reached, in the order they happened, then the rest. */
+            phases: components["schemas"]["StartupPhase"][];
+            /**
+             * Format: double
+             * @description Create -> first metric stored; null until both are known.
+             */
+            total_s: number | null;
+        };
+        /** @description studio.runs.startup.PhaseMark. */
+        StartupPhase: {
+            name: components["schemas"]["StartupPhaseEnum"];
+            /**
+             * Format: double
+             * @description Unix seconds; null: not reached.
+             */
+            at: number | null;
+            /**
+             * Format: double
+             * @description Since the phase reached just before this one in time (null: the first).
+             */
+            seconds: number | null;
+            /**
+             * Format: double
+             * @description Seconds since `created`.
+             */
+            offset_s: number | null;
+        };
+        /**
+         * @description * `created` - created
+         *     * `dispatched` - dispatched
+         *     * `claimed` - claimed
+         *     * `submitted` - submitted
+         *     * `process_started` - process_started
+         *     * `bootstrap_done` - bootstrap_done
+         *     * `imports_done` - imports_done
+         *     * `model_loaded` - model_loaded
+         *     * `data_loaded` - data_loaded
+         *     * `first_validation` - first_validation
+         *     * `first_rollout` - first_rollout
+         *     * `first_step` - first_step
+         *     * `first_metric_reported` - first_metric_reported
+         *     * `first_metric_stored` - first_metric_stored
+         * @enum {string}
+         */
+        StartupPhaseEnum: "created" | "dispatched" | "claimed" | "submitted" | "process_started" | "bootstrap_done" | "imports_done" | "model_loaded" | "data_loaded" | "first_validation" | "first_rollout" | "first_step" | "first_metric_reported" | "first_metric_stored";
         StatusChange: {
             from_status?: components["schemas"]["RunStatusEnum"] | components["schemas"]["BlankEnum"];
             to_status: components["schemas"]["RunStatusEnum"];

@@ -56,11 +56,12 @@ describe("App shell", () => {
     expect(await screen.findByRole("region", { name: "No project “someone-elses” for you" })).toBeInTheDocument();
   });
 
-  it("shows a not-found page for unknown paths inside the shell", () => {
+  it("shows a not-found page for unknown paths inside the shell", async () => {
     mockFetch(jsonResponse(okHealth));
     renderApp("/no/such/page");
 
-    expect(screen.getByRole("heading", { name: "Nothing lives at /no/such/page" })).toBeInTheDocument();
+    // The root route's loader (the session) runs before the first render: a tick later.
+    expect(await screen.findByRole("heading", { name: "Nothing lives at /no/such/page" })).toBeInTheDocument();
     expect(screen.getByRole("navigation", { name: "Main" })).toBeInTheDocument();
   });
 });

@@ -15,12 +15,18 @@ import { GroupPage } from "../features/rollouts/pages/GroupPage";
 import { PromptsPage } from "../features/rollouts/pages/PromptsPage";
 import { TimelinePage } from "../features/rollouts/pages/TimelinePage";
 import { TokensPage as SampleTokensPage } from "../features/rollouts/pages/TokensPage";
-import { runPageLoader, runsPageLoader } from "../features/runs/loaders";
+import { explorerPageLoader } from "../features/rollouts/loaders";
+import { sessionLoader } from "../features/auth/loaders";
+import { datasetQueries } from "../features/datasets/api";
+import { modelQueries } from "../features/models/api";
+import { projectLoader } from "../features/projects/loaders";
+import { comparePageLoader, runPageLoader, runsPageLoader } from "../features/runs/loaders";
 import { RunPage } from "../features/runs/pages/RunPage";
 import { RunsPage } from "../features/runs/pages/RunsPage";
 import { sweepPageLoader, sweepsPageLoader } from "../features/sweeps/loaders";
 import { TokensPage } from "../features/tokens/pages/TokensPage";
 import { AppShell } from "./AppShell";
+import { projectListsLoader } from "../lib/prefetch";
 import { NotFoundPage } from "./NotFoundPage";
 
 /**
@@ -57,6 +63,7 @@ export function appRoutes(queryClient: QueryClient): RouteObject[] {
     {
       path: "/",
       HydrateFallback,
+      loader: sessionLoader(queryClient),
       element: (
         <RequireAuth>
           <AppShell />
@@ -72,13 +79,14 @@ export function appRoutes(queryClient: QueryClient): RouteObject[] {
         {
           path: "p/:slug",
           element: <ProjectLayout />,
+          loader: projectLoader(queryClient),
           children: [
             { index: true, element: <Navigate to="runs" replace /> },
             { path: "runs", element: <RunsPage />, loader: runsPageLoader(queryClient) },
             { path: "runs/new", ...lazyPage(() => import("../features/runs/pages/NewRunPage"), "NewRunPage") },
             { path: "runs/:runId", ...runPage },
             { path: "runs/:runId/samples", ...runPage }, // the run page's Samples tab
-            { path: "runs/:runId/rollouts", element: <ExplorerPage /> },
+            { path: "runs/:runId/rollouts", element: <ExplorerPage />, loader: explorerPageLoader(queryClient) },
             { path: "runs/:runId/rollouts/prompts", element: <PromptsPage /> },
             { path: "runs/:runId/rollouts/group/:step/:groupId", element: <GroupPage /> },
             { path: "runs/:runId/rollouts/samples/:sampleId/tokens", element: <SampleTokensPage /> },
@@ -86,13 +94,13 @@ export function appRoutes(queryClient: QueryClient): RouteObject[] {
             { path: "sweeps", loader: sweepsPageLoader(queryClient), ...lazyPage(() => import("../features/sweeps/pages/SweepsPage"), "SweepsPage") },
             { path: "sweeps/new", ...lazyPage(() => import("../features/sweeps/pages/NewSweepPage"), "NewSweepPage") },
             { path: "sweeps/:sweepId", loader: sweepPageLoader(queryClient), ...lazyPage(() => import("../features/sweeps/pages/SweepPage"), "SweepPage") },
-            { path: "compare", ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
+            { path: "compare", loader: comparePageLoader(queryClient), ...lazyPage(() => import("../features/runs/pages/ComparePage"), "ComparePage") },
             { path: "evaluations", ...lazyPage(() => import("../features/evaluations/pages/EvaluationsPage"), "EvaluationsPage") },
             { path: "evaluations/:evaluationId", ...lazyPage(() => import("../features/evaluations/pages/EvaluationPage"), "EvaluationPage") },
             { path: "playground", ...lazyPage(() => import("../features/playground/pages/PlaygroundPage"), "PlaygroundPage") },
-            { path: "models", ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
+            { path: "models", loader: projectListsLoader(queryClient, modelQueries.list), ...lazyPage(() => import("../features/models/pages/ModelsPage"), "ModelsPage") },
             { path: "models/:modelId", ...lazyPage(() => import("../features/models/pages/ModelDetailPage"), "ModelDetailPage") },
-            { path: "datasets", ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },
+            { path: "datasets", loader: projectListsLoader(queryClient, datasetQueries.list), ...lazyPage(() => import("../features/datasets/pages/DatasetsPage"), "DatasetsPage") },
             { path: "datasets/:datasetId", ...lazyPage(() => import("../features/datasets/pages/DatasetDetailPage"), "DatasetDetailPage") },
             { path: "reward-functions", ...lazyPage(() => import("../features/rewards/pages/RewardFunctionsPage"), "RewardFunctionsPage") },
             { path: "reward-functions/:functionId", ...lazyPage(() => import("../features/rewards/pages/RewardEditorPage"), "RewardEditorPage") },

@@ -8,7 +8,9 @@ One transaction per request:
    the resume step (studio.telemetry.ingest.superseding);
 3. the fresh records' content goes into its tables, one multi-row statement per table;
 4. alerts are evaluated on the new metric steps (studio.telemetry.alerts.rules);
-5. status records drive the run through `lifecycle.transition` (status_records.py).
+5. status records drive the run through `lifecycle.transition` (status_records.py);
+6. startup records, and the attempt's first metric row, mark its startup timeline
+   (studio.runs.startup).
 After the commit, the fresh records' events are published to the run's channel.
 """
 
@@ -28,7 +30,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from studio.projects import notify
-from studio.runs import lifecycle, run_files
+from studio.runs import lifecycle, run_files, startup
 from studio.runs.models import Checkpoint, Run, RunAttempt
 from studio.telemetry.alerts.rules import COMPONENT_PREFIX, WATCHED
 from studio.telemetry.alerts.store import raise_alerts
@@ -39,6 +41,7 @@ from studio.telemetry.ingest.records import (
     MetricsRecord,
     Record,
     SamplesRecord,
+    StartupRecord,
     StatusRecord,
 )
 from studio.telemetry.ingest.status_records import apply_status
@@ -80,6 +83,7 @@ def store_batch(run: Run, attempt: RunAttempt, batch: IngestBatch) -> Outcome:
         for record in fresh:
             writer.add(record)
         published = writer.write()
+        _mark_startup(attempt, writer)
         messages = [
             (pubsub.run_channel(run.pk), pubsub.message(frames.key_bytes(key), frame))
             for key, frame in sorted(published, key=lambda event: event[0])
@@ -109,6 +113,9 @@ def _insert_ledger(run_id: int, attempt: int, records: Sequence[Record]) -> set[
         if isinstance(r, StatusRecord):
             steps.append(None)
             data.append(json.dumps({"status": r.data.status, "detail": r.data.detail}))
+        elif isinstance(r, StartupRecord):
+            steps.append(None)
+            data.append(json.dumps({"phases": r.data.phases}))
         elif isinstance(r, CheckpointRecord):
             steps.append(r.data.step)
             data.append(json.dumps({"step": r.data.step, "path": r.data.path}))
@@ -156,6 +163,16 @@ def _bulk(query: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall() if cursor.description else []
 
 
+def _mark_startup(attempt: RunAttempt, writer: _Writer) -> None:
+    """The trainer's phases, and the attempt's first stored metric row (its record's emit
+    time and now), on the attempt's startup timeline; repeats change nothing."""
+    for record in writer.startups:
+        startup.record(attempt.pk, record.data.phases)
+    first = next((r for r in writer.metrics if r.data.finite_values()), None)
+    if first is not None:
+        startup.metric_stored(attempt, first.time)
+
+
 def _watched_for_alerts(key: str) -> bool:
     return key in WATCHED or key.startswith(COMPONENT_PREFIX)
 
@@ -170,7 +187,8 @@ class _Writer:
         self.metrics: list[MetricsRecord] = []
         self.samples: list[SamplesRecord] = []
         self.logs: list[LogRecord] = []
-        self.others: list[StatusRecord | CheckpointRecord] = []
+        self.startups: list[StartupRecord] = []
+        self.others: list[StatusRecord | CheckpointRecord | StartupRecord] = []
 
     def add(self, record: Record) -> None:
         if isinstance(record, MetricsRecord):
@@ -180,6 +198,8 @@ class _Writer:
         elif isinstance(record, LogRecord):
             self.logs.append(record)
         else:
+            if isinstance(record, StartupRecord):
+                self.startups.append(record)
             self.others.append(record)
 
     def write(self) -> list[Event]:

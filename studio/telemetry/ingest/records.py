@@ -25,6 +25,7 @@ from pydantic import (
     field_validator,
 )
 
+from trainer.reporting.startup import STUDIO_PHASES, TRAINER_PHASES
 from trainer.rewards.sandbox.values import extra_problem
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -229,6 +230,31 @@ class StatusData(Strict):
     detail: Message = ""
 
 
+def _trainer_phases(phases: dict[str, float]) -> dict[str, float]:
+    """Only the trainer's own phases: the studio marks the others itself."""
+    for name in phases:
+        if name in STUDIO_PHASES:
+            raise ValueError(f"{name!r} is marked by the studio, not sent by the trainer")
+        if name not in TRAINER_PHASES:
+            raise ValueError(
+                f"unknown startup phase {name[:40]!r}; allowed: {', '.join(TRAINER_PHASES)}"
+            )
+    return phases
+
+
+PhaseTime = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]  # unix seconds
+
+
+class StartupData(Strict):
+    """trainer.reporting.startup: when the trainer reached phases of its start."""
+
+    phases: Annotated[
+        dict[Name, PhaseTime],
+        Field(min_length=1, max_length=len(TRAINER_PHASES)),
+        AfterValidator(_trainer_phases),
+    ]
+
+
 class _Record(Strict):
     seq: Annotated[int, Field(ge=0, le=MAX_SEQ)]
     time: float = Field(ge=0, le=MAX_TIME)  # the trainer's clock, unix seconds
@@ -259,11 +285,16 @@ class StatusRecord(_Record):
     data: StatusData
 
 
+class StartupRecord(_Record):
+    kind: Literal["startup"]
+    data: StartupData
+
+
 Record = Annotated[
-    MetricsRecord | SamplesRecord | LogRecord | CheckpointRecord | StatusRecord,
+    MetricsRecord | SamplesRecord | LogRecord | CheckpointRecord | StatusRecord | StartupRecord,
     Field(discriminator="kind"),
 ]
-KINDS = ("metrics", "samples", "log", "checkpoint", "status")
+KINDS = ("metrics", "samples", "log", "checkpoint", "status", "startup")
 
 
 class IngestBatch(Strict):

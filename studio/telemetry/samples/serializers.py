@@ -98,7 +98,10 @@ class RolloutSampleSerializer(serializers.ModelSerializer):
 
     def get_has_token_data(self, sample: RolloutSample) -> bool:
         """Whether the detail carries token-level data (logprobs, advantages, entropy)."""
-        return bool(getattr(sample, "token_data_recorded", sample.token_data is not None))
+        # The lists annotate it and defer the column itself; reading `token_data` there
+        # (even as getattr's default, which Python evaluates first) loads it row by row.
+        recorded = getattr(sample, "token_data_recorded", None)
+        return bool(recorded) if recorded is not None else sample.token_data is not None
 
 
 class ToolCallSerializer(serializers.Serializer):

@@ -1,3 +1,5 @@
+import { queryOptions } from "@tanstack/react-query";
+
 import { ApiError, api, unwrap, type Schemas } from "../../api/client";
 
 export type User = Schemas["User"];
@@ -21,3 +23,7 @@ export function signIn(username: string, password: string): Promise<User> {
 export async function signOut(): Promise<void> {
   await unwrap(api.POST("/api/auth/logout"));
 }
+
+export const authQueries = {
+  me: () => queryOptions({ queryKey: authKeys.me, queryFn: ({ signal }) => fetchMe(signal), staleTime: 60_000, retry: false }),
+};

@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { authKeys, fetchMe, signIn, signOut } from "./api";
+import { authKeys, authQueries, signIn, signOut } from "./api";
 
 export function useMe() {
-  return useQuery({ queryKey: authKeys.me, queryFn: ({ signal }) => fetchMe(signal), staleTime: 60_000, retry: false });
+  return useQuery(authQueries.me());
 }
 
 export function useSignIn() {

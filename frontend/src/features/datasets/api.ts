@@ -1,4 +1,6 @@
 /** Every request about datasets, with their query keys (uploads, which need progress, are in lib/upload.ts). */
+import { queryOptions } from "@tanstack/react-query";
+
 import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Dataset = Schemas["Dataset"];
@@ -39,6 +41,10 @@ export async function listDatasets(project: string, signal?: AbortSignal): Promi
   );
   return page.results;
 }
+
+export const datasetQueries = {
+  list: (project: string) => queryOptions({ queryKey: datasetKeys.list(project), queryFn: ({ signal }) => listDatasets(project, signal) }),
+};
 
 export function getDataset(id: number, signal?: AbortSignal): Promise<Dataset> {
   return unwrap(api.GET("/api/datasets/{id}/", { params: { path: { id } }, signal }));

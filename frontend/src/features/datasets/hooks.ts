@@ -1,10 +1,10 @@
 /** Query and mutation hooks of datasets (their keys and fetchers live in api.ts). */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { createDataset, datasetKeys, getDataset, getDiff, getPreview, listDatasets, listProjectVersions, listVersions, type DatasetVersion, type DiffQuery } from "./api";
+import { createDataset, datasetKeys, datasetQueries, getDataset, getDiff, getPreview, listProjectVersions, listVersions, type DatasetVersion, type DiffQuery } from "./api";
 
 export function useDatasets(project: string) {
-  return useQuery({ queryKey: datasetKeys.list(project), queryFn: ({ signal }) => listDatasets(project, signal), enabled: Boolean(project) });
+  return useQuery({ ...datasetQueries.list(project), enabled: Boolean(project) });
 }
 
 export function useDataset(id: number) {

@@ -50,7 +50,18 @@ export async function queryMetrics(shape: SeriesShape, keys: string[], signal?: 
 /** One key's series; the charts that scroll into view together share one request. */
 export const loadSeries = createSeriesBatcher(queryMetrics, MAX_QUERY_KEYS);
 
-/** A run's metric keys (key and fetcher), shared by `useMetricKeys` and the run page's loader. */
+/**
+ * Metric queries (key and fetcher), shared by the hooks and the route loaders: a run's
+ * keys, several runs' keys, and one key's series for a chart's shape (batched with the
+ * other series asked for in the same task; a series is fixed once fetched, so never stale).
+ */
 export const metricQueries = {
   keys: (run: number) => queryOptions({ queryKey: metricKeys.keys(run), queryFn: ({ signal }) => fetchMetricKeys(run, signal) }),
+  keysOf: (runs: number[]) => queryOptions({ queryKey: metricKeys.keysOf(runs), queryFn: ({ signal }) => fetchMetricKeysOf(runs, signal) }),
+  series: ({ runs, range, times, points }: SeriesShape, key: string) =>
+    queryOptions({
+      queryKey: metricKeys.series(runs, key, range, times, points),
+      queryFn: () => loadSeries({ runs, range, times, points }, key),
+      staleTime: Infinity,
+    }),
 };

@@ -2,7 +2,8 @@
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useLayoutEffect } from "react";
 
-import { fetchMetricKeysOf, loadSeries, metricKeys, metricQueries, type StepRange } from "./api";
+import { metricKeys, metricQueries } from "./api";
+import type { SeriesShape } from "./lib/seriesBatcher";
 
 export function useMetricKeys(run: number) {
   return useQuery(metricQueries.keys(run));
@@ -10,7 +11,7 @@ export function useMetricKeys(run: number) {
 
 /** The keys any of `runs` reported (asked for only when `enabled`). */
 export function useMetricKeysOf(runs: number[], enabled = true) {
-  return useQuery({ queryKey: metricKeys.keysOf(runs), queryFn: ({ signal }) => fetchMetricKeysOf(runs, signal), enabled });
+  return useQuery({ ...metricQueries.keysOf(runs), enabled });
 }
 
 /** Marks a run's metric keys stale (a live record named a key the list lacks). */
@@ -19,25 +20,15 @@ export function useRefreshMetricKeys() {
   return (run: number) => void queryClient.invalidateQueries({ queryKey: metricKeys.keys(run) });
 }
 
-export type SeriesRequest = { runs: number[]; range: StepRange; times: boolean; points: number };
-
-function seriesOptions({ runs, range, times, points }: SeriesRequest, key: string) {
-  return {
-    queryKey: metricKeys.series(runs, key, range, times, points),
-    queryFn: () => loadSeries({ runs, range, times, points }, key),
-    staleTime: Infinity,
-  };
-}
-
 /**
  * One key's series (none while `key` is undefined). A new range or axis refetches and the
  * previous series stays meanwhile. With `early`, it is asked for while the component
  * commits, beside the other charts mounted with it: useQuery alone would ask after the
  * browser's next task (plotly's evaluation, say), and the batch would split.
  */
-export function useSeries(request: SeriesRequest, key: string | undefined, early = false) {
+export function useSeries(request: SeriesShape, key: string | undefined, early = false) {
   const queryClient = useQueryClient();
-  const options = seriesOptions(request, key ?? "");
+  const options = metricQueries.series(request, key ?? "");
   const requestId = JSON.stringify(options.queryKey);
   useLayoutEffect(() => {
     if (early && key !== undefined) void queryClient.prefetchQuery(options);

@@ -1,4 +1,6 @@
 /** Every request about a project's models, with their query keys (the run form's pickers use them too). */
+import { queryOptions } from "@tanstack/react-query";
+
 import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Model = Schemas["Model"];
@@ -23,6 +25,10 @@ export async function listModels(project: string, signal?: AbortSignal): Promise
   const page = await unwrap(api.GET("/api/models/", { params: { query: { project, page_size: PAGE_SIZE } }, signal }));
   return page.results;
 }
+
+export const modelQueries = {
+  list: (project: string) => queryOptions({ queryKey: modelKeys.list(project), queryFn: ({ signal }) => listModels(project, signal) }),
+};
 
 export function getModel(id: number, signal?: AbortSignal): Promise<Model> {
   return unwrap(api.GET("/api/models/{id}/", { params: { path: { id } }, signal }));

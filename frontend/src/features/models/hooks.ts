@@ -1,7 +1,7 @@
 /** Query and mutation hooks of models (their keys and fetchers live in api.ts). */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { addModel, getModel, listAvailableFolders, listModels, modelKeys, type Model, type ModelCreate, type ModelRole, type OfferedFolder } from "./api";
+import { addModel, getModel, listAvailableFolders, modelKeys, modelQueries, type Model, type ModelCreate, type ModelRole, type OfferedFolder } from "./api";
 import { isPending } from "./lib/format";
 
 /** How often a model a worker is downloading is asked for again. */
@@ -10,8 +10,7 @@ export const POLL_MS = 1000;
 /** The project's models; polled while one of them is still downloading. */
 export function useModels(project: string) {
   return useQuery({
-    queryKey: modelKeys.list(project),
-    queryFn: ({ signal }) => listModels(project, signal),
+    ...modelQueries.list(project),
     enabled: Boolean(project),
     refetchInterval: (query) => (query.state.data?.some((m) => isPending(m.status)) ? POLL_MS : false),
   });

@@ -1,3 +1,5 @@
+import { queryOptions } from "@tanstack/react-query";
+
 import { api, unwrap, type Schemas } from "../../api/client";
 
 export type Project = Schemas["Project"];
@@ -26,6 +28,10 @@ export async function fetchProjects(signal?: AbortSignal): Promise<Project[]> {
   const page = await unwrap(api.GET("/api/projects/", { params: { query: { page_size: MAX_PROJECTS } }, signal }));
   return page.results;
 }
+
+export const projectQueries = {
+  all: () => queryOptions({ queryKey: projectKeys.all, queryFn: ({ signal }) => fetchProjects(signal), staleTime: 30_000 }),
+};
 
 export function createProject(body: { name: string; description?: string }): Promise<Project> {
   return unwrap(api.POST("/api/projects/", { body }));

@@ -10,7 +10,7 @@ import {
   fetchNotifications,
   fetchProjectInvitations,
   fetchProjectStorage,
-  fetchProjects,
+  projectQueries,
   invitationKeys,
   inviteMember,
   projectKeys,
@@ -22,7 +22,7 @@ import {
 } from "./api";
 
 export function useProjects() {
-  return useQuery({ queryKey: projectKeys.all, queryFn: ({ signal }) => fetchProjects(signal), staleTime: 30_000 });
+  return useQuery(projectQueries.all());
 }
 
 /** The project named in the URL (`/p/:slug/...`). */

@@ -172,4 +172,5 @@ export function reportUrl(runs: number[]): string {
 export const runQueries = {
   detail: (id: number) => queryOptions({ queryKey: runKeys.detail(id), queryFn: ({ signal }) => getRun(id, signal) }),
   list: (slug: string, filters: RunFilters = {}) => queryOptions({ queryKey: runKeys.list(slug, filters), queryFn: ({ signal }) => listRuns(slug, filters, signal) }),
+  configSchema: () => queryOptions({ queryKey: runKeys.configSchema, queryFn: ({ signal }) => fetchConfigSchema(signal), staleTime: Infinity }),
 };

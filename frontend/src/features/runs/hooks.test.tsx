@@ -2,8 +2,9 @@ import { act, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { mockApi, pageOf, renderQueryHook, requestAt } from "../../test/render";
+import { metricKeys } from "../metrics/api";
 import { runKeys, type RunDetail } from "./api";
-import { useRun, useRunAction, useRuns, useRunsById, useStartRun } from "./hooks";
+import { useLiveRun, useRun, useRunAction, useRuns, useRunsById, useStartRun } from "./hooks";
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -54,5 +55,41 @@ describe("useStartRun", () => {
     await act(() => result.current.mutateAsync({ clone: 7, body: { name: "again" } }));
     expect(new URL(requestAt(fetchMock).url).pathname).toBe("/api/runs/7/clone/");
     expect(queryClient.getQueryData(runKeys.detail(9))).toEqual(run(9));
+  });
+});
+
+/** The one stream a test opens: its listeners, and a way to send it an event. */
+class FakeEventSource {
+  static last: FakeEventSource | null = null;
+  listeners = new Map<string, (event: MessageEvent<string>) => void>();
+  onopen: (() => void) | null = null;
+  constructor(public url: string) {
+    FakeEventSource.last = this;
+  }
+  addEventListener(name: string, listener: (event: MessageEvent<string>) => void) {
+    this.listeners.set(name, listener);
+  }
+  removeEventListener(name: string) {
+    this.listeners.delete(name);
+  }
+  close() {}
+  send(name: string, data: unknown) {
+    this.listeners.get(name)?.(new MessageEvent(name, { data: JSON.stringify(data), lastEventId: "1:0" }));
+  }
+}
+
+describe("useLiveRun", () => {
+  it("shows a live record's new metric keys at once, and still asks for the run's keys", () => {
+    vi.stubGlobal("EventSource", FakeEventSource);
+    mockApi({ "GET /api/runs/7/metrics/keys": { keys: ["a/b", "val-core/arith/reward/mean@1"] } });
+    const seen: number[] = [];
+    const { queryClient } = renderQueryHook(() => useLiveRun({ id: 7, status: "running" }, new Set(["a/b"]), { metrics: (r) => seen.push(r.step), log: () => undefined }));
+    queryClient.setQueryData(metricKeys.keys(7), ["a/b"]);
+
+    act(() => FakeEventSource.last?.send("metrics", { step: 0, time: 1, values: { "val-core/arith/reward/mean@1": 0.5, "a/b": 1 } }));
+
+    expect(queryClient.getQueryData(metricKeys.keys(7))).toEqual(["a/b", "val-core/arith/reward/mean@1"]);
+    expect(seen).toEqual([0]);
+    expect(queryClient.getQueryState(metricKeys.keys(7))?.isInvalidated).toBe(true);
   });
 });

@@ -13,12 +13,10 @@ import {
   deleteRun,
   fetchAlerts,
   fetchCheckpoints,
-  fetchConfigSchema,
   fetchLogs,
   fetchPresets,
   listChoices,
   fetchProjectQueue,
-  getRun,
   resumeRun,
   runKeys,
   runQueries,
@@ -37,7 +35,7 @@ export function useRun(id: number, enabled = true) {
 
 /** Several runs by id, each cached as its own detail (the comparison). */
 export function useRunsById(ids: number[]) {
-  return useQueries({ queries: ids.map((id) => ({ queryKey: runKeys.detail(id), queryFn: ({ signal }: { signal: AbortSignal }) => getRun(id, signal) })) });
+  return useQueries({ queries: ids.map((id) => runQueries.detail(id)) });
 }
 
 /** A project's runs; the last answer stays while another filter's loads. */
@@ -71,10 +69,12 @@ export type LiveRecord = { step: number; time: number; values: Record<string, nu
 /**
  * While mounted, a run's events keep its cached resources fresh: a record with a key the
  * run had not reported refreshes its metric keys, a checkpoint or an alert refreshes that
- * list, a status change refreshes the run. Records and log lines go to the callbacks.
+ * list, a status change refreshes the run, and so do the trainer's startup marks and, while
+ * its startup timeline waits for it (`startupPending`), its first metric. Records and log
+ * lines go to the callbacks.
  */
 export function useLiveRun(
-  run: { id: number; status: string },
+  run: { id: number; status: string; startupPending?: boolean },
   knownKeys: ReadonlySet<string>,
   on: { metrics: (record: LiveRecord) => void; log: (line: LogLine) => void },
 ) {
@@ -85,9 +85,18 @@ export function useLiveRun(
       // The event carries its record's `time` (the trainer's clock): the same clock the
       // metrics API's `times` are read from, so live points line up on the time axis.
       const record = data as LiveRecord;
-      if (Object.keys(record.values).some((k) => !knownKeys.has(k))) refresh(metricKeys.keys(run.id));
+      const fresh = Object.keys(record.values).filter((k) => !knownKeys.has(k));
+      if (fresh.length) {
+        // Its keys are the run's now: their charts mount at once, not after a round trip for
+        // the keys (the run's first chart waited for it). The refetch still catches keys
+        // this page's stream started too late to see.
+        queryClient.setQueryData<string[]>(metricKeys.keys(run.id), (keys = []) => [...new Set([...keys, ...fresh])].sort());
+        refresh(metricKeys.keys(run.id));
+      }
+      if (run.startupPending) refresh(runKeys.detail(run.id)); // its first metric is stored
       on.metrics(record);
     },
+    startup: () => refresh(runKeys.detail(run.id)),
     log: (data) => on.log(data as LogLine),
     checkpoint: () => refresh(runKeys.checkpoints(run.id)),
     alert: () => refresh(runKeys.alerts(run.id)),
@@ -98,7 +107,7 @@ export function useLiveRun(
 }
 
 export function useConfigSchema() {
-  return useQuery({ queryKey: runKeys.configSchema, queryFn: ({ signal }) => fetchConfigSchema(signal), staleTime: Infinity });
+  return useQuery(runQueries.configSchema());
 }
 
 /** A generic input picker's choices: the project's items of its list endpoint, one request per endpoint; asked for only when `enabled` (the picker is shown). */

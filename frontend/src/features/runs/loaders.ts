@@ -9,23 +9,25 @@
 import type { QueryClient } from "@tanstack/react-query";
 import { useLoaderData, type LoaderFunctionArgs } from "react-router";
 
+import { loadPlotly } from "../../lib/plotly";
+import { IF_MISSING } from "../../lib/prefetch";
 import { metricQueries } from "../metrics/api";
 import { runQueries } from "./api";
-import { runListFilters, runListSearchIn, runTabIn, type RunListSearch, type RunTab } from "./lib/searchParams";
-
-/** Fetched unless cached: the hooks refresh what they show by their own stale times. */
-const IF_MISSING = { staleTime: Infinity } as const;
+import { firstScreenSeries } from "./lib/chartView";
+import { comparedRunsIn, runListFilters, runListSearchIn, runTabIn, type RunListSearch, type RunTab } from "./lib/searchParams";
 
 export type RunPageData = { tab: RunTab };
 export type RunsPageData = { search: RunListSearch };
+export type ComparePageData = { runs: number[] };
 
-/** `/p/:slug/runs/:runId`: the run and its metric keys (the charts need both), and `?tab`. */
+/** `/p/:slug/runs/:runId`: the run and its metric keys (the charts need both), plotly, and `?tab`. */
 export function runPageLoader(queryClient: QueryClient) {
   return ({ params, request }: LoaderFunctionArgs): RunPageData => {
     const id = Number(params.runId);
     if (Number.isInteger(id) && id > 0) {
       void queryClient.prefetchQuery({ ...runQueries.detail(id), ...IF_MISSING });
       void queryClient.prefetchQuery({ ...metricQueries.keys(id), ...IF_MISSING });
+      void loadPlotly(); // its chunk loads and runs while the session and the run are asked for
     }
     return { tab: runTabIn(new URL(request.url).searchParams) };
   };
@@ -38,6 +40,39 @@ export function runsPageLoader(queryClient: QueryClient) {
     if (params.slug) void queryClient.prefetchQuery({ ...runQueries.list(params.slug, runListFilters(search)), ...IF_MISSING });
     return { search };
   };
+}
+
+/**
+ * `/p/:slug/compare?runs=`: the runs, their metric keys, the config schema (the diff) and
+ * plotly; once the keys are in, the series of the charts' first rows (they would otherwise
+ * be asked for only after the page renders and plotly runs).
+ */
+export function comparePageLoader(queryClient: QueryClient) {
+  return ({ request }: LoaderFunctionArgs): ComparePageData => {
+    const params = new URL(request.url).searchParams;
+    const runs = comparedRunsIn(params);
+    if (runs.length >= 2) {
+      for (const id of runs) void queryClient.prefetchQuery({ ...runQueries.detail(id), ...IF_MISSING });
+      void queryClient
+        .ensureQueryData(metricQueries.keysOf(runs))
+        .then((keys) => prefetchFirstCharts(queryClient, runs, keys, params))
+        .catch(() => undefined); // the page's own query shows the error
+      void queryClient.prefetchQuery({ ...runQueries.configSchema(), ...IF_MISSING });
+      void loadPlotly();
+    }
+    return { runs };
+  };
+}
+
+/** The first rows' series, asked for together (one batched request), as the grid's charts ask. */
+function prefetchFirstCharts(queryClient: QueryClient, runs: number[], keys: string[], params: URLSearchParams) {
+  const first = firstScreenSeries(runs, keys, params, document.documentElement.clientWidth);
+  if (!first) return;
+  for (const key of first.keys) void queryClient.prefetchQuery(metricQueries.series(first.shape, key));
+}
+
+export function useComparePageData(): ComparePageData {
+  return useLoaderData<ComparePageData>();
 }
 
 export function useRunPageData(): RunPageData {

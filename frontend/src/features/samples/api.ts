@@ -3,6 +3,8 @@
  * steps and distributions, a prompt across steps, labels and the export of labelled
  * samples to a dataset; with their query keys in `sampleKeys`.
  */
+import { queryOptions } from "@tanstack/react-query";
+
 import { api, type Schemas, unwrap } from "../../api/client";
 import type { CursorPage } from "./lib/samplePager";
 
@@ -52,9 +54,12 @@ export const sampleKeys = {
   lengths: (run: number, steps: StepSpan) => ["samples", "run", run, "lengths", steps] as const,
   prompts: (run: number, q: string) => ["samples", "run", run, "prompts", q] as const,
   failing: (run: number) => ["samples", "run", run, "failing"] as const,
+  /** The newest page of the samples `query` selects: the explorer's list starts from it. */
+  firstPage: (query: SampleQuery) => ["samples", "run", query.run, "first-page", query] as const,
 };
 
 export const PAGE_SIZE = 100;
+const FIRST_PAGE_FRESH_MS = 10_000;
 
 /** The cursor inside a `next` link (the link itself carries the filters again). */
 export function cursorOf(next: string | null | undefined): string | null {
@@ -160,3 +165,16 @@ export const fetchPrompts = (id: number, q: string, signal?: AbortSignal) =>
       signal,
     }),
   );
+
+/**
+ * Queries read both by the explorer's hooks and by its route loader (one cache entry
+ * each). The first page is a query so the loader can start it at navigation; the pages
+ * after it, and the newer ones of a live run, are the list's own (see useSampleList).
+ */
+export const sampleQueries = {
+  steps: (run: number) => queryOptions({ queryKey: sampleKeys.steps(run), queryFn: ({ signal }) => fetchSteps(run, signal) }),
+  /** Fresh for a while: the page that mounts a moment after its loader asked shows that
+   * answer (a live run's list gathers newer samples by itself; labelling invalidates it). */
+  firstPage: (query: SampleQuery) =>
+    queryOptions({ queryKey: sampleKeys.firstPage(query), queryFn: ({ signal }) => fetchSamplePage(query, null, signal), staleTime: FIRST_PAGE_FRESH_MS }),
+};

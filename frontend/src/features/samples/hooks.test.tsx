@@ -1,9 +1,11 @@
-import { act, waitFor } from "@testing-library/react";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { act, renderHook, waitFor } from "@testing-library/react";
+import type { ReactNode } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { jsonResponse, mockApi, renderQueryHook, requestAt } from "../../test/render";
 import { datasetKeys } from "../datasets/api";
-import { sampleKeys, type Sample } from "./api";
+import { sampleKeys, sampleQueries, type Sample } from "./api";
 import { useExportLabelled, useLabelToggle, useSample, useSampleList } from "./hooks";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -74,5 +76,63 @@ describe("useSampleList", () => {
     act(() => result.current.loadMore());
     await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([3, 2, 1]));
     expect(new URL(requestAt(fetchMock, 0).url).searchParams.get("run")).toBe("1");
+  });
+});
+
+describe("useSampleList's first page", () => {
+  const withCache = (queryClient: QueryClient) =>
+    function Wrapper({ children }: { children: ReactNode }) {
+      return <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>;
+    };
+
+  it("is the one its route loader put in the cache: no second request", async () => {
+    const fetchMock = mockApi({});
+    const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    queryClient.setQueryData(sampleKeys.firstPage({ run: 1, label: "good" }), { results: [sample(3)], next: null });
+    const { result } = renderHook(() => useSampleList({ run: 1, label: "good" }, false), { wrapper: withCache(queryClient) });
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([3]));
+    expect(fetchMock).not.toHaveBeenCalled();
+  });
+
+  it("joins the loader's request while it is in flight", async () => {
+    let answer: (response: Response) => void = () => undefined;
+    const fetchMock = mockApi({ "GET /api/samples/": () => new Promise<Response>((resolve) => (answer = resolve)) as unknown as Response });
+    const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    void queryClient.prefetchQuery(sampleQueries.firstPage({ run: 1 }));
+    const { result } = renderHook(() => useSampleList({ run: 1 }, false), { wrapper: withCache(queryClient) });
+    await waitFor(() => expect(fetchMock).toHaveBeenCalled());
+    answer(jsonResponse({ results: [sample(4)], next: null }));
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([4]));
+    expect(fetchMock).toHaveBeenCalledTimes(1);
+  });
+
+  it("is read afresh once older than the cache's stale time (a later visit)", async () => {
+    const fetchMock = mockApi({ "GET /api/samples/": { results: [sample(5)], next: null } });
+    const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+    queryClient.setQueryData(sampleKeys.firstPage({ run: 1 }), { results: [sample(3)], next: null }, { updatedAt: Date.now() - 60_000 });
+    const { result } = renderHook(() => useSampleList({ run: 1 }, false), { wrapper: withCache(queryClient) });
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([5]));
+    expect(fetchMock).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("useSampleList while a label lands", () => {
+  it("asks again for a first page that labelling cancelled, and shows no error", async () => {
+    let gets = 0;
+    let answerFirst: (response: Response) => void = () => undefined;
+    mockApi({
+      "POST /api/samples/3/labels/": {},
+      "GET /api/samples/": () => {
+        gets += 1;
+        if (gets > 1) return jsonResponse({ results: [sample(3)], next: null });
+        return new Promise<Response>((resolve) => (answerFirst = resolve)) as unknown as Response;
+      },
+    });
+    const { result } = renderQueryHook(() => ({ list: useSampleList({ run: 1 }, false), toggle: useLabelToggle() }));
+    await waitFor(() => expect(gets).toBe(1));
+    await act(() => result.current.toggle.mutateAsync({ sample: 3, label: "good", on: true }));
+    answerFirst(jsonResponse({ results: [], next: null }));
+    await waitFor(() => expect(result.current.list.pager.items.map((s) => s.id)).toEqual([3]));
+    expect(result.current.list.error).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 /** Query and mutation hooks of rollout samples (their keys and fetchers live in api.ts). */
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { isCancelledError, keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
 
 import { datasetKeys } from "../datasets/api";
@@ -13,28 +13,24 @@ import {
   fetchSamplePage,
   fetchSample,
   fetchStepGroups,
-  fetchSteps,
   fetchTimeline,
   previewExport,
   removeLabel,
   sampleKeys,
+  sampleQueries,
   type ExportRequest,
   type GroupSignal,
   type Sample,
   type SampleQuery,
   type StepSpan,
 } from "./api";
-import { emptyPager, type Pager, withNewerPage, withOlderPage } from "./lib/samplePager";
+import { type CursorPage, emptyPager, type Pager, withNewerPage, withOlderPage } from "./lib/samplePager";
 
 /** How often a live run's steps are re-read (the slider's "follow latest"). */
 export const LIVE_REFRESH_MS = 5_000;
 
 export const useSteps = (run: number, live: boolean) =>
-  useQuery({
-    queryKey: sampleKeys.steps(run),
-    queryFn: ({ signal }) => fetchSteps(run, signal),
-    refetchInterval: live ? LIVE_REFRESH_MS : false,
-  });
+  useQuery({ ...sampleQueries.steps(run), refetchInterval: live ? LIVE_REFRESH_MS : false });
 
 export const useSample = (id: number | null) =>
   useQuery({
@@ -63,18 +59,21 @@ export const useTimeline = (run: number | null, sample: number) =>
     enabled: run !== null,
   });
 
-export const useHistogram = (run: number, steps: StepSpan) =>
+/** `enabled: false` holds a new range's request back (the previous range stays shown). */
+export const useHistogram = (run: number, steps: StepSpan, enabled = true) =>
   useQuery({
     queryKey: sampleKeys.histogram(run, steps),
     queryFn: ({ signal }) => fetchHistogram(run, steps, signal),
     placeholderData: keepPreviousData,
+    enabled,
   });
 
-export const useLengths = (run: number, steps: StepSpan) =>
+export const useLengths = (run: number, steps: StepSpan, enabled = true) =>
   useQuery({
     queryKey: sampleKeys.lengths(run, steps),
     queryFn: ({ signal }) => fetchLengths(run, steps, signal),
     placeholderData: keepPreviousData,
+    enabled,
   });
 
 export const usePrompts = (run: number, q: string) =>
@@ -131,7 +130,11 @@ export type SampleList = {
   generation: number;
 };
 
+/** Reads one page of the list's samples (the first from the cache, the others afresh). */
+type PageLoad = (query: SampleQuery, signal: AbortSignal) => Promise<CursorPage<Sample>>;
+
 export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_000): SampleList {
+  const queryClient = useQueryClient();
   const key = JSON.stringify(query);
   const [pager, setPager] = useState<Pager<Sample>>(emptyPager);
   const [loading, setLoading] = useState(true);
@@ -143,13 +146,19 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
   pagerRef.current = pager;
 
   const run = useCallback(
-    async (cursor: string | null, merge: typeof withOlderPage<Sample>) => {
+    async (load: PageLoad, merge: typeof withOlderPage<Sample>) => {
       if (busy.current) return;
       busy.current = true;
       const current = generation.current;
+      const query = JSON.parse(current.key) as SampleQuery;
       setLoading(true);
       try {
-        const page = await fetchSamplePage(JSON.parse(current.key), cursor, current.controller.signal);
+        const page = await load(query, current.controller.signal).catch((cause: unknown) => {
+          // Labelling cancels every samples query in flight (see useLabelToggle), the
+          // cached first page's too: ask again rather than show a cancellation as an error.
+          if (isCancelledError(cause) && generation.current === current && !current.controller.signal.aborted) return load(query, current.controller.signal);
+          throw cause;
+        });
         if (generation.current !== current) return;
         setPager((old) => merge(old, page));
         setError(null);
@@ -166,6 +175,8 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
     [],
   );
 
+  // The first page comes through the query cache, where the explorer's route loader may
+  // have asked for it already; the cleanup cancels it if the filters change meanwhile.
   useEffect(() => {
     generation.current.controller.abort();
     generation.current = { key, controller: new AbortController() };
@@ -173,17 +184,21 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
     setPager(emptyPager());
     setError(null);
     setRestarts((n) => n + 1);
-    void run(null, withOlderPage);
-    return () => generation.current.controller.abort();
-  }, [key, run]);
+    void run((query) => queryClient.fetchQuery(sampleQueries.firstPage(query)), withOlderPage);
+    return () => {
+      generation.current.controller.abort();
+      void queryClient.cancelQueries({ queryKey: sampleKeys.firstPage(JSON.parse(key) as SampleQuery), exact: true });
+    };
+  }, [key, run, queryClient]);
 
   const loadMore = useCallback(() => {
     const { next, started } = pagerRef.current;
-    if (started && next !== null) void run(next, withOlderPage);
+    if (started && next !== null) void run((query, signal) => fetchSamplePage(query, next, signal), withOlderPage);
   }, [run]);
 
   const refreshNewer = useCallback(() => {
-    void run(pagerRef.current.newerNext, withNewerPage);
+    const cursor = pagerRef.current.newerNext; // null: the newest page, read afresh
+    void run((query, signal) => fetchSamplePage(query, cursor, signal), withNewerPage);
   }, [run]);
 
   useEffect(() => {

@@ -71,11 +71,12 @@ describe("Invitations to you", () => {
     expect(paths).not.toContain("/api/invitations/9/accept/");
   });
 
-  it("greets someone in no project yet with their invitation above the empty state", () => {
+  it("greets someone in no project yet with their invitation above the empty state", async () => {
     mockApi({ "GET /api/health": okHealth });
     renderApp("/", { projects: [], invitations: [toLab] });
 
-    expect(screen.getByRole("region", { name: "Invitations to you" })).toHaveTextContent("Lab");
+    // The root route's loader settles before the shell renders.
+    expect(await screen.findByRole("region", { name: "Invitations to you" })).toHaveTextContent("Lab");
     expect(screen.getByRole("region", { name: "You are in no project yet" })).toHaveTextContent("invite you");
   });
 });

@@ -19,18 +19,19 @@ export function PendingInvitations() {
   const navigate = useNavigate();
   if (!invitations.data?.length) return null;
 
-  function respond(invitation: Invitation, accept: boolean) {
-    answer.mutate(
-      { id: invitation.id, accept },
-      {
-        onSuccess: () => {
-          if (!accept) return toast.show(`Declined the invitation to ${invitation.project_name}.`, "success");
-          toast.show(`You joined ${invitation.project_name} as ${invitation.role === "owner" ? "an owner" : `a ${invitation.role}`}.`, "success");
-          void navigate(`/p/${invitation.project}/runs`);
-        },
-        onError: (error) => toast.error(error),
-      },
-    );
+  // The answer is awaited here, not handed to `mutate`'s callbacks: TanStack Query drops
+  // those when the observer has no listener at that moment, and then the toast and the
+  // move to the joined project never came (seen twice in CI under load).
+  async function respond(invitation: Invitation, accept: boolean) {
+    try {
+      await answer.mutateAsync({ id: invitation.id, accept });
+    } catch (error) {
+      toast.error(error);
+      return;
+    }
+    if (!accept) return toast.show(`Declined the invitation to ${invitation.project_name}.`, "success");
+    toast.show(`You joined ${invitation.project_name} as ${invitation.role === "owner" ? "an owner" : `a ${invitation.role}`}.`, "success");
+    void navigate(`/p/${invitation.project}/runs`);
   }
 
   return (
@@ -43,10 +44,10 @@ export function PendingInvitations() {
             <span className={ui.muted}>Open until <Time value={invitation.expires_at} format="date" />.</span>
           </p>
           <div className={ui.row}>
-            <Button variant="primary" onClick={() => respond(invitation, true)} disabled={answer.isPending} aria-label={`Accept the invitation to ${invitation.project_name}`}>
+            <Button variant="primary" onClick={() => void respond(invitation, true)} disabled={answer.isPending} aria-label={`Accept the invitation to ${invitation.project_name}`}>
               Accept
             </Button>
-            <Button onClick={() => respond(invitation, false)} disabled={answer.isPending} aria-label={`Decline the invitation to ${invitation.project_name}`}>
+            <Button onClick={() => void respond(invitation, false)} disabled={answer.isPending} aria-label={`Decline the invitation to ${invitation.project_name}`}>
               Decline
             </Button>
           </div>

@@ -12,6 +12,8 @@ type Props = {
   run: number;
   stepMin: number | null;
   stepMax: number | null;
+  /** False while the list's first page for the filters is loading: a new range waits. */
+  ready: boolean;
   onPickScores: (low: number, high: number) => void;
   onPickSample: (id: number) => void;
 };
@@ -34,7 +36,7 @@ const SCATTER_LAYOUT: Partial<Layout> = {
 };
 
 /** Score histogram (click a bin to filter by it) and length vs score (click a point to open it). */
-export function Distributions({ run, stepMin, stepMax, onPickScores, onPickSample }: Props) {
+export function Distributions({ run, stepMin, stepMax, ready, onPickScores, onPickSample }: Props) {
   const steps = useMemo(
     () => ({
       ...(stepMin !== null ? { step_min: stepMin } : {}),
@@ -42,8 +44,8 @@ export function Distributions({ run, stepMin, stepMax, onPickScores, onPickSampl
     }),
     [stepMin, stepMax],
   );
-  const histogram = useHistogram(run, steps);
-  const lengths = useLengths(run, steps);
+  const histogram = useHistogram(run, steps, ready);
+  const lengths = useLengths(run, steps, ready);
   const bins = histogram.data?.bins;
   const points = lengths.data?.points;
 

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 
 import { layoutClass } from "../../../components/Layout";
@@ -67,6 +67,10 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
   const query = useMemo(() => sampleQuery(runId, filters), [runId, filters]);
   const list = useSampleList(query, live);
   const samples = list.pager.items;
+  // Set once, during render (React re-renders at once): what sits below the list mounts
+  // after its first page and stays.
+  const [belowShown, setBelowShown] = useState(false);
+  if (list.pager.started && !belowShown) setBelowShown(true);
   const selectedId = params.get("sample") ? Number(params.get("sample")) : null;
   const listed = samples.find((s) => s.id === selectedId);
   // The detail (fresh after labelling) wins; the list's copy shows while it loads.
@@ -178,14 +182,25 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
           </div>
         )}
       </div>
-      <Distributions
-        run={runId}
-        stepMin={filters.stepMin}
-        stepMax={filters.stepMax}
-        onPickScores={(low, high) => setFilters({ ...filters, scoreMin: low, scoreMax: high })}
-        onPickSample={(id) => select(id)}
-      />
-      <ExportLabelled run={runId} project={slug} />
+      {/* Below the list, and asked for once its first page is in: on a busy server their
+          requests (the score histogram, 2,000 length points, the project's datasets) would
+          otherwise share it with the page the reader came for. Mounted from then on: were
+          they unmounted at each filter change, each remount would ask again for the run,
+          the datasets and the distributions (the server's one thread, ahead of the next
+          change's page). A new step range's distributions wait for that range's page. */}
+      {belowShown ? (
+        <>
+          <Distributions
+            run={runId}
+            stepMin={filters.stepMin}
+            stepMax={filters.stepMax}
+            ready={list.pager.started}
+            onPickScores={(low, high) => setFilters({ ...filters, scoreMin: low, scoreMax: high })}
+            onPickSample={(id) => select(id)}
+          />
+          <ExportLabelled run={runId} project={slug} />
+        </>
+      ) : null}
     </div>
   );
 }

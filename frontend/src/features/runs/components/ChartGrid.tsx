@@ -5,8 +5,8 @@ import { Button } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
 import { inputClass } from "../../../components/Field";
 import { RunsIcon } from "../../../components/icons";
-import type { StepRange } from "../../metrics/api";
-import { appendPoints, groupKeys, withLiveTail, type ChartSeries, type LiveTail, type Point, type XAxis } from "../lib/chartData";
+import { appendPoints, groupKeys, withLiveTail, type ChartSeries, type LiveTail, type Point } from "../lib/chartData";
+import { axisIn, chosenCharts, rangeIn } from "../lib/chartView";
 import { headlineCharts, type Headline } from "../lib/headline";
 import styles from "./ChartGrid.module.css";
 import { ChartSlot, type SeriesStore } from "./ChartSlot";
@@ -31,14 +31,6 @@ type ChartGridProps = {
   headline?: boolean;
 };
 
-function readRange(params: URLSearchParams): StepRange {
-  const number = (name: string) => {
-    const raw = params.get(name);
-    return raw !== null && raw !== "" && Number.isFinite(Number(raw)) ? Number(raw) : null;
-  };
-  return { min: number("from"), max: number("to") };
-}
-
 /**
  * The chart grid: one chart per metric key grouped by prefix, mounted when scrolled into
  * view. The step range, chosen charts, smoothing, log scale and x axis live in the URL
@@ -46,10 +38,10 @@ function readRange(params: URLSearchParams): StepRange {
  */
 export function ChartGrid({ runs, keys, runLabel, onPointClick, bindLive, emptyHint, headline = false }: ChartGridProps) {
   const [params, setParams] = useSearchParams();
-  const range = readRange(params);
+  const range = rangeIn(params);
   const chosenParam = params.get("charts");
-  const chosen = useMemo(() => (chosenParam ? chosenParam.split(",").filter((k) => keys.includes(k)) : keys), [chosenParam, keys]);
-  const axis: XAxis = params.get("axis") === "time" ? "time" : "step";
+  const chosen = useMemo(() => chosenCharts(chosenParam, keys), [chosenParam, keys]);
+  const axis = axisIn(params);
   const [picking, setPicking] = useState(false);
 
   const smoothParam = params.get("smooth");

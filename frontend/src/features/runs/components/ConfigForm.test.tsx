@@ -29,15 +29,27 @@ function Harness({ errors = {}, onChange }: { errors?: Record<string, string[]>;
   );
 }
 
+/** Opens every section as a click on its summary does: a closed section renders no fields. */
 function openAll(container: HTMLElement) {
   container.querySelectorAll("details").forEach((d) => {
     d.open = true;
+    fireEvent(d, new Event("toggle"));
   });
 }
 
 describe("the generated run form", () => {
   it("has one section per config group of the real schema", () => {
     expect(sections.map((s) => s.name)).toEqual(Object.keys((schema as { properties: object }).properties));
+  });
+
+  it("renders a closed section's fields once it is opened, and a section with an error open", () => {
+    const { container } = render(<Harness errors={{ "rollout.n": ["Must be at least 2 for GRPO."] }} />);
+    expect(container.querySelector('[data-path="trainer.total_steps"]')).toBeNull();
+    expect(container.querySelector('[data-path="rollout.n"]')).not.toBeNull();
+    const trainer = [...container.querySelectorAll("details")].find((d) => d.querySelector("summary")?.textContent?.startsWith("trainer"));
+    fireEvent.click(trainer!.querySelector("summary")!); // jsdom toggles on the summary's click
+    fireEvent(trainer!, new Event("toggle"));
+    expect(container.querySelector('[data-path="trainer.total_steps"]')).toHaveValue("40");
   });
 
   it("renders every field of the real schema with the control its type needs", () => {

@@ -62,14 +62,19 @@ function ConfigSection({
   const errorCount = section.fields.filter((f) => errors[f.path]?.length).length + (sectionErrors.length ? 1 : 0);
   const changedCount = section.fields.filter((f) => !same(getAt(value, f.path), getAt(base, f.path))).length;
   const [open, setOpen] = useState(false);
+  const shown = open || errorCount > 0;
   return (
-    <details className={styles.section} open={open || errorCount > 0} onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
+    <details className={styles.section} open={shown} onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
       <summary>
         {section.title}
         {changedCount ? <span className={styles.count}>{changedCount} changed</span> : null}
         {errorCount ? <span className={styles.errorCount}>{errorCount} to fix</span> : null}
       </summary>
       {sectionErrors.length ? <ErrorList messages={sectionErrors} /> : null}
+      {/* A closed section's fields are not rendered: the schema has hundreds, and each
+          keystroke re-renders the form (in jsdom, finding a field by its label among them
+          all took seconds). Opening it renders them from the values. */}
+      {shown ? (
       <div className={styles.fields}>
         {section.fields.map((field) => (
           <ConfigField
@@ -83,6 +88,7 @@ function ConfigSection({
           />
         ))}
       </div>
+      ) : null}
     </details>
   );
 }

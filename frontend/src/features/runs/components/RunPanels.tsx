@@ -20,6 +20,7 @@ import { atPathField, pathFieldsOf } from "../lib/configSchema";
 import { lastUserLine } from "../lib/traceback";
 import { RunInputs } from "./RunInputs";
 import { RunStatusPill } from "./RunStatus";
+import { StartupTimeline } from "./StartupTimeline";
 import { RewardSource, RunTraceback, TracebackLines } from "./RunTraceback";
 
 const LEVELS = ["", "debug", "info", "warning", "error"];
@@ -187,6 +188,8 @@ export function TimelinePanel({ run }: { run: RunDetail }) {
   const history = run.status_history ?? [];
   return (
     <section aria-label="Status timeline">
+      <StartupTimeline run={run} />
+      <h3 style={{ fontSize: "0.95rem", marginBottom: 8 }}>Status changes</h3>
       <ol style={{ listStyle: "none", padding: 0, margin: 0, display: "grid", gap: 8 }}>
         {history.map((change, i) => (
           <li key={i} className={ui.row}>

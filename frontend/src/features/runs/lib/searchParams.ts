@@ -49,3 +49,12 @@ export function runListFilters(search: RunListSearch): RunFilters {
     archived: search.archived === "false" ? undefined : search.archived,
   };
 }
+
+/** The compare page's most runs. */
+export const MAX_COMPARED = 8;
+
+/** `?runs=` of the compare page: distinct positive ids, at most `MAX_COMPARED`, in order. */
+export function comparedRunsIn(params: URLSearchParams): number[] {
+  const ids = (params.get("runs") ?? "").split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  return [...new Set(ids)].slice(0, MAX_COMPARED);
+}

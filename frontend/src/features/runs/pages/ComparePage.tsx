@@ -1,5 +1,4 @@
-import { useEffect } from "react";
-import { Link, useSearchParams } from "react-router";
+import { Link } from "react-router";
 
 import { ButtonAnchor } from "../../../components/Button";
 import { EmptyState } from "../../../components/EmptyState";
@@ -9,7 +8,6 @@ import { PageHeader } from "../../../components/PageHeader";
 import { Loading } from "../../../components/Spinner";
 import { Table } from "../../../components/Table";
 import ui from "../../../components/ui.module.css";
-import { loadPlotly } from "../../../lib/plotly";
 import { useMetricKeysOf } from "../../metrics/hooks";
 import { useProjectSlug } from "../../projects/hooks";
 import { LazyDiffView } from "../../rewards/components/LazyEditors";
@@ -21,18 +19,16 @@ import { useConfigDiff } from "../components/RunPanels";
 import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { useRunsById } from "../hooks";
 import { formatValue } from "../lib/configDiff";
+import { useComparePageData } from "../loaders";
 
 const MIN_RUNS = 2;
-const MAX_RUNS = 8;
 
 /** Two to eight runs: their inputs side by side, the config fields where they differ, the reward code diff and overlaid curves. */
 export function ComparePage() {
   const slug = useProjectSlug();
-  const [params] = useSearchParams();
-  const ids = [...new Set((params.get("runs") ?? "").split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0))].slice(0, MAX_RUNS);
+  const ids = useComparePageData().runs; // the loader asked for them, their keys and plotly
   const runs = useRunsById(ids);
   const keys = useMetricKeysOf(ids, ids.length >= MIN_RUNS);
-  useEffect(() => void loadPlotly(), []); // beside the runs' requests, not after them
   const configDiff = useConfigDiff(ids.length >= MIN_RUNS ? runs.map((r) => r.data?.config) : []);
 
   if (ids.length < MIN_RUNS) {

@@ -28,8 +28,7 @@ function api(datasets: Dataset[], created: (request: Request) => Response) {
 
 const posted = (fetchMock: ReturnType<typeof mockApi>) => fetchMock.mock.calls.map(([request]) => request as Request).filter((r) => r.method === "POST");
 
-// The whole form (its config groups from the real schema) takes seconds to render in jsdom.
-describe("the new run form", { timeout: 30_000 }, () => {
+describe("the new run form", () => {
   it("asks for the training data at its field, and sends nothing", async () => {
     const fetchMock = api([], () => jsonResponse({}, 201));
     renderApp("/p/demo/runs/new");

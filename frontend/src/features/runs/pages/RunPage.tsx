@@ -25,6 +25,7 @@ import { AlertsPanel, CheckpointsPanel, ConfigPanel, LogsPanel, TimelinePanel } 
 import { RewardErrors } from "../components/RewardErrors";
 import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { RunStorageActions } from "../components/RunStorageActions";
+import { StartupTimeline } from "../components/StartupTimeline";
 import { RunTraceback } from "../components/RunTraceback";
 import { useLiveRun, useRun, useRunAction } from "../hooks";
 import type { RunTab } from "../lib/searchParams";
@@ -72,7 +73,11 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
   }, []);
   const known = new Set(keys.data ?? []);
 
-  useLiveRun(run, known, {
+  // The Timeline tab's waterfall waits for the first metric's mark (the Charts tab's gives
+  // way to the charts): only there is the run asked for again when that metric arrives.
+  const latest = run.attempts.at(-1);
+  const startupPending = tab === "timeline" && ACTIVE_STATUSES.includes(run.status) && (latest === undefined || latest.startup?.total_s === null);
+  useLiveRun({ ...run, startupPending }, known, {
     metrics: (record) => appendLive.current?.({ run: run.id, step: record.step, time: record.time, values: record.values }),
     log: (line) => setLiveLogs((lines) => [...lines.slice(-LIVE_LOG_LINES), line]),
   });
@@ -129,20 +134,24 @@ function RunView({ run, slug }: { run: RunDetail; slug: string }) {
           ) : keys.isError ? (
             <ErrorState title="Could not load the metric keys" error={keys.error} onRetry={() => void keys.refetch()} />
           ) : (
-            <ChartGrid
-              key={run.id} // another run: its own charts, store and live points
-              runs={[run.id]}
-              keys={keys.data}
-              runLabel={() => run.name}
-              bindLive={bindLive}
-              headline
-              onPointClick={(_, step) => void navigate(`/p/${slug}/runs/${run.id}/rollouts?step=${step}`)}
-              emptyHint={
-                ACTIVE_STATUSES.includes(run.status)
-                  ? "Charts appear here, live, as soon as the trainer reports its first step."
-                  : "This run reported no metrics."
-              }
-            />
+            <>
+              <ChartGrid
+                key={run.id} // another run: its own charts, store and live points
+                runs={[run.id]}
+                keys={keys.data}
+                runLabel={() => run.name}
+                bindLive={bindLive}
+                headline
+                onPointClick={(_, step) => void navigate(`/p/${slug}/runs/${run.id}/rollouts?step=${step}`)}
+                emptyHint={
+                  ACTIVE_STATUSES.includes(run.status)
+                    ? "Charts appear here, live, as soon as the trainer reports its first step."
+                    : "This run reported no metrics."
+                }
+              />
+              {/* Until the first chart: where the run's start stands, phase by phase. */}
+              {keys.data.length === 0 ? <StartupTimeline run={run} /> : null}
+            </>
           )
         ) : null}
         {tab === "samples" ? <ExplorerPage embedded /> : null}

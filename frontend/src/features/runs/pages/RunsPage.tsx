@@ -20,10 +20,8 @@ import { inputsLine } from "../components/RunInputs";
 import { RewardErrorBadge, RunStatusPill } from "../components/RunStatus";
 import { Sparkline } from "../components/Sparkline";
 import { useLiveRunLists, useRuns } from "../hooks";
-import { runListFilters, type SortKey } from "../lib/searchParams";
+import { MAX_COMPARED, runListFilters, type SortKey } from "../lib/searchParams";
 import { useRunsPageData } from "../loaders";
-
-const MAX_COMPARE = 8;
 
 /** The project's runs, live: a status change anywhere in the project refreshes the list. */
 export function RunsPage() {
@@ -46,7 +44,7 @@ export function RunsPage() {
   }
 
   function toggle(id: number) {
-    setSelected((all) => (all.includes(id) ? all.filter((x) => x !== id) : all.length < MAX_COMPARE ? [...all, id] : all));
+    setSelected((all) => (all.includes(id) ? all.filter((x) => x !== id) : all.length < MAX_COMPARED ? [...all, id] : all));
   }
 
   const filtered = Boolean(status || tag || search || archived !== "false");
