@@ -163,7 +163,8 @@ def _run(args: argparse.Namespace) -> int:
     from trainer.reporting.base import MultiReporter
     from trainer.reporting.console import ConsoleReporter
     from trainer.reporting.jsonl import JsonlReporter
-    from trainer.reporting.lifecycle import run_reported
+    from trainer.reporting.lifecycle import EXIT_CANCELLED, EXIT_INTERRUPTED, run_reported
+    from trainer.reporting.process_exit import exit_now
     from trainer.reporting.spool import SpoolError
     from trainer.reporting.studio import StudioReporter, TargetError, target_from_env
 
@@ -201,7 +202,10 @@ def _run(args: argparse.Namespace) -> int:
     reporter = MultiReporter(reporters)
     for note in notes:  # in the run's log, once, before training starts
         reporter.log("warning", note)
-    return run_reported(lambda: _fit(cfg, reporter), reporter, cfg.logging)
+    code = run_reported(lambda: _fit(cfg, reporter), reporter, cfg.logging)
+    if code in (EXIT_CANCELLED, EXIT_INTERRUPTED):
+        exit_now(code)  # reported and flushed; Ray's SIGKILL is at most 3 s away
+    return code
 
 
 def _fit(cfg: RunConfig, reporter: Any) -> object:

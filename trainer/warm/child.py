@@ -16,7 +16,6 @@ Nothing here may return into the runtime's code: `become_job` ends in `os._exit`
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import ctypes
 import io
@@ -27,11 +26,11 @@ import runpy
 import signal
 import sys
 import tempfile
-import threading
 import traceback
 from collections.abc import Iterable
 from typing import NoReturn
 
+from trainer.reporting.process_exit import flush_stdio, shut_down_like_python
 from trainer.warm.protocol import RunRequest
 
 PR_SET_PDEATHSIG = 1
@@ -199,26 +198,11 @@ def _run_module(request: RunRequest) -> tuple[int, int | None]:
 
 
 def _die_by(signum: int) -> NoReturn:
-    _flush()
+    flush_stdio()
     signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
     os.kill(os.getpid(), signum)
     os._exit(128 + signum)
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-
-
-def _shut_down_like_python() -> None:
-    """What the interpreter does at exit before it frees itself: wait for non-daemon
-    threads, then run the atexit handlers."""
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
 
 
 def become_job(request: RunRequest, stdio: list[int], runtime_fds: Iterable[int]) -> NoReturn:
@@ -238,14 +222,14 @@ def become_job(request: RunRequest, stdio: list[int], runtime_fds: Iterable[int]
         _take_stdio(stdio)
         _fresh_state(request)
         code, die_by = _run_module(request)
-        _shut_down_like_python()
+        shut_down_like_python()
         if die_by is not None:
             _die_by(die_by)
     except BaseException:
         try:
             traceback.print_exc()
         finally:
-            _flush()
+            flush_stdio()
             os._exit(code)
-    _flush()
+    flush_stdio()
     os._exit(code)
