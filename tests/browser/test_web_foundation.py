@@ -31,10 +31,13 @@ def run_id_of(page: Page) -> int:
 
 
 def config_field(page: Page, path: str) -> Any:
-    """The generated form's input for a config path, opening its section first."""
+    """The generated form's input for a config path, opening its section first. A closed
+    section renders no fields, so the input exists only once the section has opened: wait
+    for it, or a read that does not wait (its options, say) finds nothing."""
     field = page.locator(f'[data-path="{path}"]')
     if not field.is_visible():
         page.locator("summary", has_text=re.compile(rf"^{path.split('.')[0]}", re.I)).click()
+        field.wait_for(state="visible")
     return field
 
 
