@@ -28,12 +28,12 @@ for round in $(seq 1 "$rounds"); do
     --args .venv/bin/python -X faulthandler -m pytest -q -p no:cacheprovider -x \
     tests/distributed/test_equivalence.py tests/distributed/test_checkpoints.py > $out 2>&1
   took=$(( $(date +%s) - t0 )); load=$(cut -d' ' -f1 /proc/loadavg)
-  summary=$(grep -aE '[0-9]+ (passed|failed)' $out | tail -1)
+  summary=$(grep -aE '[0-9]+ (passed|failed|errors?)' $out | tail -1)
   if grep -q "received signal SIG\(SEGV\|ABRT\|BUS\)" $out; then
     echo "round $round: CRASH in $took s (load $load): $out"
-  elif echo "$summary" | grep -q failed || ! echo "$summary" | grep -q passed; then
+  elif echo "$summary" | grep -qE "failed|error" || ! echo "$summary" | grep -q passed; then
     echo "round $round: FAILED in $took s (load $load): ${summary:-no summary}: $out"
-    grep -aE "malloc|free\(\)|corrupt|SIGABRT|SIGSEGV|died" $out | head -5
+    grep -aE "malloc|free\(\)|corrupt|SIGABRT|SIGSEGV|died|^E " $out | head -8
   else
     passed=$((passed + 1))
     echo "round $round: $summary in $took s (load $load)"
