@@ -216,7 +216,8 @@ def bootstrap(server_id: str, secret: str) -> dict[str, Any]:
     except (TargetError, ObjectDoesNotExist) as exc:
         mark_failed(server_id, str(exc))
         raise BootstrapRefused(str(exc)) from None
-    store.write_server(server_id, state="loading", seen_at=time.time())
+    redeemed = time.time()  # kept: when the secret stopped being worth anything
+    store.write_server(server_id, state="loading", seen_at=redeemed, bootstrapped_at=redeemed)
     return {
         "token": raw,
         "model_path": folder,
