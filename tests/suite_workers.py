@@ -16,6 +16,7 @@ package (one live studio for all of it), and the whole rewards package.
 from __future__ import annotations
 
 import os
+import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -103,3 +104,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(TESTS):
             item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path)))
+
+
+def timeline_path() -> Path | None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return REPO_ROOT / "var" / "test-workers" / worker / "timeline.tsv" if worker else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    path = timeline_path()
+    if path is not None:
+        path.unlink(missing_ok=True)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """Each worker's finished tests, with the time each ended, in
+    `var/test-workers/<worker>/timeline.tsv`: what the suite's last minutes ran on which
+    worker (a group scheduled late keeps one worker busy while the other idles)."""
+    path = timeline_path()
+    if path is not None:
+        with path.open("a") as timeline:
+            timeline.write(f"{time.time():.1f}\t{nodeid}\n")
