@@ -63,4 +63,29 @@ describe("the new run form", () => {
     fireEvent.change(screen.getByLabelText("Run name"), { target: { value: "free" } });
     await waitFor(() => expect(screen.queryByText("A run with this name exists.")).not.toBeInTheDocument());
   });
+
+  it("keeps the suggested name still while its field has focus, then follows the dataset chosen", async () => {
+    let answerDatasets: () => void = () => {};
+    const datasetsAnswered = new Promise<void>((resolve) => (answerDatasets = resolve));
+    const fetchMock = api([], () => jsonResponse({}, 201));
+    const answers = fetchMock.getMockImplementation()!;
+    fetchMock.mockImplementation(async (input, init) => {
+      const request = input instanceof Request ? input : new Request(new URL(String(input), "http://localhost"), init);
+      if (new URL(request.url).pathname !== "/api/datasets/") return answers(input, init);
+      await datasetsAnswered; // the project's one dataset arrives while the name is being edited
+      return jsonResponse(pageOf([arith]));
+    });
+    renderApp("/p/demo/runs/new");
+    const name = (await screen.findByLabelText("Run name")) as HTMLInputElement;
+    const suggested = name.value;
+    expect(suggested).toMatch(/^grpo-tiny-arith-\d{4}-\d{4}$/);
+
+    fireEvent.focus(name);
+    answerDatasets();
+    await waitFor(() => expect(screen.getByLabelText("Training data")).toHaveValue("d:3"));
+    expect(name).toHaveValue(suggested); // the text someone selected to type over stays put
+
+    fireEvent.blur(name);
+    expect(name).toHaveValue(`arith-${suggested}`);
+  });
 });

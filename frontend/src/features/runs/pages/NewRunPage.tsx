@@ -98,6 +98,10 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
   }, [parent, onlyDataset, initial.datasetVersion, getValues, setValue]);
   const chosenData = resolveChoice(dataset, data.datasets, data.versions);
   const suggestion = suggestedName(chosenData?.dataset.name ?? null, parent?.preset || presetName, startedAt);
+  // The suggestion shown while the name field has focus: it follows the dataset chosen, but
+  // never under someone editing it (a dataset chosen meanwhile would replace the text they
+  // had selected to type over, and put the caret after it).
+  const [heldSuggestion, setHeldSuggestion] = useState<string | null>(null);
 
   // Errors the form's fields do not show: config paths (the config form shows them, "config"
   // alone is a rule across groups) from the create answer or the overrides check.
@@ -187,9 +191,11 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
                   <TextField
                     label="Run name"
                     errors={at("name")}
-                    value={field.value ?? suggestion}
+                    value={field.value ?? heldSuggestion ?? suggestion}
                     onChange={field.onChange}
+                    onFocus={() => setHeldSuggestion(suggestion)}
                     onBlur={() => {
+                      setHeldSuggestion(null);
                       if (field.value === "") field.onChange(null);
                       field.onBlur();
                     }}
