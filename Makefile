@@ -57,7 +57,8 @@ browser:
 	fi
 
 # The Python install and the frontend's npm install and build share nothing: side by side
-# on a fresh clone, 115 s instead of 139 s (2-core VM, 2026-11-29).
+# on a fresh clone, 97-115 s instead of 120-139 s (two pairs, each order once; 2-core VM,
+# 2026-11-29).
 up:
 	@$(MAKE) --no-print-directory -j2 install frontend
 	$(VENV)/bin/rlstudio up

@@ -11,13 +11,23 @@ It also gives every test a node id of its own (xdist schedules by node id), and 
 which tests must share a worker (`--dist loadgroup`): every test of one
 module (module-scoped fixtures such as a Ray head start once), the whole browser
 package (one live studio for all of it), and the whole rewards package.
+
+And it hands the groups out longest first (`scheduled`), by the seconds each took in a
+recorded run (tests/group_seconds.json, `python -m tests.suite_workers record` after a
+run): xdist's own order, most tests first, left the one-test end-to-end modules (a
+sweep, `rlstudio up`, an outage) to the end, where one worker ran them for 3 minutes
+while the other idled.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import statistics
+import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -98,12 +108,55 @@ def give_unique_nodeids(items: list[pytest.Item]) -> None:
                 )
 
 
+# What each group's tests took, summed, in a recorded run of the whole suite.
+GROUP_SECONDS = TESTS / "group_seconds.json"
+# The session fixture that waits for the demo models (tests.assets), which `make test`
+# builds beside the first minutes of pytest: groups that need it go after the others,
+# so both workers have work while it builds.
+DEMO_FIXTURE = "demo_assets"
+
+
+def recorded_seconds() -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(GROUP_SECONDS.read_text()).items()}
+    except (OSError, ValueError):
+        return {}
+
+
+def scheduled(items: list[pytest.Item], seconds: dict[str, float]) -> list[pytest.Item]:
+    """`items` with their groups in the order to hand them out: those that don't wait for
+    the demo models first, then those that do, each part longest first (a group not yet
+    recorded counts as the median group). Tests keep their order within a group."""
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        groups.setdefault(group_of(item), []).append(item)
+    typical = statistics.median(seconds.values()) if seconds else 0.0
+
+    def order(group: str) -> tuple[bool, float]:
+        waits = any(DEMO_FIXTURE in getattr(item, "fixturenames", ()) for item in groups[group])
+        return waits, -seconds.get(group, typical)
+
+    return [item for group in sorted(groups, key=order) for item in groups[group]]
+
+
+def group_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker and marker.args else item.nodeid.split("::")[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist would sort the groups again, most tests first: keep the order `scheduled` set.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     give_unique_nodeids(items)
     for item in items:
         if item.path.is_relative_to(TESTS):
             item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path)))
+    items[:] = scheduled(items, recorded_seconds())
 
 
 def timeline_path() -> Path | None:
@@ -111,10 +164,13 @@ def timeline_path() -> Path | None:
     return REPO_ROOT / "var" / "test-workers" / worker / "timeline.tsv" if worker else None
 
 
+SESSION_START = "<session start>"
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     path = timeline_path()
     if path is not None:
-        path.unlink(missing_ok=True)
+        path.write_text(f"{time.time():.1f}\t{SESSION_START}\n")
 
 
 def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str]) -> None:
@@ -125,3 +181,33 @@ def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str])
     if path is not None:
         with path.open("a") as timeline:
             timeline.write(f"{time.time():.1f}\t{nodeid}\n")
+
+
+def group_seconds(timelines: Iterable[Path]) -> dict[str, float]:
+    """Each group's seconds in the workers' timelines: a test took from the end of the
+    one before it on its worker (or the worker's start) to its own end."""
+    seconds: dict[str, float] = {}
+    for timeline in timelines:
+        previous: float | None = None
+        for line in timeline.read_text().splitlines():
+            at, nodeid = line.split("\t", 1)
+            if previous is not None and nodeid != SESSION_START:
+                group = nodeid.rsplit("@", 1)[-1]
+                seconds[group] = seconds.get(group, 0.0) + float(at) - previous
+            previous = float(at)
+    return seconds
+
+
+def record(timelines: list[Path]) -> None:
+    seconds = group_seconds(timelines)
+    if not seconds:
+        raise SystemExit("no timeline: run the suite on workers first (make test)")
+    rounded = {group: round(s) for group, s in sorted(seconds.items())}
+    GROUP_SECONDS.write_text(json.dumps(rounded, indent=1) + "\n")
+    print(f"{GROUP_SECONDS}: {len(rounded)} groups, {sum(rounded.values())} s")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["record"]:
+        raise SystemExit("usage: python -m tests.suite_workers record")
+    record(sorted((REPO_ROOT / "var" / "test-workers").glob("*/timeline.tsv")))
