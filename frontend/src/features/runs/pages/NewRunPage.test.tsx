@@ -59,9 +59,14 @@ describe("the new run form", () => {
     const [request] = posted(fetchMock);
     expect(await request?.json()).toMatchObject({ name: "taken", dataset: 3, project: "demo", preset: "grpo-tiny-arith" });
 
-    // Editing a field clears the server's word on it.
+    // Editing a field clears the server's word on it, in the config form too.
     fireEvent.change(screen.getByLabelText("Run name"), { target: { value: "free" } });
     await waitFor(() => expect(screen.queryByText("A run with this name exists.")).not.toBeInTheDocument());
+    const samples = document.querySelector('[data-path="rollout.n"]') as HTMLInputElement;
+    expect(samples).toHaveAttribute("aria-invalid", "true");
+    fireEvent.change(samples, { target: { value: "4" } });
+    await waitFor(() => expect(screen.queryByText("Must be at least 2 for GRPO.")).not.toBeInTheDocument());
+    expect(samples).not.toHaveAttribute("aria-invalid", "true");
   });
 
   it("keeps the suggested name still while its field has focus, then follows the dataset chosen", async () => {

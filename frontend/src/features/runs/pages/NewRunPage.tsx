@@ -53,6 +53,12 @@ export function NewRunPage() {
   return <RunForm schema={schema.data} presets={presets.data} parent={parent.data ?? null} initialPreset={params.get("preset")} initial={chosenIn(params)} />;
 }
 
+function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
+  const rest = { ...record };
+  delete rest[key];
+  return rest;
+}
+
 function idParam(params: URLSearchParams, name: string): number | null {
   const value = Number(params.get(name));
   return Number.isInteger(value) && value > 0 ? value : null;
@@ -285,7 +291,11 @@ function RunForm({ schema, presets, parent, initialPreset, initial }: RunFormPro
             value={draft.config}
             base={draft.base}
             errors={configErrors}
-            onChange={(path, value) => dispatch({ type: "edit", path, value })}
+            onChange={(path, value) => {
+              dispatch({ type: "edit", path, value });
+              // Editing a field clears the server's word on it, as the form's own fields do.
+              setConfigErrors((shown) => (path in shown ? withoutKey(shown, path) : shown));
+            }}
             baseName={baseName}
             pathFields={pathFields}
           />
