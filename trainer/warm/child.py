@@ -26,6 +26,7 @@ import runpy
 import signal
 import sys
 import tempfile
+import time
 import traceback
 from collections.abc import Iterable
 from typing import NoReturn
@@ -91,6 +92,14 @@ def _take_stdio(fds: list[int]) -> None:
         os.dup2(fd, target)
         if fd > 2:
             os.close(fd)
+
+
+def _announce(request: RunRequest) -> None:
+    """The job log's first line says the run took the warm path, and how long its start
+    took since the client began (the same monotonic clock: one machine)."""
+    took = (time.monotonic() - request.began) * 1000 if request.began else 0.0
+    with contextlib.suppress(OSError):
+        os.write(2, f"warm runtime: forked pid {os.getpid()} in {took:.0f} ms\n".encode())
 
 
 def _stream(fd: int, old: io.TextIOWrapper, unbuffered: bool) -> io.TextIOWrapper:
@@ -220,6 +229,7 @@ def become_job(request: RunRequest, stdio: list[int], runtime_fds: Iterable[int]
                 os.close(fd)
         _reset_signals(request)
         _take_stdio(stdio)
+        _announce(request)
         _fresh_state(request)
         code, die_by = _run_module(request)
         shut_down_like_python()

@@ -190,7 +190,7 @@ class Signals:
             return []
 
 
-def this_request(module: str, argv: list[str]) -> protocol.RunRequest:
+def this_request(module: str, argv: list[str], began: float) -> protocol.RunRequest:
     umask = os.umask(0o077)
     os.umask(umask)
     ignored = [
@@ -209,6 +209,7 @@ def this_request(module: str, argv: list[str]) -> protocol.RunRequest:
         umask=umask,
         sigmask=sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
         ignored=ignored,
+        began=began,
     )
 
 
@@ -228,7 +229,7 @@ def relay_exit(ended: protocol.Message) -> NoReturn:
 def run_warm(conn: socket.socket, module: str, argv: list[str], began: float) -> NoReturn:
     signals = Signals()
     try:
-        protocol.send(conn, this_request(module, argv).message(), [0, 1, 2])
+        protocol.send(conn, this_request(module, argv, began).message(), [0, 1, 2])
     except OSError as exc:  # refused and closed before the request was read, or gone
         cold(module, argv, f"the warm runtime closed the connection ({exc})")
     pending: list[int] = []
@@ -255,9 +256,9 @@ def run_warm(conn: socket.socket, module: str, argv: list[str], began: float) ->
                     relay_exit({"signal": pending[0]})
                 cold(module, argv, f"the warm runtime refused: {message.get('reason')}")
             if message["kind"] == "started":
+                # The child itself said `warm runtime: forked pid N`, before any output of
+                # the job's: said from here, it came after the job's first lines at times.
                 child_pid = int(message["pid"])
-                took = (time.monotonic() - began) * 1000
-                say(f"warm runtime: forked pid {child_pid} in {took:.0f} ms")
             elif message["kind"] == "exit":
                 relay_exit(message)
         if child_pid:

@@ -49,6 +49,9 @@ class RunRequest:
     umask: int
     sigmask: list[int]  # signals blocked in the job (Ray blocks SIGINT unless it stops with it)
     ignored: list[int]  # signals the job inherited as ignored (SIG_IGN survives an exec)
+    # The client's time.monotonic() when the job started (one clock for every process of
+    # the machine): the child says how long the warm path took, before the job's output.
+    began: float = 0.0
 
     def message(self) -> Message:
         return {"kind": "run", **asdict(self)}
@@ -65,6 +68,7 @@ class RunRequest:
                 umask=int(message["umask"]),
                 sigmask=[int(s) for s in message["sigmask"]],
                 ignored=[int(s) for s in message["ignored"]],
+                began=float(message.get("began", 0.0)),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ProtocolError(f"malformed run request: {exc!r}") from None
@@ -77,6 +81,10 @@ def send(sock: socket.socket, message: Message, fds: list[int] | None = None) ->
     if fds:
         sent = socket.send_fds(sock, [data], fds)
         data = data[sent:]
+        if not data:
+            # sendall(b"") still calls send(): if the runtime has already run the whole
+            # job and closed, that raises EPIPE, and the client started the job again cold.
+            return
     sock.sendall(data)
 
 
