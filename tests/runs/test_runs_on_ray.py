@@ -242,7 +242,8 @@ def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once
     running the task (Celery redelivers the message), 2 by SIGKILL of the whole worker,
     parent included, while the task stands at that point (the message stays unacked
     until Redis's visibility timeout: reconcile_runs must finish those launches)."""
-    seed = random.randrange(1 << 30)
+    # RLSTUDIO_CHAOS_SEED replays a printed seed: the same points, in the same runs.
+    seed = int(os.environ.get("RLSTUDIO_CHAOS_SEED") or random.randrange(1 << 30))
     print(f"chaos seed {seed}")
     rng = random.Random(seed)
     kills = [(rng.choice(LAUNCH_POINTS), "kill") for _ in range(8)]
@@ -264,12 +265,14 @@ def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once
         (stack.failpoints / f"run-{run['id']}-{point}").write_text(action)
     print("kills:", list(zip(run_ids, kills, strict=True)))
     stack.restart_worker()
+    started = time.monotonic()
 
     for hung in range(1, sum(action == "hang" for _, action in kills) + 1):
         # Restarted workers append to the same log: count the hangs.
         eventually(
             lambda n=hung: stack.worker.log().count("hanging in pid") >= n, 120, "a hung launch"
         )
+        print(f"hang {hung} seen {time.monotonic() - started:.1f} s after the worker started")
         time.sleep(rng.uniform(0, 0.3))
         stack.worker.kill()  # the whole process group: parent and child
         stack.restart_worker()

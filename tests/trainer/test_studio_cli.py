@@ -164,6 +164,7 @@ def test_sigterm_reports_cancelled_and_exits_before_rays_sigkill(demo_assets, tm
     sent = time.monotonic()
     output, _ = proc.communicate(timeout=30)
     took = time.monotonic() - sent
+    print(f"SIGTERM to exit: {took:.2f} s")
     assert proc.returncode == 128 + signal.SIGTERM, output
     assert took < 3.0, f"took {took:.1f}s; Ray sends SIGKILL after 3 s"
     assert statuses(stub)[-1] == "cancelled"
