@@ -8,6 +8,11 @@
 # Defaults: 30 rounds of the distributed equivalence and checkpoint tests. Prints one line
 # a round and a summary; each failed round's output is kept in var/heap-checks/. Run it
 # alone: never beside another suite (the machine has 2 cores, stress-ng takes both).
+#
+# Core dumps are on for every process it starts (ulimit -c), so a crash in a Ray worker
+# leaves its native stack to read with gdb; where they land is the kernel's
+# core_pattern (as root: echo '/tmp/cores/core.%e.%p' > /proc/sys/kernel/core_pattern).
+# Each round lists the cores that appeared in CORE_DIR (default /tmp/cores).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-30}
@@ -23,6 +28,8 @@ if [ -z "$debug_lib" ] || ! command -v stress-ng >/dev/null; then
 fi
 out=var/heap-checks
 mkdir -p "$out"
+ulimit -c unlimited 2>/dev/null || echo "core dumps stay off: ulimit -c refused" >&2
+cores=${CORE_DIR:-/tmp/cores}
 stress-ng --cpu 2 --timeout $((rounds * 600))s --quiet &
 stress=$!
 trap 'kill $stress 2>/dev/null' EXIT
@@ -30,6 +37,7 @@ passed=0
 started=$(date +%s)
 for round in $(seq 1 "$rounds"); do
     t0=$(date +%s)
+    touch "$out/.round-start"
     # On glibc 2.34+ MALLOC_CHECK_ does nothing without the debug library preloaded;
     # MALLOC_PERTURB_ fills freed and new blocks, so a use after free reads garbage.
     LD_PRELOAD=$debug_lib MALLOC_CHECK_=3 MALLOC_PERTURB_=165 \
@@ -37,6 +45,8 @@ for round in $(seq 1 "$rounds"); do
         > "$out/round-$round.log" 2>&1
     status=$?
     load=$(cut -d' ' -f1 /proc/loadavg)
+    new_cores=$(find "$cores" -maxdepth 1 -name 'core*' -newer "$out/.round-start" 2>/dev/null)
+    [ -z "$new_cores" ] || echo "round $round: core dumps: $new_cores"
     if [ $status -eq 0 ]; then
         passed=$((passed + 1))
         rm -f "$out/round-$round.log"
