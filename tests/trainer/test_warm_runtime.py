@@ -295,8 +295,11 @@ def test_the_first_runs_start_cold_and_one_runtime_serves_the_next(folder: Path)
 
     for job, (stdout, stderr) in zip(first, outputs, strict=True):
         assert job.returncode == 0, stderr
-        assert "cold start: " in stderr
-        assert json.loads(stdout)["pid"] == job.pid  # the client became the run (exec)
+        if "cold start: " in stderr:
+            assert json.loads(stdout)["pid"] == job.pid  # the client became the run (exec)
+        else:  # on a loaded machine the other's runtime (json only) answered first
+            assert "warm runtime: forked pid" in stderr, stderr
+    assert sum("cold start: " in err for _, err in outputs) >= 1
     assert sum("started one for the next runs" in err for _, err in outputs) >= 1
     eventually(lambda: bool(answering(folder)), TIMEOUT_S, "the runtime answers")
     assert len(runtime_processes(folder)) == 1  # its lock let one start, whoever raced
