@@ -97,7 +97,7 @@ def _take_stdio(fds: list[int]) -> None:
 def _announce(request: RunRequest) -> None:
     """The job log's first line says the run took the warm path, and how long its start
     took since the client began (the same monotonic clock: one machine)."""
-    took = (time.monotonic() - request.began) * 1000 if request.began else 0.0
+    took = (time.monotonic() - request.began) * 1000
     with contextlib.suppress(OSError):
         os.write(2, f"warm runtime: forked pid {os.getpid()} in {took:.0f} ms\n".encode())
 

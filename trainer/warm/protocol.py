@@ -51,7 +51,7 @@ class RunRequest:
     ignored: list[int]  # signals the job inherited as ignored (SIG_IGN survives an exec)
     # The client's time.monotonic() when the job started (one clock for every process of
     # the machine): the child says how long the warm path took, before the job's output.
-    began: float = 0.0
+    began: float
 
     def message(self) -> Message:
         return {"kind": "run", **asdict(self)}
@@ -68,7 +68,7 @@ class RunRequest:
                 umask=int(message["umask"]),
                 sigmask=[int(s) for s in message["sigmask"]],
                 ignored=[int(s) for s in message["ignored"]],
-                began=float(message.get("began", 0.0)),
+                began=float(message["began"]),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ProtocolError(f"malformed run request: {exc!r}") from None
