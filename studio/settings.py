@@ -99,7 +99,7 @@ if "://" in RLSTUDIO_CHECKPOINT_ROOT or not Path(RLSTUDIO_CHECKPOINT_ROOT).is_ab
 # cluster that shares no filesystem with the studio: anyone who can list Ray's jobs can
 # then redeem it before the trainer does (docs/security.md, not defended).
 RLSTUDIO_BOOTSTRAP_VIA_ENV = os.environ.get("RLSTUDIO_BOOTSTRAP_VIA_ENV", "0") == "1"
-# How often Celery beat runs reconcile_runs; the timeout of one request to Ray.
+# How often Celery beat runs reconcile_runs; then the timeout of one request to Ray.
 RLSTUDIO_RECONCILE_INTERVAL_S = float(os.environ.get("RLSTUDIO_RECONCILE_INTERVAL_S", "3"))
 RLSTUDIO_RAY_TIMEOUT_S = float(os.environ.get("RLSTUDIO_RAY_TIMEOUT_S", "10"))
 # A starting attempt Ray does not have is submitted again (same id) after the grace,
