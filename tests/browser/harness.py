@@ -241,3 +241,19 @@ def sign_in(page: Any, studio: LiveStudio, user: StudioUser) -> None:
         headers={"X-CSRFToken": token},
     )
     assert response.status == 200, response.text()
+
+
+def wait_for_sample_list(page: Any, **fields: object) -> None:
+    """Wait until the rollout explorer's list is loaded for a query whose `fields` have
+    these values (None: the field is absent). The URL changes before the list does: a
+    wait for the URL and then for "ready" can read the previous filters' rows."""
+    page.wait_for_function(
+        """expected => {
+            const status = document.querySelector('[data-testid=list-status]');
+            if (!status || status.dataset.state !== 'ready') return false;
+            const query = JSON.parse(status.dataset.query || '{}');
+            return Object.entries(expected).every(
+                ([k, v]) => (v === null ? !(k in query) : query[k] === v));
+        }""",
+        arg=fields,
+    )

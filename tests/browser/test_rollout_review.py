@@ -9,7 +9,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from tests.browser.harness import LiveStudio, TrainedRun, sign_in
+from tests.browser.harness import LiveStudio, TrainedRun, sign_in, wait_for_sample_list
 
 
 def row_values(page: Any, attribute: str) -> list[str]:
@@ -49,7 +49,7 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     page.get_by_label("Last step").focus()
     page.keyboard.press("Home")
     page.wait_for_url(re.compile(rf"[?&]step={steps[0]}\b"))
-    wait_for_rows(page)
+    wait_for_sample_list(page, step_min=steps[0], step_max=steps[0])
     assert set(row_values(page, "data-step")) == {str(steps[0])}
 
     # A reward range: only samples scoring at least the run's best score stay.

@@ -17,7 +17,14 @@ from django.db import connections
 from playwright.sync_api import expect
 
 from tests.browser.conftest import DEMO_RUN_OVERRIDES
-from tests.browser.harness import TERMINAL, LiveStudio, StudioUser, TrainedRun, sign_in
+from tests.browser.harness import (
+    TERMINAL,
+    LiveStudio,
+    StudioUser,
+    TrainedRun,
+    sign_in,
+    wait_for_sample_list,
+)
 
 # Loads fine (the checks are static), raises on line 4 when the trainer loads it.
 FAILING_REWARD = """def compute_score(data_source, solution_str, ground_truth, extra_info=None):
@@ -149,7 +156,7 @@ def test_the_run_page_leads_with_headline_charts_and_has_a_samples_tab(
     latest = max(s["step"] for s in steps.json()["steps"])
     page.get_by_role("tab", name="Samples").click()
     page.wait_for_url(re.compile(rf"/runs/{trained_run.id}/samples\?.*step_max={latest}\b"))
-    page.wait_for_selector("[data-testid=list-status][data-state=ready]")
+    wait_for_sample_list(page, step_max=latest, step_min=None)
     rows = page.eval_on_selector_all(
         "[data-sample-id]", "rows => rows.map(r => Number(r.getAttribute('data-step')))"
     )

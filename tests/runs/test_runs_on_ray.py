@@ -235,6 +235,17 @@ def test_with_room_for_one_run_queued_runs_start_one_at_a_time_by_priority(
         assert next_start >= previous_end, "two runs held the cluster at once"
 
 
+def _chaos_state(stack: Stack, api: Api, run_ids: list[int]) -> str:
+    """The runs' states, the failpoints not yet passed and the worker's and beat's last
+    lines: what a failed chaos wait needs to name its cause."""
+    runs = [api.run(run_id) for run_id in run_ids]
+    lines = [f"run {r['id']}: {r['status']} {r.get('status_reason') or ''}" for r in runs]
+    lines.append(f"armed: {sorted(p.name for p in stack.failpoints.iterdir())}")
+    for process in (stack.worker, stack.beat):
+        lines.append(f"--- {process.name}, last lines\n{process.log()[-6000:]}")
+    return "\n".join(lines)
+
+
 def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once(
     stack: Stack, api: Api, tiny_assets: Path
 ) -> None:
@@ -269,9 +280,15 @@ def test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once
 
     for hung in range(1, sum(action == "hang" for _, action in kills) + 1):
         # Restarted workers append to the same log: count the hangs.
-        eventually(
-            lambda n=hung: stack.worker.log().count("hanging in pid") >= n, 120, "a hung launch"
-        )
+        try:
+            eventually(
+                lambda n=hung: stack.worker.log().count("hanging in pid") >= n,
+                120,
+                "a hung launch",
+            )
+        except AssertionError as missing:
+            # This wait failed once in CI and never when replayed: say where every run stood.
+            raise AssertionError(f"{missing}\n{_chaos_state(stack, api, run_ids)}") from None
         print(f"hang {hung} seen {time.monotonic() - started:.1f} s after the worker started")
         time.sleep(rng.uniform(0, 0.3))
         stack.worker.kill()  # the whole process group: parent and child

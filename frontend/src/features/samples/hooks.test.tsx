@@ -79,6 +79,36 @@ describe("useSampleList", () => {
   });
 });
 
+describe("useSampleList when the filters change", () => {
+  it("never shows the old filters' rows as the new filters' list, not even for one render", async () => {
+    let answerSecond: (response: Response) => void = () => undefined;
+    mockApi({
+      "GET /api/samples/": (request: Request) =>
+        new URL(request.url).searchParams.get("step_max") === "4"
+          ? (new Promise<Response>((resolve) => (answerSecond = resolve)) as unknown as Response)
+          : jsonResponse({ results: [sample(3), sample(2)], next: null }),
+    });
+    const seen: { query: string; started: boolean; ids: number[] }[] = [];
+    const { result, rerender } = renderQueryHook(
+      ({ stepMax }: { stepMax: number | null }) => {
+        const list = useSampleList(stepMax === null ? { run: 1 } : { run: 1, step_max: stepMax }, false);
+        seen.push({ query: list.query, started: list.pager.started, ids: list.pager.items.map((s) => s.id) });
+        return list;
+      },
+      { stepMax: null as number | null },
+    );
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([3, 2]));
+    rerender({ stepMax: 4 });
+    const newer = JSON.stringify({ run: 1, step_max: 4 });
+    // Every render for the new filters, from the very first, is "not started", with no rows.
+    await waitFor(() => expect(seen.some((r) => r.query === newer)).toBe(true));
+    expect(seen.filter((r) => r.query === newer).every((r) => !r.started && r.ids.length === 0)).toBe(true);
+    answerSecond(jsonResponse({ results: [sample(9)], next: null }));
+    await waitFor(() => expect(result.current.pager.items.map((s) => s.id)).toEqual([9]));
+    expect(result.current.query).toBe(newer);
+  });
+});
+
 describe("useSampleList's first page", () => {
   const withCache = (queryClient: QueryClient) =>
     function Wrapper({ children }: { children: ReactNode }) {

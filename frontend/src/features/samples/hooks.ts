@@ -120,6 +120,9 @@ export function useExportLabelled(run: number) {
  */
 export type SampleList = {
   pager: Pager<Sample>;
+  /** The filters' query (JSON). `pager` answers it, or is empty and not started: the
+   * status line names it, so a test can wait for the list of the filters it set. */
+  query: string;
   loading: boolean;
   error: Error | null;
   loadMore: () => void;
@@ -133,14 +136,25 @@ export type SampleList = {
 /** Reads one page of the list's samples (the first from the cache, the others afresh). */
 type PageLoad = (query: SampleQuery, signal: AbortSignal) => Promise<CursorPage<Sample>>;
 
+const NOT_STARTED: Pager<Sample> = emptyPager();
+
 export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_000): SampleList {
   const queryClient = useQueryClient();
   const key = JSON.stringify(query);
-  const [pager, setPager] = useState<Pager<Sample>>(emptyPager);
+  const generation = useRef({ key, controller: new AbortController() });
+  // The pager is kept with the query it answers. Until the effect below restarts the
+  // list, a render with new filters would otherwise show the old filters' rows as the
+  // new ones, ready, for a frame (a test read them, and then an empty list).
+  const [listed, setListed] = useState<{ key: string; pager: Pager<Sample> }>(() => ({ key, pager: emptyPager() }));
+  const pager = listed.key === key ? listed.pager : NOT_STARTED;
+  const setPager = useCallback(
+    (update: (old: Pager<Sample>) => Pager<Sample>) =>
+      setListed((old) => (old.key === generation.current.key ? { key: old.key, pager: update(old.pager) } : old)),
+    [],
+  );
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<Error | null>(null);
   const [restarts, setRestarts] = useState(0);
-  const generation = useRef({ key, controller: new AbortController() });
   const busy = useRef(false);
   const pagerRef = useRef(pager);
   pagerRef.current = pager;
@@ -172,7 +186,7 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
         }
       }
     },
-    [],
+    [setPager],
   );
 
   // The first page comes through the query cache, where the explorer's route loader may
@@ -181,7 +195,7 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
     generation.current.controller.abort();
     generation.current = { key, controller: new AbortController() };
     busy.current = false;
-    setPager(emptyPager());
+    setListed({ key, pager: emptyPager() });
     setError(null);
     setRestarts((n) => n + 1);
     void run((query) => queryClient.fetchQuery(sampleQueries.firstPage(query)), withOlderPage);
@@ -218,9 +232,9 @@ export function useSampleList(query: SampleQuery, live: boolean, refreshMs = 5_0
         ? { ...old, items: old.items.map((item) => (item.id === sample.id ? sample : item)) }
         : old,
     );
-  }, []);
+  }, [setPager]);
 
-  return { pager, loading, error, loadMore, refreshNewer, patch, generation: restarts };
+  return { pager, query: key, loading, error, loadMore, refreshNewer, patch, generation: restarts };
 }
 
 /** The newest page of a run's samples whose reward failed (none asked for unless `enabled`). */

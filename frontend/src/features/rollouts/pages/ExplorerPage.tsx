@@ -151,6 +151,7 @@ export function ExplorerPage({ embedded = false }: { embedded?: boolean }) {
             role="status"
             data-testid="list-status"
             data-generation={list.generation}
+            data-query={list.query}
             data-state={list.pager.started ? "ready" : "loading"}
           >
             {list.error
