@@ -3,11 +3,14 @@ SIGTERM (Ray's stop_job) with the reporters closed, succeeded otherwise."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import time
+from typing import Any
 
 import pytest
+import torch
 
 from trainer.config.schema import LoggingConfig
 from trainer.reporting.base import MultiReporter
@@ -67,3 +70,31 @@ def test_a_run_that_returns_closes_the_reporters_and_exits_zero():
     recorder = Recorder()
     assert run_reported(lambda: None, MultiReporter([recorder]), LoggingConfig()) == 0
     assert recorder.statuses == [] and recorder.closed == 1
+
+
+class SigtermMidWrite(io.BytesIO):
+    """A file whose third write delivers SIGTERM (Ray's stop_job) to this process."""
+
+    writes = 0
+
+    def write(self, data: Any) -> int:
+        self.writes += 1
+        if self.writes == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super().write(data)
+
+
+def test_sigterm_in_the_middle_of_torch_save_still_reports_cancelled():
+    # torch.save's zip writer, left mid-record by RunCancelled, fails to close and raises
+    # "unexpected pos" in its place: a cancel during a checkpoint reported `failed`.
+    recorder = Recorder()
+
+    def train() -> None:
+        torch.save({f"w{i}": torch.zeros(64, 64) for i in range(8)}, SigtermMidWrite())
+
+    code = run_reported(train, MultiReporter([recorder]), LoggingConfig())
+    assert code == EXIT_CANCELLED
+    assert [s for s, _ in recorder.statuses] == ["cancelled"]
+    [(level, message)] = recorder.logs
+    assert level == "warning" and "unexpected pos" in message, message
+    assert recorder.closed == 1

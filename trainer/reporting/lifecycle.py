@@ -7,7 +7,11 @@ Ray's `stop_job` sends SIGTERM, then SIGKILL 3 s later (RAY_JOB_STOP_WAIT_TIME_S
 training runs, SIGTERM raises `RunCancelled` in the main thread, so the run reports
 `cancelled` and flushes within `logging.cancel_flush_timeout_s` before that SIGKILL.
 `RunCancelled` is a BaseException, like KeyboardInterrupt, so code that catches
-Exception (a reward function's guard, say) cannot swallow it.
+Exception (a reward function's guard, say) cannot swallow it. Code it passes through may
+still turn it into an error of its own: raised inside `torch.save`, it left the zip writer
+mid-record, and the writer's close raised `RuntimeError: ... unexpected pos` in its place.
+So once SIGTERM has been delivered, the run ends `cancelled` whatever unwinds: the user
+asked it to stop, and it stopped (the error is logged as a warning).
 
 The CLI then leaves a cancelled run by `trainer.reporting.process_exit.exit_now`, without
 the interpreter's teardown. Measured on the 2-core VM (the SIGTERM test in
@@ -53,10 +57,12 @@ class CancelGuard:
 
     def __init__(self) -> None:
         self.armed = True
+        self.fired = False  # RunCancelled was raised: whatever unwinds is the cancel
 
     def on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         if self.armed:
             self.armed = False
+            self.fired = True
             raise RunCancelled()
         log.warning("SIGTERM while the run is finishing; still flushing")
 
@@ -83,6 +89,13 @@ def close_studio(reporter: MultiReporter, timeout: float) -> None:
             r.close(timeout)
 
 
+def _cancelled(reporter: MultiReporter, cfg: LoggingConfig, detail: str, code: int) -> int:
+    reporter.status("cancelled", detail)
+    close_studio(reporter, cfg.cancel_flush_timeout_s)
+    reporter.close()
+    return int(code)
+
+
 def run_reported(train: Callable[[], object], reporter: MultiReporter, cfg: LoggingConfig) -> int:
     """Run `train()`; report how it ended, flush within the limits, return the exit code
     (an exception in training is re-raised after `failed` is reported)."""
@@ -93,16 +106,13 @@ def run_reported(train: Callable[[], object], reporter: MultiReporter, cfg: Logg
             finally:
                 guard.armed = False
         except RunCancelled:
-            reporter.status("cancelled", "stopped by SIGTERM (cancelled)")
-            close_studio(reporter, cfg.cancel_flush_timeout_s)
-            reporter.close()
-            return int(EXIT_CANCELLED)
+            return _cancelled(reporter, cfg, "stopped by SIGTERM (cancelled)", EXIT_CANCELLED)
         except KeyboardInterrupt:
-            reporter.status("cancelled", "interrupted (Ctrl-C)")
-            close_studio(reporter, cfg.cancel_flush_timeout_s)
-            reporter.close()
-            return int(EXIT_INTERRUPTED)
+            return _cancelled(reporter, cfg, "interrupted (Ctrl-C)", EXIT_INTERRUPTED)
         except Exception:
+            if guard.fired:  # RunCancelled turned into another error on its way out
+                reporter.log("warning", f"while stopping for the cancel:\n{error_tail()}")
+                return _cancelled(reporter, cfg, "stopped by SIGTERM (cancelled)", EXIT_CANCELLED)
             tail = error_tail()
             reporter.log("error", tail)
             reporter.status("failed", tail)

@@ -63,20 +63,14 @@ def restore_rng(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(
+def _write_checkpoint(
+    tmp: Path,
     state: StepContext,
     roles: ModelRoles,
     step: int,
     sampler_state: dict[str, Any],
-    directory: str | Path,
-) -> Checkpoint:
-    root = Path(directory)
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / f"{PREFIX}{step:08d}"
-    tmp = root / f".tmp-{final.name}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+) -> None:
+    """Every file of a checkpoint, into `tmp`, each flushed to disk."""
     models = roles.model_states()
     _save(models.actor, tmp / "actor.pt")
     _save(models.actor_optim, tmp / "actor_optim.pt")
@@ -100,6 +94,28 @@ def save_checkpoint(
         handle.flush()
         os.fsync(handle.fileno())
     _fsync_dir(tmp)
+
+
+def save_checkpoint(
+    state: StepContext,
+    roles: ModelRoles,
+    step: int,
+    sampler_state: dict[str, Any],
+    directory: str | Path,
+) -> Checkpoint:
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / f"{PREFIX}{step:08d}"
+    tmp = root / f".tmp-{final.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        _write_checkpoint(tmp, state, roles, step, sampler_state)
+    except BaseException:
+        # A cancel (or a full disk) mid-save: leave no half-written folder behind.
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     if final.exists():  # a re-run of the same step replaces it whole
         shutil.rmtree(final)
     os.rename(tmp, final)
