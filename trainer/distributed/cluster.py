@@ -19,6 +19,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import random
 import shutil
 import signal
 import socket
@@ -53,15 +54,42 @@ PORT_FLAGS = (
 )
 
 
+# Ray's workers listen on ports 10002-19999 by default, and the kernel hands out ports for
+# outgoing connections and binds to port 0 from its ephemeral range (32768-60999 by
+# default). A port from the ephemeral range, free when chosen, could be taken before the
+# head's server bound it: a Ray process's outgoing connection took the client server's
+# port once, and `ray start --block` then stopped the whole head (a heap-check round of
+# #46). Ports between the two ranges are handed to nobody but those who ask for them.
+EXPLICIT_PORTS_LOW = 20000
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
 def free_ports(count: int) -> list[int]:
-    """`count` distinct ports the OS considers free now. Every socket stays bound until
-    all are chosen: ports asked for one at a time can repeat once a socket is closed, and
-    a Ray head given one port for two of its servers exits at start (seen in CI)."""
+    """`count` distinct ports free now on every address, below the kernel's ephemeral range
+    (see above) where it leaves room, else wherever the kernel puts them. Every socket
+    stays bound until all are chosen: ports asked for one at a time can repeat once a
+    socket is closed, and a Ray head given one port for two of its servers exits at start."""
+    low, high = EXPLICIT_PORTS_LOW, min(_ephemeral_low(), 32768)
     with contextlib.ExitStack() as stack:
-        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [int(sock.getsockname()[1]) for sock in socks]
+        chosen: list[int] = []
+        tries = 0
+        while len(chosen) < count:
+            tries += 1
+            explicit = high - low >= 1000 and tries <= 50 * count
+            sock = stack.enter_context(socket.socket())
+            try:
+                sock.bind(("", random.randrange(low, high) if explicit else 0))
+            except OSError:
+                continue  # taken: another port
+            chosen.append(int(sock.getsockname()[1]))
+        return chosen
 
 
 def free_port() -> int:
