@@ -22,8 +22,8 @@ def test_every_port_asked_for_at_once_is_distinct_and_bindable() -> None:
 
 
 def test_ports_come_from_below_the_kernels_ephemeral_range() -> None:
-    # An outgoing connection (a Ray process's own, at the head's start) takes its local
-    # port from the ephemeral range: a port chosen there was once taken before Ray bound it.
+    # Outgoing connections and binds to port 0 draw from the ephemeral range: a port chosen
+    # there was once taken before the Ray head's server bound it.
     low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     ports = free_ports(50)
     assert all(EXPLICIT_PORTS_LOW <= port < low for port in ports), ports

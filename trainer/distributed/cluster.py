@@ -57,9 +57,10 @@ PORT_FLAGS = (
 # Ray's workers listen on ports 10002-19999 by default, and the kernel hands out ports for
 # outgoing connections and binds to port 0 from its ephemeral range (32768-60999 by
 # default). A port from the ephemeral range, free when chosen, could be taken before the
-# head's server bound it: a Ray process's outgoing connection took the client server's
-# port once, and `ray start --block` then stopped the whole head (a heap-check round of
-# #46). Ports between the two ranges are handed to nobody but those who ask for them.
+# head's server bound it (by an outgoing connection or a bind to port 0, both drawn from
+# that range): the client server's port was taken so once, and `ray start --block` then
+# stopped the whole head (a heap-check round of #46). Ports between the two ranges go to
+# nobody who does not ask for one by number.
 EXPLICIT_PORTS_LOW = 20000
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
