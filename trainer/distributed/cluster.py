@@ -73,7 +73,7 @@ def _ephemeral_low() -> int:
 
 
 def free_ports(count: int) -> list[int]:
-    """`count` distinct ports free now on every address, below the kernel's ephemeral range
+    """`count` distinct ports free now on every IPv4 address, below the kernel's ephemeral range
     (see above) where it leaves room, else wherever the kernel puts them. Every socket
     stays bound until all are chosen: ports asked for one at a time can repeat once a
     socket is closed, and a Ray head given one port for two of its servers exits at start."""
