@@ -97,9 +97,16 @@ def free_port() -> int:
     return free_ports(1)[0]
 
 
+# Looked up here, in the parent: between fork and exec a child of a threaded process (torch,
+# Ray and gloo all start threads) may only call what needs no lock another thread could
+# have held at the fork, and loading a library (dlopen) takes the loader's lock.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("linux") else None
+PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @dataclass(frozen=True)

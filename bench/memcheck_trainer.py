@@ -1,0 +1,129 @@
+"""Train the raw demo model for a few steps under valgrind's memcheck, one process or two
+FSDP2 workers, to find a write to memory the trainer does not own (issue #46).
+
+glibc's own heap checks see a bad write only when it lands on a chunk header that malloc
+reads later, and only in the run where it happens to; memcheck flags every write outside a
+live block, at the write, with its stack. So one run under memcheck finds a bad write that
+most runs survive unnoticed.
+
+    python bench/memcheck_trainer.py prepare DIR      # natively: the raw demo model and data
+    PYTHONMALLOC=malloc valgrind --tool=memcheck --undef-value-errors=no \\
+        --error-exitcode=99 python bench/memcheck_trainer.py train DIR [overrides...]
+    python bench/memcheck_trainer.py train-distributed DIR [overrides...]
+
+`train-distributed` starts a private Ray head natively and its two workers under memcheck
+(Ray's `py_executable`); their reports land in DIR/memcheck-<pid>.log.
+
+Under valgrind the CPU has no AVX-512 (valgrind does not emulate it), so `auto` would pick
+PyTorch's linears; these runs ask for oneDNN by name, the path the trainer takes on the
+Zen 5 CI machine. A run takes minutes per step: valgrind runs code 20-50x slower.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+REWARD = """
+def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    return sum(ch.isdigit() for ch in solution_str) % 4 / 3
+"""
+
+
+def prepare(root: Path) -> None:
+    from trainer.demo.model import build_demo_assets
+
+    build_demo_assets(root / "model", root / "data", seed=0, warmup_steps=0, evaluate=False)
+    (root / "reward.py").write_text(REWARD)
+
+
+def overrides(root: Path, run: str, extra: list[str]) -> list[str]:
+    """The distributed tests' small GRPO run (tests/distributed/conftest.py), with a
+    checkpoint every 2 steps and oneDNN's linears."""
+    return [
+        f"model.path={root / 'model'}",
+        f"data.train_files=[{root / 'data' / 'arith' / 'train.parquet'}]",
+        f"data.val_files=[{root / 'data' / 'arith' / 'test.parquet'}]",
+        f"checkpoint.dir={root / run / 'ckpt'}",
+        "checkpoint.save_every=2",
+        "checkpoint.save_hf=false",
+        "data.train_batch_size=4",
+        "actor.ppo_mini_batch_size=2",
+        "rollout.n=4",
+        "rollout.micro_batch_size=8",
+        "rollout.max_new_tokens=12",
+        "actor.micro_batch_size=4",
+        "actor.optim.lr=1e-4",
+        "actor.use_kl_loss=true",
+        "trainer.val_before_train=false",
+        "data.max_val_samples=4",
+        "reward.function=custom",
+        f"reward.custom_path={root / 'reward.py'}",
+        "resources.memory_gb=1",
+        "actor.shared_prefix_scoring=false",
+        "speed.cpu_linear_kernel=onednn",
+        "trainer.total_steps=3",
+        *extra,
+    ]
+
+
+def train(root: Path, extra: list[str]) -> None:
+    from trainer.config import load_config
+    from trainer.reporting.console import ConsoleReporter
+    from trainer.training.loop import Trainer
+
+    shutil.rmtree(root / "one", ignore_errors=True)
+    cfg = load_config(overrides=overrides(root, "one", extra))
+    Trainer(cfg, ConsoleReporter()).fit()
+    print("memcheck_trainer: one process trained 3 steps", flush=True)
+
+
+def train_distributed(root: Path, extra: list[str]) -> None:
+    import ray
+
+    from trainer.config import load_config
+    from trainer.distributed.cluster import local_ray_head, reload_ray_settings
+    from trainer.distributed.runtime import distributed_runtime
+    from trainer.reporting.console import ConsoleReporter
+    from trainer.training.loop import Trainer
+
+    shutil.rmtree(root / "two", ignore_errors=True)
+    valgrind = " ".join(
+        [
+            "valgrind --tool=memcheck --undef-value-errors=no --error-limit=no",
+            f"--log-file={root}/memcheck-%p.log {sys.executable}",
+        ]
+    )
+    distributed = ["resources.num_workers=2", "resources.worker_timeout_s=3600"]
+    cfg = load_config(overrides=overrides(root, "two", distributed + extra))
+    # A worker under valgrind takes minutes to import torch; Ray gives up on one after 60 s.
+    os.environ["RAY_worker_register_timeout_seconds"] = "3600"  # noqa: SIM112 (Ray's spelling)
+    with local_ray_head() as head:
+        # head.connect(), with the workers' command line: valgrind in front of Python.
+        os.environ.update(head.client_env)
+        reload_ray_settings()
+        ray.init(
+            address="auto",
+            _temp_dir=str(head.temp_dir),
+            runtime_env={"py_executable": valgrind, "env_vars": {"PYTHONMALLOC": "malloc"}},
+        )
+        try:
+            with distributed_runtime(cfg, ConsoleReporter()) as runtime:
+                Trainer(cfg, ConsoleReporter(), runtime).fit()
+        finally:
+            ray.shutdown()
+    print("memcheck_trainer: two workers trained 3 steps", flush=True)
+
+
+def main(argv: list[str]) -> None:
+    command, root, extra = argv[0], Path(argv[1]), argv[2:]
+    root.mkdir(parents=True, exist_ok=True)
+    {"prepare": lambda: prepare(root), "train": lambda: train(root, extra)}.get(
+        command, lambda: train_distributed(root, extra)
+    )()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
