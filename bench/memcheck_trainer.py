@@ -26,43 +26,23 @@ import shutil
 import sys
 from pathlib import Path
 
-REWARD = """
-def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
-    return sum(ch.isdigit() for ch in solution_str) % 4 / 3
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.distributed.conftest import DIGIT_REWARD, small_run_overrides
 
 
 def prepare(root: Path) -> None:
     from trainer.demo.model import build_demo_assets
 
     build_demo_assets(root / "model", root / "data", seed=0, warmup_steps=0, evaluate=False)
-    (root / "reward.py").write_text(REWARD)
+    (root / "reward.py").write_text(DIGIT_REWARD)
 
 
 def overrides(root: Path, run: str, extra: list[str]) -> list[str]:
-    """The distributed tests' small GRPO run (tests/distributed/conftest.py), with a
-    checkpoint every 2 steps and oneDNN's linears."""
+    """The distributed tests' small GRPO run (their own definition), 3 steps with a
+    checkpoint every 2, on oneDNN's linears."""
     return [
-        f"model.path={root / 'model'}",
-        f"data.train_files=[{root / 'data' / 'arith' / 'train.parquet'}]",
-        f"data.val_files=[{root / 'data' / 'arith' / 'test.parquet'}]",
-        f"checkpoint.dir={root / run / 'ckpt'}",
+        *small_run_overrides(root, root / run),
         "checkpoint.save_every=2",
-        "checkpoint.save_hf=false",
-        "data.train_batch_size=4",
-        "actor.ppo_mini_batch_size=2",
-        "rollout.n=4",
-        "rollout.micro_batch_size=8",
-        "rollout.max_new_tokens=12",
-        "actor.micro_batch_size=4",
-        "actor.optim.lr=1e-4",
-        "actor.use_kl_loss=true",
-        "trainer.val_before_train=false",
-        "data.max_val_samples=4",
-        "reward.function=custom",
-        f"reward.custom_path={root / 'reward.py'}",
-        "resources.memory_gb=1",
-        "actor.shared_prefix_scoring=false",
         "speed.cpu_linear_kernel=onednn",
         "trainer.total_steps=3",
         *extra,
