@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import ray
 from ray._raylet import (  # type: ignore[attr-defined]
@@ -115,12 +116,19 @@ class LocalHead:
     temp_dir: Path
     client_env: dict[str, str]  # the token's: set in os.environ to join
 
-    def connect(self) -> None:
+    def connect(self, runtime_env: dict[str, Any] | None = None) -> None:
         """Join as a driver (see the module docstring for why by temp dir). The token goes
-        into os.environ, where Ray reads it; ray_session puts the environment back."""
+        into os.environ, where Ray reads it; ray_session puts the environment back.
+        `runtime_env`: Ray's, for every worker of this driver (a bench runs them under
+        valgrind)."""
         os.environ.update(self.client_env)
         reload_ray_settings()
-        ray.init(address="auto", _temp_dir=str(self.temp_dir), log_to_driver=True)
+        ray.init(
+            address="auto",
+            _temp_dir=str(self.temp_dir),
+            log_to_driver=True,
+            runtime_env=runtime_env,
+        )
 
 
 def _ray_cli() -> str:
