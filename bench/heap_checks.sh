@@ -5,6 +5,14 @@
 #
 #   bench/heap_checks.sh ROUNDS [pytest node ids...]
 #
+# HEAP_CHECK picks the check preloaded into every process:
+#   debug (default)  glibc's debug malloc: MALLOC_CHECK_=3 catches a write past a block's
+#                    end at its free; MALLOC_PERTURB_ fills freed and new blocks.
+#   quarantine       bench/free_quarantine.c: freed blocks up to 1 KiB are filled and held
+#                    back, and checked for writes after free when they leave the ring; its
+#                    reports (with the stack that freed the block) are in
+#                    var/heap-checks/quarantine/, and a round that wrote one fails.
+#
 # Defaults: 30 rounds of the distributed equivalence and checkpoint tests. Prints one line
 # a round and a summary; each failed round's output is kept in var/heap-checks/. Run it
 # alone: never beside another suite (the machine has 2 cores, stress-ng takes both).
@@ -21,13 +29,35 @@ tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     tests=(tests/distributed/test_equivalence.py tests/distributed/test_checkpoints.py)
 fi
-debug_lib=$(ls /usr/lib/*-linux-gnu/libc_malloc_debug.so.0 2>/dev/null | head -1)
-if [ -z "$debug_lib" ] || ! command -v stress-ng >/dev/null; then
-    echo "needs glibc's libc_malloc_debug.so.0 and stress-ng (apt-get install stress-ng)" >&2
-    exit 2
-fi
 out=var/heap-checks
 mkdir -p "$out"
+if ! command -v stress-ng >/dev/null; then
+    echo "needs stress-ng (apt-get install stress-ng)" >&2
+    exit 2
+fi
+check=${HEAP_CHECK:-debug}
+case $check in
+debug)
+    # On glibc 2.34+ MALLOC_CHECK_ does nothing without the debug library preloaded;
+    # MALLOC_PERTURB_ fills freed and new blocks, so a use after free reads garbage.
+    debug_lib=$(ls /usr/lib/*-linux-gnu/libc_malloc_debug.so.0 2>/dev/null | head -1)
+    if [ -z "$debug_lib" ]; then
+        echo "needs glibc's libc_malloc_debug.so.0" >&2
+        exit 2
+    fi
+    check_env=(LD_PRELOAD="$debug_lib" MALLOC_CHECK_=3 MALLOC_PERTURB_=165)
+    ;;
+quarantine)
+    gcc -O2 -Wall -shared -fPIC -o var/free_quarantine.so bench/free_quarantine.c -lpthread || exit 2
+    reports=$out/quarantine  # this round's reports, one file a process
+    rm -rf "$reports" && mkdir -p "$reports"
+    check_env=(LD_PRELOAD="$PWD/var/free_quarantine.so" FREE_QUARANTINE_LOG="$PWD/$reports")
+    ;;
+*)
+    echo "HEAP_CHECK is debug or quarantine, not $check" >&2
+    exit 2
+    ;;
+esac
 ulimit -c unlimited 2>/dev/null || echo "core dumps stay off: ulimit -c refused" >&2
 cores=${CORE_DIR:-/tmp/cores}
 stress-ng --cpu 2 --timeout $((rounds * 600))s --quiet &
@@ -38,12 +68,24 @@ started=$(date +%s)
 for round in $(seq 1 "$rounds"); do
     t0=$(date +%s)
     touch "$out/.round-start"
-    # On glibc 2.34+ MALLOC_CHECK_ does nothing without the debug library preloaded;
-    # MALLOC_PERTURB_ fills freed and new blocks, so a use after free reads garbage.
-    LD_PRELOAD=$debug_lib MALLOC_CHECK_=3 MALLOC_PERTURB_=165 \
+    env "${check_env[@]}" \
         .venv/bin/python -m pytest -q -p no:cacheprovider -x "${tests[@]}" \
         > "$out/round-$round.log" 2>&1
     status=$?
+    if [ "$check" = quarantine ]; then
+        checked=0
+        for log in "$reports"/*.log; do  # each process's last count
+            n=$(grep -o "[0-9]* blocks checked" "$log" 2>/dev/null | tail -1 | cut -d' ' -f1)
+            checked=$((checked + ${n:-0}))
+        done
+        echo "round $round: quarantine checked $checked freed blocks in $(ls "$reports" | wc -l) processes"
+        if grep -q "written after free: bytes" "$reports"/*.log 2>/dev/null; then
+            mv "$reports" "$out/quarantine-round-$round"
+            echo "round $round: a block was written after free: $out/quarantine-round-$round"
+            status=1
+        fi
+        rm -rf "$reports" && mkdir -p "$reports"
+    fi
     load=$(cut -d' ' -f1 /proc/loadavg)
     new_cores=$(find "$cores" -maxdepth 1 -name 'core*' -newer "$out/.round-start" 2>/dev/null)
     [ -z "$new_cores" ] || echo "round $round: core dumps: $new_cores"
@@ -56,5 +98,5 @@ for round in $(seq 1 "$rounds"); do
         grep -aE "malloc|free\(\)|corrupt|SIGABRT|SIGSEGV" "$out/round-$round.log" | head -5
     fi
 done
-echo "$passed of $rounds rounds passed in $(( $(date +%s) - started )) s under stress-ng --cpu 2"
+echo "$passed of $rounds rounds passed in $(( $(date +%s) - started )) s under stress-ng --cpu 2 ($check heap check)"
 [ "$passed" -eq "$rounds" ]
