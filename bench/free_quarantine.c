@@ -73,6 +73,8 @@ static void unlock_ring(void) { pthread_mutex_unlock(&lock); }
 
 __attribute__((constructor)) static void start(void) {
     slots = env_size("FREE_QUARANTINE_SLOTS", 65536);
+    if (slots == 0)
+        slots = 1;
     max_bytes = env_size("FREE_QUARANTINE_MAX_BYTES", 1024);
     frames = env_size("FREE_QUARANTINE_FRAMES", 6);
     if (frames > FRAMES)
@@ -126,8 +128,6 @@ static void check(const struct held *held) {
             last = i;
         }
     }
-    if (first == held->size)
-        return;
     reports++;
     char line[512];
     int n = snprintf(line, sizeof line,
