@@ -10,12 +10,13 @@
 #                    end at its free; MALLOC_PERTURB_ fills freed and new blocks.
 #   quarantine       bench/free_quarantine.c: freed blocks up to 1 KiB are filled and held
 #                    back, and checked for writes after free when they leave the ring; its
-#                    reports (with the stack that freed the block) are in
-#                    var/heap-checks/quarantine/, and a round that wrote one fails.
+#                    reports (with the stack that freed the block) are kept with the
+#                    round's log, and a round that wrote one fails.
 #
 # Defaults: 30 rounds of the distributed equivalence and checkpoint tests. Prints one line
-# a round and a summary; each failed round's output is kept in var/heap-checks/. Run it
-# alone: never beside another suite (the machine has 2 cores, stress-ng takes both).
+# a round and a summary; each failed round's output is kept in var/heap-checks/<start
+# time>/. Run it alone: never beside another suite (the machine has 2 cores, stress-ng
+# takes both).
 #
 # Core dumps are on for every process it starts (ulimit -c), so a crash in a Ray worker
 # leaves its native stack to read with gdb; where they land is the kernel's
@@ -29,7 +30,8 @@ tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     tests=(tests/distributed/test_equivalence.py tests/distributed/test_checkpoints.py)
 fi
-out=var/heap-checks
+# One folder an invocation: a later loop's round 1 must not overwrite this one's failed log.
+out=var/heap-checks/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 if ! command -v stress-ng >/dev/null; then
     echo "needs stress-ng (apt-get install stress-ng)" >&2
