@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 # gradient is near zero: the A matrices at the start, while B is still 0. Measured after 4
 # steps at lr 2e-3: up to 1.8e-6 with oneDNN's linears on a Zen 4 EPYC, 7.6e-7 with
 # PyTorch's (MKL). A wrong result (a rank's adapters left untrained, an optimizer state
-# not restored) moves them by steps of about lr, 200 times this bound.
+# not restored) would move them by whole Adam steps, each near lr: 200 times this bound.
 LR = 2e-3
 ADAPTER_ATOL = LR / 200
 LORA = (
