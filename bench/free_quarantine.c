@@ -24,7 +24,7 @@
  * frames, 4.2x with 262144 slots and 12 frames. Most of it is the unwinder and cache
  * misses on blocks that left the cache long ago.
  *
- * Build: gcc -O2 -shared -fPIC -o free_quarantine.so bench/free_quarantine.c -lpthread
+ * Build: gcc -O2 -Wall -Werror -shared -fPIC -o free_quarantine.so bench/free_quarantine.c -lpthread
  * (bench/heap_checks.sh builds it into var/ and preloads it with HEAP_CHECK=quarantine).
  */
 #define _GNU_SOURCE
@@ -32,7 +32,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

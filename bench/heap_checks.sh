@@ -50,7 +50,7 @@ debug)
     check_env=(LD_PRELOAD="$debug_lib" MALLOC_CHECK_=3 MALLOC_PERTURB_=165)
     ;;
 quarantine)
-    gcc -O2 -Wall -shared -fPIC -o var/free_quarantine.so bench/free_quarantine.c -lpthread || exit 2
+    gcc -O2 -Wall -Werror -shared -fPIC -o var/free_quarantine.so bench/free_quarantine.c -lpthread || exit 2
     reports=$out/quarantine  # this round's reports, one file a process
     rm -rf "$reports" && mkdir -p "$reports"
     check_env=(LD_PRELOAD="$PWD/var/free_quarantine.so" FREE_QUARANTINE_LOG="$PWD/$reports")
