@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from trainer.distributed import ray_auth
+from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
     HEAD_STOP_GRACE_S,
     PORT_FLAGS,
@@ -222,6 +222,7 @@ def start_ray_head(
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
+    env.update(ray_settings.NO_METRICS_EXPORT_ENV)
     if single_machine:
         env.update(ray_auth.SINGLE_MACHINE_ENV)
     if owner is not None:

@@ -38,7 +38,7 @@ from ray._raylet import (  # type: ignore[attr-defined]
     Config,
 )
 
-from trainer.distributed import ray_auth
+from trainer.distributed import ray_auth, ray_settings
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,7 @@ class LocalHead:
         `runtime_env`: Ray's, for every worker of this driver (a bench runs them under
         valgrind)."""
         os.environ.update(self.client_env)
+        os.environ.update(ray_settings.NO_METRICS_EXPORT_ENV)
         reload_ray_settings()
         ray.init(
             address="auto",
@@ -151,6 +152,7 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
+    env.update(ray_settings.NO_METRICS_EXPORT_ENV)
     log_path = temp_dir / "head.log"
     with open(log_path, "wb") as out:
         head = subprocess.Popen(
@@ -222,6 +224,8 @@ def ray_session() -> Iterator[None]:
         # later (another Ray head, a studio) inherits Ray's settings of this session.
         stack.callback(restore_environ, dict(os.environ))
         if address:
+            os.environ.update(ray_settings.NO_METRICS_EXPORT_ENV)  # this driver's own
+            reload_ray_settings()
             ray.init(address=address, log_to_driver=True)
         else:
             stack.enter_context(local_ray_head()).connect()

@@ -1,0 +1,30 @@
+"""Every Ray process of a private head runs with Ray's metrics exporter off
+(trainer.distributed.ray_settings says why: its thread crashed our driver at exit).
+
+What the settings do inside Ray was measured once with gdb (docs/distributed.md); here,
+that the head's workers and this driver get them, whatever this process started with."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from trainer.distributed.ray_settings import NO_METRICS_EXPORT_ENV
+
+pytestmark = pytest.mark.slow
+
+
+def metrics_settings(env: dict[str, str] | os._Environ[str]) -> dict[str, str | None]:
+    return {name: env.get(name) for name in NO_METRICS_EXPORT_ENV}
+
+
+def test_the_driver_and_a_worker_run_without_rays_metrics_exporter(ray_head: str) -> None:
+    import ray
+
+    @ray.remote
+    def worker_settings() -> dict[str, str | None]:
+        return metrics_settings(os.environ)
+
+    assert metrics_settings(os.environ) == NO_METRICS_EXPORT_ENV
+    assert ray.get(worker_settings.remote()) == NO_METRICS_EXPORT_ENV

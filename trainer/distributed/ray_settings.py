@@ -1,0 +1,23 @@
+"""Ray settings every Ray process we start runs with: the trainer's private head, `rlstudio
+up`'s embedded head, the test suite's heads, every worker and job they start (they inherit
+the head's environment), and our drivers.
+
+Light on purpose (no ray import): the studio uses it too.
+"""
+
+from __future__ import annotations
+
+# Ray's metrics exporter off. Its background thread (OpenTelemetry's
+# PeriodicExportingMetricReader, in every driver and worker) keeps exporting while the
+# process exits, and uses objects exit has already destroyed: the test suite's driver
+# died of it at exit (#46: SIGSEGV in memcpy, from RayLog's destructor copying a logger name
+# that a static destructor had freed; ray-project/ray#60048 fixed a sibling in the gauge
+# callback). A trainer job that dies at exit after its work is done is reported failed.
+# We read nothing from Ray's metrics (our runs report their own), so no export is lost.
+# Both settings are needed (measured on Ray 2.60, stacks of a driver and a worker):
+# `enable_metrics_collection=0` alone keeps the OpenTelemetry reader running;
+# `enable_open_telemetry=0` alone swaps it for the older OpenCensus exporter.
+NO_METRICS_EXPORT_ENV = {
+    "RAY_enable_metrics_collection": "0",
+    "RAY_enable_open_telemetry": "0",
+}
