@@ -8,8 +8,9 @@
 # HEAP_CHECK picks the check preloaded into every process:
 #   debug (default)  glibc's debug malloc: MALLOC_CHECK_=3 catches a write past a block's
 #                    end at its free; MALLOC_PERTURB_ fills freed and new blocks.
-#   quarantine       bench/free_quarantine.c: freed blocks up to 1 KiB are filled and held
-#                    back, and checked for writes after free when they leave the ring; its
+#   quarantine       bench/free_quarantine.c: freed blocks are filled and held back (small
+#                    ones by count, big ones up to 256 MiB a process), and checked for
+#                    writes after free when they leave the quarantine; its
 #                    reports (with the stack that freed the block) are kept with the
 #                    round's log, and a round that wrote one fails.
 #
@@ -75,12 +76,13 @@ for round in $(seq 1 "$rounds"); do
         > "$out/round-$round.log" 2>&1
     status=$?
     if [ "$check" = quarantine ]; then
-        checked=0
+        checked=0 mib=0
         for log in "$reports"/*.log; do  # each process's last count
             n=$(grep -o "[0-9]* blocks checked" "$log" 2>/dev/null | tail -1 | cut -d' ' -f1)
-            checked=$((checked + ${n:-0}))
+            m=$(grep -o "checked[a-z ]* ([0-9]* MiB)" "$log" 2>/dev/null | tail -1 | tr -dc 0-9)
+            checked=$((checked + ${n:-0})) mib=$((mib + ${m:-0}))
         done
-        echo "round $round: quarantine checked $checked freed blocks in $(ls "$reports" | wc -l) processes"
+        echo "round $round: quarantine checked $checked freed blocks ($mib MiB) in $(ls "$reports" | wc -l) processes"
         if grep -q "written after free: bytes" "$reports"/*.log 2>/dev/null; then
             mv "$reports" "$out/quarantine-round-$round"
             echo "round $round: a block was written after free: $out/quarantine-round-$round"

@@ -4,6 +4,7 @@ from it means something only if it does catch a write into a freed block."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,18 +14,20 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[2] / "bench" / "free_quarantine.c"
 
-# A 40-byte block freed, then (or not) one byte of it written, through libc directly.
+# A block of argv[1] bytes freed, then (or not) its byte argv[2] written, through libc.
 PROGRAM = """
 import ctypes, sys
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
-block = libc.malloc(40)
+block = libc.malloc(int(sys.argv[1]))
 libc.free(block)
-if sys.argv[1] == "write":
-    ctypes.memset(block + 8, 0x42, 1)
+if sys.argv[2] != "none":
+    ctypes.memset(block + int(sys.argv[2]), 0x42, 1)
 """
+SMALL = 40  # a fastbin-sized block, the kind the abort's message is about
+LARGE = 3 << 20  # a tensor-sized block, held by the byte-bounded ring
 
 
 @pytest.fixture(scope="module")
@@ -39,25 +42,31 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def run_quarantined(library: Path, logs: Path, action: str) -> str:
-    """The reports of one process that frees a block and then does `action` to it."""
+def run_quarantined(library: Path, logs: Path, size: int, written_byte: int | None) -> str:
+    """The reports of one process that frees a block and then writes one byte of it."""
     logs.mkdir()
     env = {**os.environ, "LD_PRELOAD": str(library), "FREE_QUARANTINE_LOG": str(logs)}
-    subprocess.run([sys.executable, "-c", PROGRAM, action], env=env, check=True, timeout=60)
+    argv = [sys.executable, "-c", PROGRAM, str(size), str(written_byte or "none")]
+    subprocess.run(argv, env=env, check=True, timeout=60)
     return "".join(log.read_text() for log in logs.glob("*.log"))
 
 
+@pytest.mark.parametrize(("size", "written_byte"), [(SMALL, 8), (LARGE, LARGE - 5000)])
 def test_a_write_into_a_freed_block_is_reported_with_the_stack_that_freed_it(
-    library: Path, tmp_path: Path
+    library: Path, tmp_path: Path, size: int, written_byte: int
 ) -> None:
-    report = run_quarantined(library, tmp_path / "logs", "write")
-    assert "40-byte block" in report
-    assert "written after free: bytes 8..8 changed: 42" in report
+    report = run_quarantined(library, tmp_path / "logs", size, written_byte)
+    held = re.search(r"(\d+)-byte block", report)
+    assert held and size <= int(held[1]) <= size + 4096  # usable size: up to a page more
+    assert f"written after free: bytes {written_byte}..{written_byte} changed: 42" in report
     assert "freed by:" in report
     assert ", 1 written after free" in report  # the process's summary at exit
 
 
-def test_blocks_nobody_touched_after_free_are_not_reported(library: Path, tmp_path: Path) -> None:
-    report = run_quarantined(library, tmp_path / "logs", "leave")
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+def test_blocks_nobody_touched_after_free_are_not_reported(
+    library: Path, tmp_path: Path, size: int
+) -> None:
+    report = run_quarantined(library, tmp_path / "logs", size, None)
     assert "written after free: bytes" not in report
     assert ", 0 written after free" in report
