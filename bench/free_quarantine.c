@@ -19,11 +19,11 @@
  * them. When a ring pushes a block out, and for every block still held at exit, its bytes
  * are checked: a byte that is no longer 0xA5 was written after the block was freed. A
  * block freed twice shows the same way (its second free checks a block malloc has handed
- * out again) or as glibc's own double-free abort. The report goes to FREE_QUARANTINE_LOG/<pid>.log (stderr
- * without it): the block's address and size, the changed bytes, and the stack of the
- * free() call that released it (FREE_QUARANTINE_FRAMES frames, default 6), which names
- * the object that was freed too early (or written too late). Reports use no malloc (they
- * run inside free).
+ * out again) or as glibc's own double-free abort. The report goes to
+ * FREE_QUARANTINE_LOG/<pid>.log (stderr without it): the block's address and size, the
+ * changed bytes, and the stack of the free() call that released it
+ * (FREE_QUARANTINE_FRAMES frames, default 6), which names the object that was freed too
+ * early (or written too late). Reports use no malloc (they run inside free).
  *
  * Cost, measured on a small torch training loop (300 AdamW steps of 8 256x256 linears,
  * 2-core AMD EPYC): 1.2x with 16384 slots and no stack, 1.8x with 65536 slots and 4

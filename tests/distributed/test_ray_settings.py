@@ -1,8 +1,8 @@
 """Every Ray process of a private head runs with Ray's metrics exporter off
 (trainer.distributed.ray_settings says why: its thread crashed our driver at exit).
 
-What the settings do inside Ray was measured once with gdb (docs/distributed.md); here,
-that the head's workers and this driver get them, whatever this process started with."""
+What the settings do inside Ray is measured by bench/ray_exporter_threads.py (gdb); here,
+that the head's workers and this driver get them."""
 
 from __future__ import annotations
 

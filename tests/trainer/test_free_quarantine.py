@@ -46,7 +46,8 @@ def run_quarantined(library: Path, logs: Path, size: int, written_byte: int | No
     """The reports of one process that frees a block and then writes one byte of it."""
     logs.mkdir()
     env = {**os.environ, "LD_PRELOAD": str(library), "FREE_QUARANTINE_LOG": str(logs)}
-    argv = [sys.executable, "-c", PROGRAM, str(size), str(written_byte or "none")]
+    written = "none" if written_byte is None else str(written_byte)  # byte 0 is a byte
+    argv = [sys.executable, "-c", PROGRAM, str(size), written]
     subprocess.run(argv, env=env, check=True, timeout=60)
     return "".join(log.read_text() for log in logs.glob("*.log"))
 
