@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import Model, QuerySet
 from rest_framework import exceptions, permissions, viewsets
 
 from studio.api.common.authentication import require_token_scope
 from studio.api.common.permissions import ProjectRolePermission, has_role
-from studio.projects.models import AuditEvent, Project, Role, TokenScope
+from studio.projects.models import AuditEvent, Membership, Project, Role, TokenScope
+
+
+def project_ids_of(user: User) -> QuerySet[Membership, Any]:
+    """The ids of the projects `user` belongs to, as a subquery to filter by
+    (`<path to project>__in`). A semi-join never repeats a row, so no DISTINCT is needed:
+    a DISTINCT over a run's wide row with its joins took Postgres 8-16 ms to plan per
+    request (1.3 ms without), and sorts every listed row by all its columns."""
+    return Membership.objects.filter(user=user).values("project_id")
 
 
 class ProjectScopedViewSet(viewsets.GenericViewSet):
@@ -27,9 +36,9 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
     def get_queryset(self) -> QuerySet[Any]:
         queryset = super().get_queryset()
         user = self.request.user
-        if not user.is_authenticated:
+        if not isinstance(user, User):  # anonymous
             return queryset.none()
-        return queryset.filter(**{f"{self.project_path}__memberships__user": user}).distinct()
+        return queryset.filter(**{f"{self.project_path}__in": project_ids_of(user)})
 
     def project_for(self, slug: str, role: Role | None = None) -> Project:
         """The project named by a request, if the user has `role` there (write_role by

@@ -36,7 +36,7 @@ from rest_framework.response import Response
 from studio.api.common.parsers import JSONParser
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.resources import VERSION_NUMBER, ProjectResourceViewSet
-from studio.api.common.scoping import ProjectScopedViewSet
+from studio.api.common.scoping import ProjectScopedViewSet, project_ids_of
 from studio.datasets import imports
 from studio.datasets.files import read_page
 from studio.datasets.limits import import_in_worker
@@ -158,9 +158,9 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
 
     def get_dataset(self) -> Dataset:
         visible = Dataset.objects.select_related("project").filter(
-            project__memberships__user=signed_in_user(self.request)
+            project__in=project_ids_of(signed_in_user(self.request))
         )
-        return get_object_or_404(visible.distinct(), pk=self.kwargs["dataset_id"])
+        return get_object_or_404(visible, pk=self.kwargs["dataset_id"])
 
     def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
         drf_request = super().initialize_request(request, *args, **kwargs)

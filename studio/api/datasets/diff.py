@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from studio.api.common.permissions import signed_in_user
+from studio.api.common.scoping import project_ids_of
 from studio.datasets.diff import diff_versions
 from studio.datasets.diff_serializers import DatasetDiffSerializer, DiffQuerySerializer
 from studio.datasets.models import Dataset, DatasetVersion
@@ -47,8 +48,8 @@ class DatasetDiffView(APIView):
         """Rows added, removed and changed from version `from` to `to` (one page of them),
         their counts, and the columns added, removed or retyped. The page holds at most
         RLSTUDIO_PREVIEW_MAX_BYTES (4 MiB): a longer one is cut (`truncated`, `next_offset`)."""
-        visible = Dataset.objects.filter(project__memberships__user=signed_in_user(request))
-        dataset = get_object_or_404(visible.distinct(), pk=id)
+        visible = Dataset.objects.filter(project__in=project_ids_of(signed_in_user(request)))
+        dataset = get_object_or_404(visible, pk=id)
         params = {k: v for k, v in request.query_params.items() if k != "from"}
         if "from" in request.query_params:
             params["from_number"] = request.query_params["from"]

@@ -193,12 +193,6 @@ class ProjectViewSet(
     lookup_field = "slug"
     project_path = "id"  # a project is its own project
 
-    def get_queryset(self) -> QuerySet[Project]:
-        user = self.request.user
-        if not user.is_authenticated:
-            return Project.objects.none()
-        return self.queryset.filter(memberships__user=user).distinct()
-
     def get_permissions(self) -> Any:
         if self.action in OWNER_ACTIONS:
             self.write_role = Role.OWNER

@@ -25,7 +25,7 @@ from rest_framework.response import Response
 
 from studio.api.common.permissions import signed_in_user
 from studio.api.common.resources import VERSION_NUMBER, ProjectResourceViewSet
-from studio.api.common.scoping import ProjectScopedViewSet
+from studio.api.common.scoping import ProjectScopedViewSet, project_ids_of
 from studio.api.rewards.test_runs import test_run_inputs
 from studio.projects.models import Project
 from studio.rewards import lifecycle
@@ -207,9 +207,9 @@ class RewardVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pro
 
     def get_function(self) -> RewardFunction:
         visible = RewardFunction.objects.select_related("project").filter(
-            project__memberships__user=signed_in_user(self.request)
+            project__in=project_ids_of(signed_in_user(self.request))
         )
-        return get_object_or_404(visible.distinct(), pk=self.kwargs["function_id"])
+        return get_object_or_404(visible, pk=self.kwargs["function_id"])
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Versions, newest first (without their code; read one version for it)."""
