@@ -32,6 +32,7 @@ from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
     HEAD_STOP_GRACE_S,
     PORT_FLAGS,
+    die_with_parent,
     free_port,
     free_ports,
     reload_ray_settings,
@@ -122,6 +123,9 @@ def spawn(
         group=account.pw_gid if account else None,
         extra_groups=[] if account else None,
         umask=0o077 if account else -1,
+        # SIGTERM when this process dies: a pytest killed or crashed (an xdist worker
+        # replaced) left its stacks running, a Ray head and Celery beat among them.
+        preexec_fn=die_with_parent,
     )
     handle.close()
     started = LiveProcess(name, proc, log_path)

@@ -105,7 +105,7 @@ _PRCTL = ctypes.CDLL(None, use_errno=True).prctl if sys.platform.startswith("lin
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def die_with_parent() -> None:  # runs in the child between fork and exec
     if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
 
@@ -162,7 +162,7 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
     try:
         deadline = time.monotonic() + start_timeout_s
