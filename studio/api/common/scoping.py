@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.core.exceptions import MultipleObjectsReturned, ValidationError
 from django.db.models import Model, QuerySet
+from django.http import Http404
 from rest_framework import exceptions, permissions, viewsets
 
 from studio.api.common.authentication import require_token_scope
@@ -40,6 +42,23 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
         if not isinstance(user, User):  # anonymous
             return queryset.none()
         return queryset.filter(**{f"{self.project_path}__in": project_ids_of(user)})
+
+    def get_object(self) -> Any:
+        """DRF's `get_object` without `QuerySet.get`'s LIMIT: the lookup names one row,
+        and a LIMIT makes Postgres plan each join for a fast start as well. A run's detail
+        query (ten tables) took 4.6-5.9 ms to plan with it and 1.0-1.3 ms without."""
+        queryset = self.filter_queryset(self.get_queryset()).order_by()
+        lookup = self.lookup_url_kwarg or self.lookup_field
+        try:
+            found = list(queryset.filter(**{self.lookup_field: self.kwargs[lookup]}))
+        except (TypeError, ValueError, ValidationError):  # an id of the wrong type: DRF's 404
+            raise Http404 from None
+        if not found:
+            raise Http404(f"No {queryset.model._meta.object_name} matches the given query.")
+        if len(found) > 1:
+            raise MultipleObjectsReturned(f"{self.lookup_field} is not unique")
+        self.check_object_permissions(self.request, found[0])
+        return found[0]
 
     def project_for(self, slug: str, role: Role | None = None) -> Project:
         """The project named by a request, if the user has `role` there (write_role by
