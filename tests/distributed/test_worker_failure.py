@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from trainer.distributed.cluster import die_with_parent
 from trainer.reporting.jsonl import read_records
 
 from .conftest import small_run_overrides
@@ -50,7 +51,10 @@ class CliRun:
         argv += ["trainer.total_steps=500", "checkpoint.save_every=0", *overrides]
         env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
         with open(self.stderr, "wb") as out:
-            self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=out)
+            # It ends with this pytest (a killed one left the run and its Ray head behind).
+            self.proc = subprocess.Popen(
+                argv, cwd=REPO, env=env, stdout=out, stderr=out, preexec_fn=die_with_parent
+            )
 
     def worker_pids(self) -> dict[int, int]:
         """After the first step: the pid of each rank, from the run's own log line."""

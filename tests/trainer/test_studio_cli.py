@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from trainer.distributed.cluster import die_with_parent
 from trainer.reporting.jsonl import read_records
 
 from .ingest_stub import TOKEN, IngestStub
@@ -72,6 +73,7 @@ def launch(demo: Path, tmp: Path, stub: IngestStub, *overrides: str) -> subproce
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=die_with_parent,  # a killed pytest takes its trainer along
     )
 
 
