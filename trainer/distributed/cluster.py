@@ -23,6 +23,7 @@ import random
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -64,6 +65,14 @@ PORT_FLAGS = (
 # nobody who does not ask for one by number.
 EXPLICIT_PORTS_LOW = 20000
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# But two processes choosing at once can both find one port free, as both release it for
+# their servers to bind: a test stack's head took 30017 for its dashboard and a trainer's
+# private head, started 2 s later by the other test worker, for its agent, which then
+# failed to bind and took the head down (CI, 2026-11-30). So a process claims each port it
+# chooses, machine-wide, with a file made atomically (O_EXCL) in a shared sticky folder;
+# others pass over a claim for CLAIM_TTL_S, ample for a server to bind its port.
+PORT_CLAIMS = Path(tempfile.gettempdir()) / "rlstudio-port-claims"
+CLAIM_TTL_S = 300.0
 
 
 def _ephemeral_low() -> int:
@@ -79,6 +88,7 @@ def free_ports(count: int) -> list[int]:
     stays bound until all are chosen: ports asked for one at a time can repeat once a
     socket is closed, and a Ray head given one port for two of its servers exits at start."""
     low, high = EXPLICIT_PORTS_LOW, min(_ephemeral_low(), 32768)
+    claims = _claims_folder()
     with contextlib.ExitStack() as stack:
         chosen: list[int] = []
         tries = 0
@@ -90,8 +100,50 @@ def free_ports(count: int) -> list[int]:
                 sock.bind(("", random.randrange(low, high) if explicit else 0))
             except OSError:
                 continue  # taken: another port
-            chosen.append(int(sock.getsockname()[1]))
+            port = int(sock.getsockname()[1])
+            if explicit and not _claim(claims, port):
+                continue  # another process chose it a moment ago
+            chosen.append(port)
         return chosen
+
+
+def _claim(folder: Path | None, port: int) -> bool:
+    """Claim `port` for this process in `folder` unless another process on this machine
+    claimed it in the last CLAIM_TTL_S. Without a claims folder every port is free to
+    take, as before claims existed."""
+    if folder is None:
+        return True
+    path = folder / str(port)
+    for _ in range(2):  # a stale claim is removed once, then claimed afresh
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o644))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - path.lstat().st_mtime < CLAIM_TTL_S:
+                    return False
+                path.unlink()  # stale (another account's can't be removed: skipped)
+            except OSError:
+                return False
+        except OSError:
+            return True
+    return False
+
+
+def _claims_folder() -> Path | None:
+    """The claims folder, made sticky and open to every account as /tmp is (the studio, its
+    tests and the trainer account all choose ports). None where it can't be made, or where
+    it is not a sticky folder of root's or ours (another account's could point anywhere)."""
+    try:
+        PORT_CLAIMS.mkdir(exist_ok=True)
+        found = PORT_CLAIMS.lstat()
+        if found.st_uid == os.geteuid() and not stat.S_ISLNK(found.st_mode):
+            PORT_CLAIMS.chmod(0o1777)
+            found = PORT_CLAIMS.lstat()
+    except OSError:
+        return None
+    trusted = found.st_uid in (0, os.geteuid()) and stat.S_ISDIR(found.st_mode)
+    return PORT_CLAIMS if trusted and found.st_mode & stat.S_ISVTX else None
 
 
 def free_port() -> int:
