@@ -133,7 +133,9 @@ def _claim(folder: Path | None, port: int) -> bool:
 def _claims_folder() -> Path | None:
     """The claims folder, made sticky and open to every account as /tmp is (the studio, its
     tests and the trainer account all choose ports). None where it can't be made, or where
-    it is not a sticky folder of root's or ours (another account's could point anywhere)."""
+    it is not a sticky folder of root's or ours (another account's could point anywhere).
+    Another account can only claim ports we then pass over: after 50 tries a port the
+    kernel chooses, as before claims existed."""
     try:
         PORT_CLAIMS.mkdir(exist_ok=True)
         found = PORT_CLAIMS.lstat()
