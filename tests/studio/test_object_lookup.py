@@ -24,7 +24,7 @@ def test_a_detail_request_reads_its_object_without_a_limit(world):
         if q["sql"].startswith('SELECT "runs_run"."id"') and '"projects_membership"' in q["sql"]
     ]
     # A LIMIT made Postgres plan the run's ten-table join for a fast start too: 4.6-5.9 ms
-    # of planning per request instead of 1.0-1.3 ms (measured with EXPLAIN ANALYZE).
+    # of planning per request instead of 1.2-1.3 ms (measured with EXPLAIN ANALYZE).
     assert " LIMIT " not in read and " ORDER BY " not in read, read
 
 

@@ -46,7 +46,7 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
     def get_object(self) -> Any:
         """DRF's `get_object` without `QuerySet.get`'s LIMIT: the lookup names one row,
         and a LIMIT makes Postgres plan each join for a fast start as well. A run's detail
-        query (ten tables) took 4.6-5.9 ms to plan with it and 1.0-1.3 ms without."""
+        query (ten tables) took 4.6-5.9 ms to plan with it and 1.2-1.3 ms without."""
         queryset = self.filter_queryset(self.get_queryset()).order_by()
         lookup = self.lookup_url_kwarg or self.lookup_field
         try:
