@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests import assets
+from tests import assets, crash_cores
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SESSION_STARTED = time.time()  # cores older than this are an earlier run's
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +45,21 @@ def fast_password_hashing():
     hashers = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
     with override_settings(PASSWORD_HASHERS=hashers):
         yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failing test's report gets gdb's reading of every core dumped since the run began
+    and not read yet (tests.crash_cores: a crashed Ray worker's native stacks)."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed:
+        for name, stacks in crash_cores.take_cores(SESSION_STARTED):
+            report.sections.append((f"native stacks from {name}", stacks))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Cores no failing test took (a crash the test survived: a retried worker)."""
+    for name, stacks in crash_cores.take_cores(SESSION_STARTED):
+        terminalreporter.write_sep("=", f"a process dumped core during this run: {name}")
+        terminalreporter.write_line(stacks)

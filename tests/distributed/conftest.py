@@ -3,6 +3,7 @@ test process connected to it as a driver, a recording reporter and a tiny model.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests import crash_cores
 from trainer.config import RunConfig, load_config
 from trainer.reporting.base import SampleRecord
 
@@ -113,7 +115,9 @@ def ray_head() -> Iterator[str]:
     from trainer.distributed.cluster import local_ray_head, restore_environ
 
     saved = dict(os.environ)
-    with local_ray_head() as head:
+    with contextlib.ExitStack() as stack:
+        with crash_cores.dumps_on():  # the head and its workers (tests.crash_cores)
+            head = stack.enter_context(local_ray_head())
         head.connect()
         try:
             yield head.address

@@ -28,3 +28,17 @@ def test_the_driver_and_a_worker_run_without_rays_metrics_exporter(ray_head: str
 
     assert metrics_settings(os.environ) == NO_METRICS_EXPORT_ENV
     assert ray.get(worker_settings.remote()) == NO_METRICS_EXPORT_ENV
+
+
+def test_the_suites_head_has_its_workers_dump_core_when_they_crash(ray_head: str) -> None:
+    """tests.crash_cores: a crashed worker's core is read into the failing test's report."""
+    import resource
+
+    import ray
+
+    @ray.remote
+    def core_limit() -> tuple[int, int]:
+        return resource.getrlimit(resource.RLIMIT_CORE)
+
+    soft, hard = ray.get(core_limit.remote())
+    assert soft == hard and soft != 0
