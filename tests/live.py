@@ -33,7 +33,6 @@ from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
     HEAD_STOP_GRACE_S,
     PORT_FLAGS,
-    READY_LINE,
     die_with_parent,
     free_port,
     free_ports,
@@ -248,7 +247,7 @@ def start_ray_head(
         # fixed in Ray's node.py) for its raylet to register and exits if it doesn't. On a
         # machine slowed to a third it did, after the stack had started: the test then
         # waited 120 s on a dead cluster (docs/operations.md, the launch chaos test).
-        if READY_LINE not in head.log():  # what `ray start` prints once its node is up
+        if ray_settings.READY_LINE not in head.log():  # what `ray start` prints once its node is up
             return False
         request = urllib.request.Request(f"{head.info['address']}/api/version", headers=headers)
         with urllib.request.urlopen(request, timeout=2) as r:

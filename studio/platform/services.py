@@ -21,7 +21,7 @@ import requests
 
 from studio.paths import REPO_ROOT
 from studio.platform.ports import PortNeed
-from studio.platform.supervisor import ChildSpec, UpError
+from studio.platform.supervisor import Child, ChildSpec, UpError
 from trainer.distributed import ray_auth, ray_settings
 
 # Ray's head servers besides GCS, on the ports after --ray-port, in this order.
@@ -319,7 +319,12 @@ def ray_spec(plan: Plan) -> ChildSpec:
     )
 
 
-def ray_ready(dashboard_port: int, token_path: Path) -> bool:
+def ray_ready(head: Child, dashboard_port: int, token_path: Path) -> bool:
+    """The head's node is up and its dashboard lets us in. The dashboard answers before
+    the node has started (ray_settings.READY_LINE): on a machine slowed to a third, a
+    head exited after its dashboard had answered (docs/operations.md, the chaos test)."""
+    if not head.logged(ray_settings.READY_LINE):  # what `ray start` prints once its node is up
+        return False
     headers = ray_auth.auth_headers(ray_auth.client_env(token_path))
     try:
         response = requests.get(

@@ -68,6 +68,19 @@ class Child:
     spec: ChildSpec
     popen: subprocess.Popen[bytes]
     started: float = field(default_factory=time.monotonic)
+    log_start: int = 0  # where this start's output begins in its (appended) log
+
+    def logged(self, text: str) -> bool:
+        """Whether this start of the child has written `text` to its log yet."""
+        path = self.spec.log_path
+        if path is None:
+            return False
+        try:
+            with path.open("rb") as handle:
+                handle.seek(self.log_start)
+                return text in handle.read().decode(errors="replace")
+        except OSError:
+            return False
 
     @property
     def pid(self) -> int:
@@ -138,12 +151,14 @@ class Supervisor:
     def start(self, spec: ChildSpec, *, service: bool = True) -> Child:
         self.check_stop()
         log: BinaryIO | None = None
+        log_start = 0
         if spec.log_path is not None:
             spec.log_path.parent.mkdir(parents=True, exist_ok=True)
             log = spec.log_path.open("ab")
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             log.write(f"=== rlstudio up {stamp}: {' '.join(spec.argv)}\n".encode())
             log.flush()
+            log_start = log.tell()
         try:
             popen = subprocess.Popen(
                 spec.argv,
@@ -162,7 +177,7 @@ class Supervisor:
         finally:
             if log is not None:
                 log.close()
-        child = Child(spec, popen)
+        child = Child(spec, popen, log_start=log_start)
         self.children.append(child)
         if service:
             self.services.append(child)

@@ -83,6 +83,28 @@ def test_a_child_that_exits_early_is_named_with_its_log(tmp_path):
     assert message.endswith(f"see {tmp_path / 'worker.log'} (last line: broker refused)")
 
 
+def test_a_child_is_ready_on_what_this_start_logged_not_an_earlier_one(tmp_path):
+    """`rlstudio up` waits for the Ray head's own ready line (ray_settings.READY_LINE) in
+    its log, which every start appends to: an earlier start's line must not count."""
+    log = tmp_path / "ray.log"
+    log.write_text("Ray runtime started.\n")  # the last `up`'s head
+    sup = Supervisor()
+    spec = ChildSpec(
+        name="ray head",
+        argv=[sys.executable, "-c", "import time; time.sleep(1); print('Ray runtime started.')"],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        log_path=log,
+    )
+    head = sup.start(spec, service=False)
+    try:
+        assert not head.logged("Ray runtime started")
+        head.popen.wait(timeout=30)
+        assert head.logged("Ray runtime started")
+    finally:
+        sup.stop_all()
+
+
 SWEEP_SCRIPT = textwrap.dedent(
     """
     import os, sys, time

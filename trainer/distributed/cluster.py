@@ -43,7 +43,6 @@ from trainer.distributed import ray_auth, ray_settings
 
 log = logging.getLogger(__name__)
 
-READY_LINE = "Ray runtime started"
 HEAD_STOP_GRACE_S = 3.0
 PORT_FLAGS = (
     "--node-manager-port",
@@ -220,7 +219,7 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
         )
     try:
         deadline = time.monotonic() + start_timeout_s
-        while READY_LINE not in log_path.read_text(errors="replace"):
+        while ray_settings.READY_LINE not in log_path.read_text(errors="replace"):
             if head.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(
                     f"local Ray head did not start ({' '.join(argv)}):\n"

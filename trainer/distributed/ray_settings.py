@@ -21,3 +21,8 @@ NO_METRICS_EXPORT_ENV = {
     "RAY_enable_metrics_collection": "0",
     "RAY_enable_open_telemetry": "0",
 }
+
+# What `ray start` prints once its node is up. Its dashboard answers before that, and
+# `ray start` then waits a fixed 30 s (Ray's node.py) for its raylet to register and exits
+# if it does not: a head is ready when its log says this, not when its dashboard answers.
+READY_LINE = "Ray runtime started"
