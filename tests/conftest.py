@@ -59,7 +59,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Cores no failing test took (a crash the test survived: a retried worker)."""
+    """Cores no failing test took (a crash the test survived: a retried worker). Only in
+    the process that prints: an xdist worker's summary goes nowhere (in CI one took a core
+    there and nothing was shown)."""
+    if hasattr(terminalreporter.config, "workerinput"):  # an xdist worker
+        return
     for name, stacks in crash_cores.take_cores(SESSION_STARTED):
         terminalreporter.write_sep("=", f"a process dumped core during this run: {name}")
         terminalreporter.write_line(stacks)

@@ -5,8 +5,11 @@ fastbin chunk detected`, #46, docs/distributed.md). Each left one line from glib
 aborting thread's stack, and neither 100-odd stressed loops nor valgrind brought it back,
 so its cause is not known. The next occurrence must leave more than that:
 
-- The Ray heads the tests start (`dumps_on` around their start) run with core dumps on;
-  their workers inherit the limit. Nothing else the suite starts changes.
+- The Ray heads the tests start ask the trainer's workers to dump core
+  (`WORKER_CORE_DUMPS` in the head's environment, which every worker and job inherits;
+  trainer.distributed.crash_evidence). Ray's own processes and the rest of the suite do
+  not: Ray's dashboard agent can abort while a head is torn down, which says nothing
+  about our code (seen once in CI, its core cut short by the teardown's SIGKILL).
 - A failing test whose run left a core gets gdb's reading of it in its report: the
   crashing thread's frames with their locals (glibc's are named: Debian's libc6-dbg is
   on these machines) and every thread's stack, so the arena, the chunk and what the other
@@ -35,7 +38,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from trainer.distributed.crash_evidence import CORE_DUMPS_ENV
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
+WORKER_CORE_DUMPS = {CORE_DUMPS_ENV: "1"}
 KEPT = REPO_ROOT / "var" / "crash-cores"  # the newest core read, for a person with gdb
 GDB_TIMEOUT_S = 240  # a torch worker's core with every library's symbols: ~10-60 s here
 MAX_REPORT_CHARS = 60_000  # a Ray worker has ~30 threads; its stacks fit
@@ -45,7 +51,8 @@ _ET_CORE = 4  # ELF e_type of a core file
 @contextlib.contextmanager
 def dumps_on() -> Iterator[None]:
     """Core dumps on for the processes started inside (the soft RLIMIT_CORE raised to the
-    hard limit in this process; children inherit it when they fork), then off again here."""
+    hard limit in this process; children inherit it when they fork), then as before here.
+    For a test's own crashing child; the heads use `WORKER_CORE_DUMPS`."""
     soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
     resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
     try:

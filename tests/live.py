@@ -233,8 +233,8 @@ def start_ray_head(
     if owner is not None:
         os.chown(temp_dir, *owner)
         env.update(HOME=str(temp_dir), USER=str(user), LOGNAME=str(user))
-    with crash_cores.dumps_on():  # a crashed worker leaves its stacks (tests.crash_cores)
-        head = spawn("ray-head", argv, env, log_dir, user=user)
+    env.update(crash_cores.WORKER_CORE_DUMPS)  # a crashed trainer worker leaves a core
+    head = spawn("ray-head", argv, env, log_dir, user=user)
     head.stop_grace_s = HEAD_STOP_GRACE_S  # `ray start --block` ignores SIGTERM
     head.info["address"] = f"http://127.0.0.1:{dashboard}"
     head.info["gcs_address"] = f"127.0.0.1:{gcs}"

@@ -3,7 +3,6 @@ test process connected to it as a driver, a recording reporter and a tiny model.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,12 +114,13 @@ def ray_head() -> Iterator[str]:
     from trainer.distributed.cluster import local_ray_head, restore_environ
 
     saved = dict(os.environ)
-    with contextlib.ExitStack() as stack:
-        with crash_cores.dumps_on():  # the head and its workers (tests.crash_cores)
-            head = stack.enter_context(local_ray_head())
-        head.connect()
-        try:
-            yield head.address
-        finally:
-            ray.shutdown()
-            restore_environ(saved)  # ray.init left RAY_AUTH_MODE=token etc. behind
+    os.environ.update(crash_cores.WORKER_CORE_DUMPS)  # the head's workers inherit it
+    try:
+        with local_ray_head() as head:
+            head.connect()
+            try:
+                yield head.address
+            finally:
+                ray.shutdown()
+    finally:
+        restore_environ(saved)  # ray.init left RAY_AUTH_MODE=token etc. behind

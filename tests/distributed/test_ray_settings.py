@@ -1,15 +1,21 @@
-"""Every Ray process of a private head runs with Ray's metrics exporter off
-(trainer.distributed.ray_settings says why: its thread crashed our driver at exit).
+"""What the processes of a private head run with: Ray's metrics exporter off
+(trainer.distributed.ray_settings says why: its thread crashed our driver at exit), and,
+in the trainer's workers, what a crash leaves (trainer.distributed.crash_evidence).
 
-What the settings do inside Ray is measured by bench/ray_exporter_threads.py (gdb); here,
-that the head's workers and this driver get them."""
+What the exporter settings do inside Ray is measured by bench/ray_exporter_threads.py
+(gdb); here, that the head's workers and this driver get them."""
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests import crash_cores
+from tests.platform.test_crash_cores import WRITE_AFTER_FREE
 from trainer.distributed.ray_settings import NO_METRICS_EXPORT_ENV
 
 pytestmark = pytest.mark.slow
@@ -30,15 +36,67 @@ def test_the_driver_and_a_worker_run_without_rays_metrics_exporter(ray_head: str
     assert ray.get(worker_settings.remote()) == NO_METRICS_EXPORT_ENV
 
 
-def test_the_suites_head_has_its_workers_dump_core_when_they_crash(ray_head: str) -> None:
-    """tests.crash_cores: a crashed worker's core is read into the failing test's report."""
+def test_the_suites_head_has_the_trainers_workers_dump_core_when_they_crash(ray_head: str) -> None:
+    """tests.crash_cores: a crashed trainer worker's core is read into the failing test's
+    report. What a worker does at its start (trainer.distributed.crash_evidence) raises
+    its core limit from the head's environment; Ray's own processes keep theirs."""
     import resource
 
     import ray
 
     @ray.remote
-    def core_limit() -> tuple[int, int]:
-        return resource.getrlimit(resource.RLIMIT_CORE)
+    def core_limits() -> tuple[tuple[int, int], tuple[int, int]]:
+        from trainer.distributed import crash_evidence
 
-    soft, hard = ray.get(core_limit.remote())
-    assert soft == hard and soft != 0
+        before = resource.getrlimit(resource.RLIMIT_CORE)
+        crash_evidence.enable()
+        return before, resource.getrlimit(resource.RLIMIT_CORE)
+
+    before, after = ray.get(core_limits.remote())
+    assert before == resource.getrlimit(resource.RLIMIT_CORE)  # as this process has it
+    assert after[0] == after[1] and after[0] != 0
+
+
+def test_a_trainer_worker_that_corrupts_its_heap_leaves_all_stacks_and_a_readable_core(
+    ray_head: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heap abort of #46, made on purpose in a worker that starts as the trainer's do:
+    its log has every thread's Python stack (written before Ray's own handler, which
+    allocates and dies on the corrupt heap), and its core reads as the fastbin abort."""
+    import ray
+
+    from trainer.distributed import crash_evidence
+
+    if crash_cores.core_place(Path.cwd()) is None:
+        pytest.skip(f"core_pattern does not write files here: {crash_cores.core_pattern()!r}")
+    monkeypatch.setattr(crash_cores, "KEPT", tmp_path / "kept")
+
+    @ray.remote(max_restarts=0)
+    class Worker:
+        def __init__(self) -> None:
+            crash_evidence.enable()
+
+        def pid(self) -> int:
+            return os.getpid()
+
+        def corrupt_the_heap(self) -> None:
+            exec(WRITE_AFTER_FREE, {})
+
+    started = time.time() - 1
+    worker = Worker.remote()  # type: ignore[attr-defined]
+    pid = ray.get(worker.pid.remote())
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(worker.corrupt_the_heap.remote())
+
+    node: Any = ray._private.worker._global_node  # this driver's view of the head
+    logs = Path(node.get_logs_dir_path())
+    deadline = time.monotonic() + 30
+    log = ""
+    while "Current thread" not in log and time.monotonic() < deadline:
+        log = "".join(p.read_text(errors="replace") for p in logs.glob(f"worker-*-{pid}.err"))
+        time.sleep(0.2)
+    assert "Fatal Python error: Aborted" in log, log[-3000:]
+    assert "in corrupt_the_heap" in log and "Thread 0x" in log, log[-3000:]
+    readings = [text for _, text in crash_cores.take_cores(started) if f"LWP {pid})" in text]
+    assert len(readings) == 1
+    assert "malloc_consolidate" in readings[0] and "= 0x4141414141414141" in readings[0]

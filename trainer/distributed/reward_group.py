@@ -19,6 +19,7 @@ import torch
 
 from trainer.config.reward_section import RewardModelConfig
 from trainer.config.schema import ResourcesConfig
+from trainer.distributed import crash_evidence
 from trainer.distributed.group import ActorGroup
 from trainer.distributed.worker import WorkerInfo, worker_info
 from trainer.rewards.contract import RewardRequest, RewardResult
@@ -31,6 +32,7 @@ class RewardModelWorker:
     def __init__(self, cfg: dict[str, Any], rank: int) -> None:
         from trainer.models.reward_model import RewardModelScorer
 
+        crash_evidence.enable()  # all threads' stacks on a fatal signal; a core if asked
         self.cfg = RewardModelConfig.model_validate(cfg)
         self.rank = rank
         res = self.cfg.resources

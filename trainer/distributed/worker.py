@@ -15,10 +15,8 @@ into that copy (`fsdp.copy_full_parameters`).
 
 from __future__ import annotations
 
-import faulthandler
 import gc
 import os
-import sys
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -30,7 +28,7 @@ from torch import Tensor, nn
 from torch.distributed.device_mesh import init_device_mesh
 
 from trainer.config.schema import RunConfig
-from trainer.distributed import fsdp
+from trainer.distributed import crash_evidence, fsdp
 from trainer.models.converters import build_converters
 from trainer.models.loading import (
     ValueModel,
@@ -102,10 +100,7 @@ class PolicyWorker:
 
         self.cfg = RunConfig.model_validate(cfg)
         self.rank, self.world_size = rank, world_size
-        # A fatal signal prints every thread's Python stack, not only the crashing one's
-        # (Ray's default): a worker killed by a heap abort (#46) shows what its other
-        # threads were running. Its stderr is the worker's log.
-        faulthandler.enable(file=sys.stderr, all_threads=True)
+        crash_evidence.enable()  # all threads' stacks on a fatal signal; a core if asked
         # Ray hands each actor `cpus_per_worker` cores; more threads only fight over them.
         torch.set_num_threads(max(1, int(self.cfg.resources.cpus_per_worker)))
         hf_logging.disable_progress_bar()
