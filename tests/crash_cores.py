@@ -43,7 +43,7 @@ from trainer.distributed.crash_evidence import CORE_DUMPS_ENV
 REPO_ROOT = Path(__file__).resolve().parent.parent
 WORKER_CORE_DUMPS = {CORE_DUMPS_ENV: "1"}
 KEPT = REPO_ROOT / "var" / "crash-cores"  # the newest core read, for a person with gdb
-GDB_TIMEOUT_S = 240  # a torch worker's core with every library's symbols: ~10-60 s here
+GDB_TIMEOUT_S = 240  # a torch worker's core read in 2-12 s here; a big model's takes longer
 MAX_REPORT_CHARS = 60_000  # a Ray worker has ~30 threads; its stacks fit
 _ET_CORE = 4  # ELF e_type of a core file
 
@@ -154,10 +154,10 @@ def native_stacks(core: Path) -> str:
     program = program_of(core, gdb)
     started = time.monotonic()
     text = run_gdb(gdb, program, core, STACKS)
-    if FASTBIN_ABORT in text:
-        text += run_gdb(gdb, program, core, FASTBIN_DETAIL)
-    if len(text) > MAX_REPORT_CHARS:
+    detail = run_gdb(gdb, program, core, FASTBIN_DETAIL) if FASTBIN_ABORT in text else ""
+    if len(text) > MAX_REPORT_CHARS:  # cut the stacks, never the fastbin's detail
         text = text[:MAX_REPORT_CHARS] + f"\n... ({len(text) - MAX_REPORT_CHARS} chars more)"
+    text += detail
     took = time.monotonic() - started
     size_mib = core.stat().st_size >> 20
     return f"{size_mib} MiB, program {program}, read in {took:.0f} s\n{text}"

@@ -216,7 +216,7 @@ def start_stack(plan: svc.Plan, sup: Supervisor, *, demo: bool = True) -> bool:
     sup.start(svc.celery_spec(plan, "beat"))
     if ray is not None:
         dashboard, token = plan.ray_dashboard_port, plan.ray_token_path
-        head = ray
+        head = ray  # a name of its own: the lambda does not keep `ray`'s not-None check
         sup.wait_until(lambda: svc.ray_ready(head, dashboard, token), "the Ray head", 120, ray)
     health_url = f"{plan.url}api/health"
     problem: list[str | None] = [None]
