@@ -9,7 +9,8 @@ so its cause is not known. The next occurrence must leave more than that:
   (`WORKER_CORE_DUMPS` in the head's environment, which every worker and job inherits;
   trainer.distributed.crash_evidence). Ray's own processes and the rest of the suite do
   not: Ray's dashboard agent can abort while a head is torn down, which says nothing
-  about our code (seen once in CI, its core cut short by the teardown's SIGKILL).
+  about our code (seen once in CI: a 9 MiB core gdb could not unwind, cut short at the
+  teardown).
 - A failing test whose run left a core gets gdb's reading of it in its report: the
   crashing thread's frames with their locals (glibc's are named: Debian's libc6-dbg is
   on these machines) and every thread's stack, so the arena, the chunk and what the other
