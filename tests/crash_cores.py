@@ -22,8 +22,9 @@ Where the kernel writes a core is the machine's `core_pattern`: a plain name (De
 default `core`) lands in the crashing process's working directory, which for Ray's
 workers and our heads is the test process's own (the repository root); a path lands
 there; a pipe (systemd-coredump, apport) hands it to that program, and then nothing is
-collected here. A process that changed its user (a head run as the trainer account) dumps
-no core at all (the kernel's `suid_dumpable`).
+collected here. A worker running as another account (the trainer account's heads) can
+write its core only where that account may write, so into the repository root it
+writes none (not checked here).
 """
 
 from __future__ import annotations
@@ -144,6 +145,25 @@ FASTBIN_DETAIL = [
     "print fb - av->fastbinsY",
     "print/x p",
 ]
+
+# A program that aborts as the CI workers of #46 did: a freed small block's link
+# overwritten, found when a large request makes malloc consolidate its fastbins.
+WRITE_AFTER_FREE = """
+import ctypes
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+blocks = [libc.malloc(40) for _ in range(9)]
+for block in blocks:
+    libc.free(block)  # the first 7 fill the tcache of this size, the rest go to a fastbin
+# Written after free: the fastbin's link, chosen so that glibc reads back 0x4141...41 (it
+# XORs a link with its own address >> 12), which is never aligned. Plain 0x41 bytes would
+# read back aligned one time in 16 and fail another check.
+link = ctypes.c_uint64.from_address(blocks[-1])
+link.value = (blocks[-1] >> 12) ^ 0x4141414141414141
+libc.malloc(4000)  # a large request consolidates the fastbins
+"""
 
 
 def native_stacks(core: Path) -> str:

@@ -8,6 +8,7 @@ What the exporter settings do inside Ray is measured by bench/ray_exporter_threa
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,6 @@ from typing import Any
 import pytest
 
 from tests import crash_cores
-from tests.platform.test_crash_cores import WRITE_AFTER_FREE
 from trainer.distributed.ray_settings import NO_METRICS_EXPORT_ENV
 
 pytestmark = pytest.mark.slow
@@ -69,6 +69,8 @@ def test_a_trainer_worker_that_corrupts_its_heap_leaves_all_stacks_and_a_readabl
 
     if crash_cores.core_place(Path.cwd()) is None:
         pytest.skip(f"core_pattern does not write files here: {crash_cores.core_pattern()!r}")
+    if shutil.which("gdb") is None:
+        pytest.skip("gdb is not installed")
     monkeypatch.setattr(crash_cores, "KEPT", tmp_path / "kept")
 
     @ray.remote(max_restarts=0)
@@ -80,7 +82,7 @@ def test_a_trainer_worker_that_corrupts_its_heap_leaves_all_stacks_and_a_readabl
             return os.getpid()
 
         def corrupt_the_heap(self) -> None:
-            exec(WRITE_AFTER_FREE, {})
+            exec(crash_cores.WRITE_AFTER_FREE, {})
 
     started = time.time() - 1
     worker = Worker.remote()  # type: ignore[attr-defined]

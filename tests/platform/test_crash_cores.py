@@ -31,26 +31,6 @@ def test_dumps_on_raises_the_limit_for_children_and_puts_it_back() -> None:
     assert resource.getrlimit(resource.RLIMIT_CORE) == before
 
 
-# What the CI aborts of #46 said: a freed small block's link overwritten, found when a
-# large request makes malloc consolidate its fastbins.
-WRITE_AFTER_FREE = """
-import ctypes
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.malloc.argtypes = [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-blocks = [libc.malloc(40) for _ in range(9)]
-for block in blocks:
-    libc.free(block)  # the first 7 fill the tcache of this size, the rest go to a fastbin
-# Written after free: the fastbin's link, chosen so that glibc reads back 0x4141...41 (it
-# XORs a link with its own address >> 12), which is never aligned. Plain 0x41 bytes would
-# read back aligned one time in 16 and fail another check.
-link = ctypes.c_uint64.from_address(blocks[-1])
-link.value = (blocks[-1] >> 12) ^ 0x4141414141414141
-libc.malloc(4000)  # a large request consolidates the fastbins
-"""
-
-
 def test_a_heap_abort_leaves_its_stacks_and_the_corrupt_link_and_the_core_is_moved_aside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -63,7 +43,10 @@ def test_a_heap_abort_leaves_its_stacks_and_the_corrupt_link_and_the_core_is_mov
     started = time.time() - 1  # file times are coarser than time.time()
     with crash_cores.dumps_on():
         crashed = subprocess.run(
-            [sys.executable, "-c", WRITE_AFTER_FREE], cwd=tmp_path, capture_output=True, text=True
+            [sys.executable, "-c", crash_cores.WRITE_AFTER_FREE],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
         )
     assert crashed.returncode == -6, crashed.stderr  # SIGABRT
     assert crash_cores.FASTBIN_ABORT in crashed.stderr
