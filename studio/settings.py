@@ -325,12 +325,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "studio.api.common.pagination.StandardPagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    # Deep nesting is a 400, not a server error (studio/api/common/parsers.py).
-    "DEFAULT_PARSER_CLASSES": [
-        "studio.api.common.parsers.JSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # The API reads JSON; an upload endpoint names multipart itself (datasets' versions
+    # and columns). Any other body type is a 415. Deep nesting is a 400, not a server error
+    # (studio/api/common/parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["studio.api.common.parsers.JSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",  # DRF's test client, as the API reads
     "EXCEPTION_HANDLER": "studio.api.common.errors.api_exception_handler",
     # A DRF throttle finds the client's address as the login limits do.
     "NUM_PROXIES": RLSTUDIO_TRUSTED_PROXIES,

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pyarrow.parquet as pq
 import pytest
@@ -81,6 +82,22 @@ def test_members_create_datasets_and_it_is_audited(world):
     )
     assert duplicate.status_code == 400
     assert "already exists" in duplicate.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("body_format", ["multipart", "form"])
+def test_the_api_reads_json_and_refuses_a_form_body_with_415(world, body_format):
+    client = world.client("member")
+    body = {"project": "alpha", "name": "as-a-form"}
+    if body_format == "form":
+        response = client.post(
+            "/api/datasets/", urlencode(body), content_type="application/x-www-form-urlencoded"
+        )
+    else:
+        response = client.post("/api/datasets/", body, format="multipart")
+    assert response.status_code == 415
+    assert "Unsupported media type" in response.json()["error"]["message"]
+    assert not Dataset.objects.filter(name="as-a-form").exists()
+    assert client.post("/api/datasets/", body, format="json").status_code == 201
 
 
 def test_uploading_verl_parquet_creates_a_version_with_its_stats(world, storage):

@@ -5163,8 +5163,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LoginRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["LoginRequest"];
-                "multipart/form-data": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -5265,8 +5263,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ConfigRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ConfigRequestRequest"];
-                "multipart/form-data": components["schemas"]["ConfigRequestRequest"];
             };
         };
         responses: {
@@ -5370,8 +5366,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DatasetCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["DatasetCreateRequest"];
-                "multipart/form-data": components["schemas"]["DatasetCreateRequest"];
             };
         };
         responses: {
@@ -5656,8 +5650,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedDatasetUpdateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedDatasetUpdateRequest"];
-                "multipart/form-data": components["schemas"]["PatchedDatasetUpdateRequest"];
             };
         };
         responses: {
@@ -5719,8 +5711,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["EvaluationCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["EvaluationCreateRequest"];
-                "multipart/form-data": components["schemas"]["EvaluationCreateRequest"];
             };
         };
         responses: {
@@ -5769,8 +5759,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -5831,8 +5819,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AskCheckpointsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["AskCheckpointsRequest"];
-                "multipart/form-data": components["schemas"]["AskCheckpointsRequest"];
             };
         };
         responses: {
@@ -5856,8 +5842,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RunCheckpointsEvaluationRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RunCheckpointsEvaluationRequest"];
-                "multipart/form-data": components["schemas"]["RunCheckpointsEvaluationRequest"];
             };
         };
         responses: {
@@ -5911,8 +5895,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BootstrapRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["BootstrapRequestRequest"];
-                "multipart/form-data": components["schemas"]["BootstrapRequestRequest"];
             };
         };
         responses: {
@@ -6171,8 +6153,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ModelCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ModelCreateRequest"];
-                "multipart/form-data": components["schemas"]["ModelCreateRequest"];
             };
         };
         responses: {
@@ -6248,8 +6228,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ExchangeCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ExchangeCreateRequest"];
-                "multipart/form-data": components["schemas"]["ExchangeCreateRequest"];
             };
         };
         responses: {
@@ -6355,8 +6333,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ServerBootstrapRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ServerBootstrapRequest"];
-                "multipart/form-data": components["schemas"]["ServerBootstrapRequest"];
             };
         };
         responses: {
@@ -6421,8 +6397,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ServerReportRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ServerReportRequest"];
-                "multipart/form-data": components["schemas"]["ServerReportRequest"];
             };
         };
         responses: {
@@ -6446,8 +6420,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WarmRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["WarmRequest"];
-                "multipart/form-data": components["schemas"]["WarmRequest"];
             };
         };
         responses: {
@@ -6495,8 +6467,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProjectRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ProjectRequest"];
-                "multipart/form-data": components["schemas"]["ProjectRequest"];
             };
         };
         responses: {
@@ -6543,8 +6513,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ProjectRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ProjectRequest"];
-                "multipart/form-data": components["schemas"]["ProjectRequest"];
             };
         };
         responses: {
@@ -6597,8 +6565,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedProjectRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedProjectRequest"];
-                "multipart/form-data": components["schemas"]["PatchedProjectRequest"];
             };
         };
         responses: {
@@ -6681,8 +6647,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["InviteRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["InviteRequest"];
-                "multipart/form-data": components["schemas"]["InviteRequest"];
             };
         };
         responses: {
@@ -6750,8 +6714,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["MemberRoleRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["MemberRoleRequest"];
-                "multipart/form-data": components["schemas"]["MemberRoleRequest"];
             };
         };
         responses: {
@@ -6798,8 +6760,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["NotificationsUpdateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["NotificationsUpdateRequest"];
-                "multipart/form-data": components["schemas"]["NotificationsUpdateRequest"];
             };
         };
         responses: {
@@ -6866,8 +6826,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RewardCheckRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RewardCheckRequestRequest"];
-                "multipart/form-data": components["schemas"]["RewardCheckRequestRequest"];
             };
         };
         responses: {
@@ -6915,8 +6873,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ComparisonStartRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ComparisonStartRequest"];
-                "multipart/form-data": components["schemas"]["ComparisonStartRequest"];
             };
         };
         responses: {
@@ -6968,8 +6924,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RewardFunctionCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RewardFunctionCreateRequest"];
-                "multipart/form-data": components["schemas"]["RewardFunctionCreateRequest"];
             };
         };
         responses: {
@@ -7018,8 +6972,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RewardVersionCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RewardVersionCreateRequest"];
-                "multipart/form-data": components["schemas"]["RewardVersionCreateRequest"];
             };
         };
         responses: {
@@ -7072,8 +7024,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RewardTestRequestRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RewardTestRequestRequest"];
-                "multipart/form-data": components["schemas"]["RewardTestRequestRequest"];
             };
         };
         responses: {
@@ -7157,8 +7107,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedRewardFunctionUpdateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedRewardFunctionUpdateRequest"];
-                "multipart/form-data": components["schemas"]["PatchedRewardFunctionUpdateRequest"];
             };
         };
         responses: {
@@ -7265,8 +7213,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RewardTestRunCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RewardTestRunCreateRequest"];
-                "multipart/form-data": components["schemas"]["RewardTestRunCreateRequest"];
             };
         };
         responses: {
@@ -7388,8 +7334,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RunCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RunCreateRequest"];
-                "multipart/form-data": components["schemas"]["RunCreateRequest"];
             };
         };
         responses: {
@@ -7467,8 +7411,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["PatchedRunUpdateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PatchedRunUpdateRequest"];
-                "multipart/form-data": components["schemas"]["PatchedRunUpdateRequest"];
             };
         };
         responses: {
@@ -7557,8 +7499,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -7662,8 +7602,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["RunCloneRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["RunCloneRequest"];
-                "multipart/form-data": components["schemas"]["RunCloneRequest"];
             };
         };
         responses: {
@@ -7732,8 +7670,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["LabelledExportRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["LabelledExportRequest"];
-                "multipart/form-data": components["schemas"]["LabelledExportRequest"];
             };
         };
         responses: {
@@ -7908,8 +7844,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PriorityRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["PriorityRequest"];
-                "multipart/form-data": components["schemas"]["PriorityRequest"];
             };
         };
         responses: {
@@ -7965,8 +7899,6 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["ReasonRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ReasonRequest"];
-                "multipart/form-data": components["schemas"]["ReasonRequest"];
             };
         };
         responses: {
@@ -8383,8 +8315,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SampleLabelWriteRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SampleLabelWriteRequest"];
-                "multipart/form-data": components["schemas"]["SampleLabelWriteRequest"];
             };
         };
         responses: {
@@ -8554,8 +8484,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SweepCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["SweepCreateRequest"];
-                "multipart/form-data": components["schemas"]["SweepCreateRequest"];
             };
         };
         responses: {
@@ -8750,8 +8678,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AddTrialsRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["AddTrialsRequest"];
-                "multipart/form-data": components["schemas"]["AddTrialsRequest"];
             };
         };
         responses: {
@@ -8806,8 +8732,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ApiTokenCreateRequest"];
-                "application/x-www-form-urlencoded": components["schemas"]["ApiTokenCreateRequest"];
-                "multipart/form-data": components["schemas"]["ApiTokenCreateRequest"];
             };
         };
         responses: {

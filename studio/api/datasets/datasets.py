@@ -29,7 +29,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import exceptions, mixins, renderers, status
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -151,7 +151,7 @@ class DatasetVersionViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Pr
     lookup_field = "number"
     lookup_value_regex = "[0-9]+"
     pagination_class = None
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, JSONParser]
 
     def get_queryset(self) -> QuerySet[DatasetVersion]:
         return super().get_queryset().filter(dataset_id=self.kwargs["dataset_id"])
