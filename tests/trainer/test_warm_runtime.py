@@ -182,6 +182,25 @@ def test_a_preloaded_module_that_starts_a_thread_is_skipped(folder: Path) -> Non
     assert "warm runtime: forked pid" in done.stderr, done.stderr
 
 
+def test_a_runtime_whose_adopter_died_as_it_started_does_not_serve(folder: Path) -> None:
+    """`rlstudio up` SIGKILLed while a detached runtime was still importing: the runtime's
+    parent-death call then binds to init, so it checks that its adopter is its parent."""
+    gone_adopter = subprocess.Popen(["true"])
+    gone_adopter.wait()
+    runtime = subprocess.run(
+        [sys.executable, "-m", "trainer.warm", "serve", "--adopter", str(gone_adopter.pid)],
+        env=job_env(folder),
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    assert runtime.returncode == 0, runtime.stderr
+    assert f"adopted this runtime (pid {gone_adopter.pid}) has exited" in runtime.stderr
+    assert not answering(folder)
+
+
 def test_sigterm_to_the_client_reaches_the_run_and_its_exit_code_comes_back(
     folder: Path, tmp_path: Path
 ) -> None:

@@ -135,7 +135,8 @@ def _exec_runtime(place: Rendezvous, lock_fd: int) -> NoReturn:
         os.set_inheritable(lock_fd, True)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         argv = [sys.executable, "-m", "trainer.warm", "serve", "--lock-fd", str(lock_fd)]
-        os.execve(sys.executable, [*argv, "--key", place.key], server_env(os.environ))
+        argv += ["--key", place.key, "--adopter", str(os.getppid())]
+        os.execve(sys.executable, argv, server_env(os.environ))
     finally:
         os._exit(127)
 

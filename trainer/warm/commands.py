@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)  # held by its starter
     serve.add_argument("--key", help=argparse.SUPPRESS)  # the key its starter computed
+    # The pid that adopted the detached runtime (trainer.warm.client.spawn_runtime).
+    serve.add_argument("--adopter", type=int, help=argparse.SUPPRESS)
     # Preloaded modules that started a thread, skipped when the runtime starts again.
     serve.add_argument("--skip", action="append", default=[], help=argparse.SUPPRESS)
     return parser

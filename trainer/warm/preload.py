@@ -84,6 +84,8 @@ def restart_without(args: argparse.Namespace, lock_fd: int, module: str) -> NoRe
     if args.idle_s is not None:
         argv += ["--idle-s", str(args.idle_s)]
     argv += ["--stale-check-s", str(args.stale_check_s)]
+    if args.adopter is not None:
+        argv += ["--adopter", str(args.adopter)]
     for skipped in [*args.skip, module]:
         argv += ["--skip", skipped]
     os.set_inheritable(lock_fd, True)
