@@ -410,7 +410,8 @@ def serve_main(args: argparse.Namespace) -> int:
     # Stops when whatever adopted it dies: `rlstudio up` (a subreaper) SIGKILLed, say.
     die_with_parent(signal.SIGTERM)
     # The call binds to the parent it has now. If its adopter died while this process
-    # started (imports take seconds on a busy machine), that is init: nothing would stop it.
+    # started (imports take seconds on a busy machine), that parent is init or another
+    # subreaper, which outlives it: nothing would stop it.
     if args.adopter is not None and os.getppid() != args.adopter:
         log.info("the process that adopted this runtime (pid %d) has exited", args.adopter)
         return 0
