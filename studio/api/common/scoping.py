@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -12,6 +13,7 @@ from rest_framework import exceptions, permissions, viewsets
 
 from studio.api.common.authentication import require_token_scope
 from studio.api.common.permissions import ProjectRolePermission, has_role
+from studio.core.planner import joins_as_written
 from studio.projects.models import AuditEvent, Membership, Project, Role, TokenScope
 
 
@@ -35,6 +37,9 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
     permission_classes = [ProjectRolePermission]
     project_path = "project"
     write_role = Role.MEMBER
+    # A list whose rows join many to-one lookups (a run with its inputs) plans them in
+    # the order written: studio.core.planner.
+    list_joins_as_written = False
 
     def get_queryset(self) -> QuerySet[Any]:
         queryset = super().get_queryset()
@@ -42,6 +47,12 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
         if not isinstance(user, User):  # anonymous
             return queryset.none()
         return queryset.filter(**{f"{self.project_path}__in": project_ids_of(user)})
+
+    def paginate_queryset(self, queryset: QuerySet[Any] | Sequence[Any]) -> list[Any] | None:
+        if not (self.list_joins_as_written and isinstance(queryset, QuerySet)):
+            return super().paginate_queryset(queryset)
+        with joins_as_written(queryset.db):  # the page's count and its rows
+            return super().paginate_queryset(queryset)
 
     def get_object(self) -> Any:
         """DRF's `get_object` without `QuerySet.get`'s LIMIT: the lookup names one row,

@@ -122,6 +122,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, ProjectScoped
     )
     serializer_class = RunSerializer
     filterset_class = RunFilter
+    list_joins_as_written = True
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[Run]:
