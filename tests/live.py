@@ -31,12 +31,12 @@ from django.db import connection
 from tests import crash_cores
 from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
-    HEAD_STOP_GRACE_S,
     PORT_FLAGS,
     die_with_parent,
     free_port,
     free_ports,
     reload_ray_settings,
+    stop_ray_node,
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -80,6 +80,7 @@ class LiveProcess:
     log_path: Path
     info: dict[str, str] = field(default_factory=dict)
     stop_grace_s: float = 10.0  # from SIGTERM to SIGKILL
+    ray_node: bool = False  # a `ray start --block`: stopped as Ray wants (stop_ray_node)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -95,6 +96,9 @@ class LiveProcess:
 
     def stop(self) -> None:
         """SIGTERM the group, then SIGKILL whatever is left."""
+        if self.ray_node:
+            stop_ray_node(self.proc)
+            return
         if self.alive():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
@@ -227,7 +231,7 @@ def start_ray_head(
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
-    env.update(ray_settings.NO_METRICS_EXPORT_ENV)
+    env.update(ray_settings.NODE_ENV)
     if single_machine:
         env.update(ray_auth.SINGLE_MACHINE_ENV)
     if owner is not None:
@@ -235,7 +239,7 @@ def start_ray_head(
         env.update(HOME=str(temp_dir), USER=str(user), LOGNAME=str(user))
     env.update(crash_cores.WORKER_CORE_DUMPS)  # a crashed trainer worker leaves a core
     head = spawn("ray-head", argv, env, log_dir, user=user)
-    head.stop_grace_s = HEAD_STOP_GRACE_S  # `ray start --block` ignores SIGTERM
+    head.ray_node = True
     head.info["address"] = f"http://127.0.0.1:{dashboard}"
     head.info["gcs_address"] = f"127.0.0.1:{gcs}"
     head.info["temp_dir"] = str(temp_dir)
@@ -282,7 +286,9 @@ def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)
     env.update(ray_client_env(head))
+    env.update(ray_settings.NODE_ENV)
     node = spawn(f"ray-node-{len(_STARTED)}", argv, env, log_dir)
+    node.ray_node = True
     headers = ray_auth.auth_headers(ray_client_env(head))
 
     def joined() -> bool:

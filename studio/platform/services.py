@@ -260,7 +260,7 @@ def ray_head_env(plan: Plan) -> dict[str, str]:
     env = trainer_environment(plan.child_env())
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join that address
     env.update(ray_auth.SINGLE_MACHINE_ENV)
-    env.update(ray_settings.NO_METRICS_EXPORT_ENV)
+    env.update(ray_settings.NODE_ENV)
     env["RAY_USAGE_STATS_ENABLED"] = "0"
     if plan.trainer_user is not None:
         env["HOME"] = str(plan.trainer_home)

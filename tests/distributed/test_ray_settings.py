@@ -1,6 +1,7 @@
 """What the processes of a private head run with: Ray's metrics exporter off
 (trainer.distributed.ray_settings says why: its thread crashed our driver at exit), and,
-in the trainer's workers, what a crash leaves (trainer.distributed.crash_evidence).
+in the trainer's workers, what a crash leaves (trainer.distributed.crash_evidence); and
+that a node we stop shuts itself down instead of draining until it is killed.
 
 What the exporter settings do inside Ray is measured by bench/ray_exporter_threads.py
 (gdb); here, that the head's workers and this driver get them."""
@@ -13,9 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
-from tests import crash_cores
+from tests import crash_cores, live
 from trainer.distributed.ray_settings import NO_METRICS_EXPORT_ENV
 
 pytestmark = pytest.mark.slow
@@ -102,3 +104,24 @@ def test_a_trainer_worker_that_corrupts_its_heap_leaves_all_stacks_and_a_readabl
     readings = [text for _, text in crash_cores.take_cores(started) if f"LWP {pid})" in text]
     assert len(readings) == 1
     assert "malloc_consolidate" in readings[0] and "= 0x4141414141414141" in readings[0]
+
+
+def test_a_stopped_ray_node_shuts_itself_down_without_draining(tmp_path: Path) -> None:
+    """stop_ray_node: `ray start` exits by its own SIGTERM handler (code 1), not by the
+    SIGKILL after the grace (-9), and nothing of its process group is left. With Ray's
+    default drain (ray_settings.NO_DRAIN_ENV) it sat out 30 s and was killed."""
+    head = live.start_ray_head(tmp_path)
+    group = [p for p in psutil.process_iter() if _group_of(p) == head.proc.pid]
+    assert len(group) > 5  # GCS, raylet, dashboard and its modules, agents
+    head.stop()
+    assert head.proc.returncode == 1, head.log()[-3000:]
+    assert "Draining for up to" not in head.log()
+    _, alive = psutil.wait_procs(group, timeout=10)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _group_of(process: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(process.pid)
+    except ProcessLookupError:
+        return None

@@ -22,6 +22,19 @@ NO_METRICS_EXPORT_ENV = {
     "RAY_enable_open_telemetry": "0",
 }
 
+# No drain on SIGTERM. Ray 2.60's `ray start` answers SIGTERM by asking the GCS to drain
+# its node and waiting up to RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S (30 s by default) for
+# the raylet to go idle, so that Ray Serve can move replicas off a pod Kubernetes is
+# deleting. We run no Serve, and we stop a node to stop its jobs: with the drain, a node
+# with a job running waits for it, and a head whose whole process group got SIGTERM (as
+# ours did until 2026-11-30) found its GCS gone, sat out the 30 s and was killed after
+# our grace, Ray's own shutdown of its processes never run (cluster.stop_ray_node).
+NO_DRAIN_ENV = {"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
+
+# The environment every `ray start` we run has (head or joining node, the trainer's,
+# `rlstudio up`'s and the test suite's): its own processes and every job's inherit it.
+NODE_ENV = {**NO_METRICS_EXPORT_ENV, **NO_DRAIN_ENV}
+
 # What `ray start` prints once its node is up. Its dashboard answers before that, and
 # `ray start` then waits a fixed 30 s (Ray's node.py) for its raylet to register and exits
 # if it does not: a head is ready when its log says this, not when its dashboard answers.
