@@ -111,9 +111,9 @@ def test_a_missing_run_or_dataset_says_so_at_once_without_hydration_warnings(
         # With retries the message waits out their back-off (1 + 2 + 4 s, past expect's
         # 5 s): with the retry rule switched off, this test failed here.
         expect(page.get_by_text(f"Could not load {kind} #987654")).to_be_visible()
-        # The route's loader asks first; the page's query then asks once more on mount,
-        # as TanStack Query does for an entry in error (a duplicate, not yet removed).
-        assert statuses in ([404], [404, 404]), statuses
+        # Asked once: by the route's loader. The page mounting on that fresh 404 does not
+        # ask again (queryClient's shouldRetryOnMount; without it: [404, 404]).
+        assert statuses == [404], statuses
         page.shot(f"missing-{kind}", narrow=kind == "dataset")
     assert not [w for w in warnings if "HydrateFallback" in w], warnings
 
