@@ -95,7 +95,7 @@ class LiveProcess:
             self.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        """SIGTERM the group, then SIGKILL whatever is left."""
+        """SIGTERM the group (a Ray node: `ray start` alone), then SIGKILL whatever is left."""
         if self.ray_node:
             stop_ray_node(self.proc)
             return
