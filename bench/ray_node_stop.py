@@ -35,17 +35,6 @@ from trainer.distributed import ray_settings
 WAIT_S = 60.0
 
 
-def group_of(leader: int) -> list[psutil.Process]:
-    found = []
-    for process in psutil.process_iter():
-        try:
-            if os.getpgid(process.pid) == leader:
-                found.append(process)
-        except (ProcessLookupError, psutil.Error):
-            continue
-    return found
-
-
 def gone(process: psutil.Process) -> bool:
     try:
         return process.status() == psutil.STATUS_ZOMBIE
@@ -55,7 +44,7 @@ def gone(process: psutil.Process) -> bool:
 
 def stop_once(whole_group: bool) -> str:
     head = live.start_ray_head(Path(tempfile.mkdtemp(prefix="ray-stop-")))
-    group = group_of(head.proc.pid)
+    group = live.group_members(head.proc.pid)
     started = time.monotonic()
     if whole_group:
         os.killpg(head.proc.pid, signal.SIGTERM)
@@ -70,7 +59,7 @@ def stop_once(whole_group: bool) -> str:
         time.sleep(0.02)
     all_gone = time.monotonic() - started
     drained = "Draining for up to" in head.log()
-    for process in group_of(head.proc.pid):  # what a head that did not stop left
+    for process in live.group_members(head.proc.pid):  # what a head that did not stop left
         with contextlib.suppress(psutil.Error):
             process.kill()
     return (

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import pytest
 from django.db import connection
 
@@ -106,6 +107,17 @@ class LiveProcess:
                 self.proc.wait(timeout=self.stop_grace_s)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def group_members(leader: int) -> list[psutil.Process]:
+    """The processes of the process group `leader` leads (a Ray node's: its GCS, raylet,
+    dashboard and agents)."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(ProcessLookupError, psutil.Error):
+            if os.getpgid(process.pid) == leader:
+                found.append(process)
+    return found
 
 
 def spawn(

@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 # How long `ray start --block` gets to stop its node after SIGTERM: it took 1.5 s on a
 # quiet 2-core VM (stop_ray_node). Past this, the node's whole group is killed.
-HEAD_STOP_GRACE_S = 10.0
+NODE_STOP_GRACE_S = 10.0
 PORT_FLAGS = (
     "--node-manager-port",
     "--object-manager-port",
@@ -197,7 +197,7 @@ def stop_ray_node(node: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         node.send_signal(signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        node.wait(timeout=HEAD_STOP_GRACE_S)
+        node.wait(timeout=NODE_STOP_GRACE_S)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(node.pid, signal.SIGKILL)  # what of its group outlived it (dashboard modules)
     node.wait(timeout=10)

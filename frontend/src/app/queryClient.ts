@@ -39,7 +39,7 @@ export function createQueryClient(): QueryClient {
         staleTime: STALE_MS,
         refetchOnWindowFocus: true,
         retry: shouldRetry,
-        retryOnMount: (query) => shouldRetryOnMount(query),
+        retryOnMount: shouldRetryOnMount,
       },
     },
   });
