@@ -60,6 +60,20 @@ def test_alerts_come_newest_first_with_the_steps_and_metrics_that_raised_them(wo
     assert body["count"] == 2 and {"message", "created_at", "values"} <= set(spread)
 
 
+def test_a_missing_run_and_another_projects_run_get_the_same_sentence(world):
+    """The 404 says what is missing, in words a person reads on the error page, and the
+    same words for a run that does not exist and one in a project the user is not in."""
+    theirs = make_run(world.other_project)
+    missing = theirs.pk + 1000
+    for pk in (theirs.pk, missing):
+        response = world.client("owner").get(f"/api/runs/{pk}/")
+        assert response.status_code == 404
+        assert response.json()["error"] == {
+            "code": "not_found",
+            "message": f"There is no run #{pk} in your projects.",
+        }
+
+
 def test_it_rejects_other_projects_runs(world):
     theirs = make_run(world.other_project)
     LogLine.objects.create(run=theirs, attempt=1, seq=0, level="info", message="secret")

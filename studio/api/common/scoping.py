@@ -65,7 +65,10 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
         except (TypeError, ValueError, ValidationError):  # an id of the wrong type: DRF's 404
             raise Http404 from None
         if not found:
-            raise Http404(f"No {queryset.model._meta.object_name} matches the given query.")
+            # The same sentence whether the object does not exist or belongs to a project
+            # the user is not in: ids of other projects' objects do not leak.
+            name = queryset.model._meta.verbose_name
+            raise Http404(f"There is no {name} #{self.kwargs[lookup]} in your projects.")
         if len(found) > 1:
             raise MultipleObjectsReturned(f"{self.lookup_field} is not unique")
         self.check_object_permissions(self.request, found[0])
