@@ -37,14 +37,14 @@ class Studio:
         self.proc: subprocess.Popen[bytes] | None = None
         self.output = var / "up-output.log"  # removed with the var dir
 
-    def start(self) -> float:
+    def start(self, demo: bool = False) -> float:
         """Run `rlstudio up`; return the seconds until /api/health said 200."""
         argv = [str(RLSTUDIO), "up", "--port", str(self.web)]
         argv += ["--postgres-port", str(self.postgres), "--redis-port", str(self.redis)]
         argv += ["--ray-port", str(self.ray), "--ray-dashboard-port", str(self.dashboard)]
         # The demo build (a ~2 min warm start of the tiny model) is the trainer's to test;
-        # here it would only make the suite slower.
-        argv += ["--no-demo"]
+        # here it would only make the suite slower (bench/up_stop_with_run.py asks for it).
+        argv += [] if demo else ["--no-demo"]
         started = time.monotonic()
         with self.output.open("ab") as out:
             self.proc = subprocess.Popen(
