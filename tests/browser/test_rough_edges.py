@@ -111,9 +111,12 @@ def test_a_missing_run_or_dataset_says_so_at_once_without_hydration_warnings(
         # With retries the message waits out their back-off (1 + 2 + 4 s, past expect's
         # 5 s): with the retry rule switched off, this test failed here.
         expect(page.get_by_text(f"Could not load {kind} #987654")).to_be_visible()
-        # Says what is missing, and offers no "Try again": asking again gets the same 404.
+        # Says what is missing, and offers the way back, not "Try again": asking again
+        # gets the same 404.
         expect(page.get_by_text(f"There is no {kind} #987654 in your projects.")).to_be_visible()
         expect(page.get_by_role("button", name="Try again")).to_have_count(0)
+        back = page.get_by_role("link", name=f"All {kind}s")
+        expect(back).to_have_attribute("href", f"/p/{owner.project_slug}/{resource}")
         # Asked once: by the route's loader. The page mounting on that fresh 404 does not
         # ask again (queryClient's shouldRetryOnMount; without it: [404, 404]).
         assert statuses == [404], statuses

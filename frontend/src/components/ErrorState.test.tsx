@@ -1,4 +1,5 @@
 import { fireEvent, render, screen } from "@testing-library/react";
+import { MemoryRouter } from "react-router";
 import { describe, expect, it, vi } from "vitest";
 
 import { ApiError } from "../api/errors";
@@ -13,10 +14,15 @@ describe("ErrorState", () => {
     expect(screen.getByText("The studio answered 503.")).toBeInTheDocument();
   });
 
-  it("says what is missing and does not offer to ask again after a 404", () => {
+  it("says what is missing and offers the way back, not asking again, after a 404", () => {
     const error = new ApiError("There is no run #4 in your projects.", 404, "not_found");
-    render(<ErrorState title="Could not load run #4" error={error} onRetry={vi.fn()} />);
+    render(
+      <MemoryRouter>
+        <ErrorState title="Could not load run #4" error={error} onRetry={vi.fn()} back={{ to: "/p/demo/runs", label: "All runs" }} />
+      </MemoryRouter>,
+    );
     expect(screen.getByText("There is no run #4 in your projects.")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Try again" })).toBeNull();
+    expect(screen.getByRole("link", { name: "All runs" }).getAttribute("href")).toBe("/p/demo/runs");
   });
 });

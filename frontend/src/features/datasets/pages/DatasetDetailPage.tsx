@@ -24,7 +24,7 @@ export function DatasetDetailPage() {
   const shown = versions.data?.find((v) => v.number === chosen) ?? versions.data?.[0] ?? null;
 
   if (dataset.isError) {
-    return <ErrorState title={`Could not load dataset #${datasetId}`} error={dataset.error} onRetry={() => void dataset.refetch()} />;
+    return <ErrorState title={`Could not load dataset #${datasetId}`} error={dataset.error} onRetry={() => void dataset.refetch()} back={{ to: `/p/${slug}/datasets`, label: "All datasets" }} />;
   }
   return (
     <Page>

@@ -27,7 +27,7 @@ export function EvaluationPage() {
   const cancel = useCancelEvaluation(id);
   const [metric, setMetric] = useState<MetricKey>("mean_score");
   if (evaluation.isPending) return <Loading what="the evaluation" />;
-  if (evaluation.error) return <ErrorState title="Could not load the evaluation" error={evaluation.error} onRetry={() => void evaluation.refetch()} />;
+  if (evaluation.error) return <ErrorState title="Could not load the evaluation" error={evaluation.error} onRetry={() => void evaluation.refetch()} back={{ to: `/p/${slug}/evaluations`, label: "All evaluations" }} />;
   const e = evaluation.data;
   const { settings, models, progress } = e.results;
   const series = checkpointSeries(models, metric, chartRun(models));

@@ -50,7 +50,7 @@ export function RunPage() {
   useMetricKeys(runId);
   useEffect(() => void loadPlotly(), []);
   if (run.isPending) return <Loading what="the run" />;
-  if (run.isError) return <ErrorState title={`Could not load run #${runId}`} error={run.error} onRetry={() => void run.refetch()} />;
+  if (run.isError) return <ErrorState title={`Could not load run #${runId}`} error={run.error} onRetry={() => void run.refetch()} back={{ to: `/p/${slug}/runs`, label: "All runs" }} />;
   return <RunView run={run.data} slug={slug} />;
 }
 

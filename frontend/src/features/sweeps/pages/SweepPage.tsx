@@ -28,7 +28,7 @@ export function SweepPage() {
   const sweep = useSweep(id);
   useEffect(() => void loadPlotly(), []); // beside the sweep's request, not after it (the steps chart)
   if (sweep.isPending) return <Loading what="the sweep" />;
-  if (sweep.isError) return <ErrorState title={`Could not load sweep #${id}`} error={sweep.error} onRetry={() => void sweep.refetch()} />;
+  if (sweep.isError) return <ErrorState title={`Could not load sweep #${id}`} error={sweep.error} onRetry={() => void sweep.refetch()} back={{ to: `/p/${slug}/sweeps`, label: "All sweeps" }} />;
   return <SweepView sweep={sweep.data} slug={slug} />;
 }
 
