@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,6 +137,7 @@ def main() -> None:
     finally:
         studio.kill()
         kill_processes_mentioning(str(var))
+        shutil.rmtree(var, ignore_errors=True)
 
 
 if __name__ == "__main__":
