@@ -359,3 +359,10 @@ def test_eval_create_names_models_and_checkpoints_and_refusals_exit_1(
         "1",
     )
     assert main(bad) == 2
+
+
+def test_a_missing_evaluation_is_called_an_evaluation(member):
+    """Evaluations are runs underneath; the 404 still names what the user asked for."""
+    response = member.get("/api/evaluations/987654/")
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == "There is no evaluation #987654 in your projects."

@@ -40,6 +40,9 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
     # A list whose rows join many to-one lookups (a run with its inputs) plans them in
     # the order written: studio.core.planner.
     list_joins_as_written = False
+    # What a 404 calls the object; the model's name by default. A view over a subset of a
+    # model (evaluations are runs) names its own.
+    object_noun: str | None = None
 
     def get_queryset(self) -> QuerySet[Any]:
         queryset = super().get_queryset()
@@ -67,7 +70,7 @@ class ProjectScopedViewSet(viewsets.GenericViewSet):
         if not found:
             # The same sentence whether the object does not exist or belongs to a project
             # the user is not in: ids of other projects' objects do not leak.
-            name = queryset.model._meta.verbose_name
+            name = self.object_noun or queryset.model._meta.verbose_name
             raise Http404(f"There is no {name} #{self.kwargs[lookup]} in your projects.")
         if len(found) > 1:
             raise MultipleObjectsReturned(f"{self.lookup_field} is not unique")

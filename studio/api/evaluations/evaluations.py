@@ -57,6 +57,7 @@ class EvaluationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Projec
     serializer_class = EvaluationSerializer
     filterset_class = ProjectRunsFilter
     list_joins_as_written = True
+    object_noun = "evaluation"
     http_method_names = ["get", "post", "head", "options"]
 
     def get_serializer_class(self) -> Any:
