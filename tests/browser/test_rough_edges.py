@@ -94,7 +94,7 @@ def answers_to(page: Any, path: str) -> list[int]:
     return statuses
 
 
-def test_a_missing_run_or_dataset_says_so_at_once_without_hydration_warnings(
+def test_a_missing_run_dataset_or_reward_function_says_so_at_once_without_hydration_warnings(
     page: Any, studio: LiveStudio, studio_orm: None
 ) -> None:
     """Checked by what the page asked, not by a clock: a 404 is never retried (the query
@@ -105,7 +105,11 @@ def test_a_missing_run_or_dataset_says_so_at_once_without_hydration_warnings(
     page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
     sign_in(page, studio, owner)
 
-    for kind, resource in (("run", "runs"), ("dataset", "datasets")):
+    for kind, resource in (
+        ("run", "runs"),
+        ("dataset", "datasets"),
+        ("reward function", "reward-functions"),
+    ):
         statuses = answers_to(page, f"/api/{resource}/987654/")
         page.goto(f"{studio.url}/p/{owner.project_slug}/{resource}/987654")
         # With retries the message waits out their back-off (1 + 2 + 4 s, past expect's
@@ -120,7 +124,7 @@ def test_a_missing_run_or_dataset_says_so_at_once_without_hydration_warnings(
         # Asked once: by the route's loader. The page mounting on that fresh 404 does not
         # ask again (queryClient's shouldRetryOnMount; without it: [404, 404]).
         assert statuses == [404], statuses
-        page.shot(f"missing-{kind}", narrow=kind == "dataset")
+        page.shot(f"missing-{kind.replace(' ', '-')}", narrow=kind != "run")
     assert not [w for w in warnings if "HydrateFallback" in w], warnings
 
 

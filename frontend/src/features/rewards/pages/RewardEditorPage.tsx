@@ -6,6 +6,7 @@ import { useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useParams } from "react-router";
 
 import { Button } from "../../../components/Button";
+import { ErrorState } from "../../../components/ErrorState";
 import { Columns, Page } from "../../../components/Layout";
 import { Notice } from "../../../components/Notice";
 import { PageHeader } from "../../../components/PageHeader";
@@ -75,7 +76,12 @@ export function RewardEditorPage() {
 
   if (fn.isError || versions.isError) {
     return (
-      <Notice tone="error">{(fn.error ?? versions.error)?.message}</Notice>
+      <ErrorState
+        title={`Could not load reward function #${functionId}`}
+        error={fn.error ?? versions.error}
+        onRetry={() => void Promise.all([fn.refetch(), versions.refetch()])}
+        back={{ to: `/p/${slug}/reward-functions`, label: "All reward functions" }}
+      />
     );
   }
   const trainHref =
