@@ -41,7 +41,6 @@ from trainer.distributed.cluster import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 
 
 def test_database_url() -> str:
@@ -225,7 +224,7 @@ def start_ray_head(
     to loopback; a head that other nodes join keeps Ray's own choice."""
     gcs, dashboard, *server_ports = free_ports(2 + len(PORT_FLAGS))
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
-    argv = [str(BIN / "ray"), "start", "--head", "--block", f"--port={gcs}"]
+    argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block", f"--port={gcs}"]
     argv += ["--node-ip-address=127.0.0.1"]
     argv += ["--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}"]
     argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", f"--temp-dir={temp_dir}"]
@@ -290,7 +289,8 @@ def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -
     """A second Ray node joining `head` (`ray start --address --block`), with CPUs of its
     own and every port explicit, so two nodes share this machine like two hosts would;
     info["node_id"] is its Ray node id."""
-    argv = [str(BIN / "ray"), "start", "--block", f"--address={head.info['gcs_address']}"]
+    argv = [*ray_settings.ray_start_command(sys.executable), "--block"]
+    argv += [f"--address={head.info['gcs_address']}"]
     argv += [f"--num-cpus={num_cpus}", "--num-gpus=0", "--disable-usage-stats"]
     argv += ["--object-store-memory=100000000"]  # Ray's minimum-ish: tests move little data
     node_flags = [f for f in PORT_FLAGS if f != "--ray-client-server-port"]  # head only

@@ -288,9 +288,9 @@ def ray_spec(plan: Plan) -> ChildSpec:
     assert plan.ray_port is not None
     prune_ray_sessions(ray_temp_dir(plan.var))
     prune_ray_sessions(ray_private_dir(plan.var), keep=0)  # from before the private folder
+    ray_executable()  # refuses clearly when Ray is not installed
     argv = [
-        str(ray_executable()),
-        "start",
+        *ray_settings.ray_start_command(sys.executable),
         "--head",
         "--block",
         "--node-ip-address=127.0.0.1",

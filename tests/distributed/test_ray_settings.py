@@ -38,6 +38,33 @@ def test_the_driver_and_a_worker_run_without_rays_metrics_exporter(ray_head: str
     assert ray.get(worker_settings.remote()) == NO_METRICS_EXPORT_ENV
 
 
+def test_a_worker_inherits_nothing_import_ray_sets_and_its_environ_0_stays_put(
+    ray_head: str,
+) -> None:
+    """trainer.distributed.ray_start: a raylet that inherited RAY_CLIENT_MODE handed it to
+    its workers, and where it came first the worker's `import ray` moved environ[0] to the
+    heap, where Ray's setproctitle then walked (#46). Failed before the fix on the first
+    check (every worker had it); the second held in about 45 heads of 46."""
+    import ray
+
+    @ray.remote
+    def environment_block() -> tuple[list[str], bool]:
+        import ctypes
+
+        with open("/proc/self/environ", "rb") as f:  # as the raylet started this worker
+            inherited = [item.split(b"=")[0].decode() for item in f.read().split(b"\0") if item]
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # from field 3 on
+        start, end = int(fields[50 - 3]), int(fields[51 - 3])  # env_start, env_end
+        environ = ctypes.c_void_p.in_dll(ctypes.CDLL(None), "environ").value or 0
+        first = ctypes.c_void_p.from_address(environ).value or 0
+        return inherited, start <= first < end
+
+    inherited, environ_0_in_place = ray.get(environment_block.remote())
+    assert "RAY_CLIENT_MODE" not in inherited  # what `import ray` sets (SET_BY_RAY_IMPORT)
+    assert environ_0_in_place
+
+
 def test_the_suites_head_has_the_trainers_workers_dump_core_when_they_crash(ray_head: str) -> None:
     """tests.crash_cores: a crashed trainer worker's core is read into the failing test's
     report. What a worker does at its start (trainer.distributed.crash_evidence) raises

@@ -203,18 +203,14 @@ def stop_ray_node(node: subprocess.Popen[bytes]) -> None:
     node.wait(timeout=10)
 
 
-def _ray_cli() -> str:
-    beside = Path(sys.executable).parent / "ray"
-    return str(beside) if beside.exists() else "ray"
-
-
 @contextlib.contextmanager
 def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     """A private Ray head on free ports."""
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
     gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
     gcs = f"127.0.0.1:{gcs_port}"
-    argv = [_ray_cli(), "start", "--head", "--block", f"--port={gcs_port}"]
+    argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block"]
+    argv += [f"--port={gcs_port}"]
     argv += ["--include-dashboard=false"]
     argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
     argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]

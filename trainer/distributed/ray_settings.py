@@ -35,6 +35,20 @@ NO_DRAIN_ENV = {"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
 # `rlstudio up`'s and the test suite's): its own processes and every job's inherit it.
 NODE_ENV = {**NO_METRICS_EXPORT_ENV, **NO_DRAIN_ENV}
 
+# Variables `import ray` sets in every process (ray/_private/client_mode_hook.py): a Ray
+# node must not pass them on to its raylet and workers (trainer.distributed.ray_start
+# says why: a worker's first process title walked its heap).
+SET_BY_RAY_IMPORT = ("RAY_CLIENT_MODE",)
+
+
+def ray_start_command(python: str) -> list[str]:
+    """`ray start` for every Ray node we run (head or joining node; `ray start`'s own
+    flags follow): Ray's command line run by `python` (one with Ray and this package
+    installed) through trainer.distributed.ray_start, which keeps SET_BY_RAY_IMPORT out
+    of the environment the node's processes inherit."""
+    return [python, "-m", "trainer.distributed.ray_start", "start"]
+
+
 # What `ray start` prints once its node is up. Its dashboard answers before that, and
 # `ray start` then waits a fixed 30 s (Ray's node.py) for its raylet to register and exits
 # if it does not: a head is ready when its log says this, not when its dashboard answers.

@@ -1,0 +1,38 @@
+"""`ray start` as every Ray node we run starts: Ray's own command line (the `ray` script's
+entry point), in a process that first takes back out of its environment the variables
+`import ray` set, so that the raylet and every worker it starts do not inherit them.
+
+Why (#46): `import ray` runs `os.environ.update({"RAY_CLIENT_MODE": "0"})`, and
+glibc's `setenv` replaces an *existing* entry with a string on the heap. A raylet hands
+each worker its environment in a random order; where an inherited RAY_CLIENT_MODE came
+first, the worker's own `import ray` moved `environ[0]` to the heap before its first
+process title. Ray's setproctitle (py-setproctitle's code, vendored) finds the argv area
+it writes titles over by walking backwards from `environ[0]`, so it walked the heap: the
+address sanitizer reported the read (dvarrazzo/py-setproctitle#131), and had the walk
+met argv[0]'s text there, every title after it would have been written over heap memory.
+Not inherited, the variable is appended by each process's import, and `environ[0]` stays
+in the block the kernel put the environment in (docs/distributed.md, "What the address
+sanitizer found").
+
+    python -m trainer.distributed.ray_start start --head ...   # as `ray start --head ...`
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from trainer.distributed.ray_settings import SET_BY_RAY_IMPORT
+
+
+def main() -> None:
+    from ray.scripts.scripts import main as ray_command_line  # imports ray: sets them
+
+    for name in SET_BY_RAY_IMPORT:
+        os.environ.pop(name, None)
+    sys.argv[0] = "ray"  # Ray's usage lines name the command
+    ray_command_line()
+
+
+if __name__ == "__main__":
+    main()
