@@ -12,8 +12,11 @@ as each ends, so a phase that fails or runs out of time loses only itself):
   GRPO steps in the single-process trainer in bf16: 8 prompts of ~256 tokens x 8 samples,
   512 new tokens (random weights almost never sample EOS, so every completion runs to
   the limit). Reports `timing_s/*`, tokens/s per phase, peak memory and `perf/mfu/actor`.
-- `hf_generate`: the same model and batch through plain `transformers` `generate` with a
-  static KV cache (sampling, min_new_tokens = max_new_tokens): the generation baseline.
+- `generate`: on that model and batch (64 rows, 512 new tokens, bf16), plain
+  `transformers` `generate` with a static KV cache (sampling, min_new_tokens =
+  max_new_tokens; no torch.compile) against our engine's device loop and its CUDA-graph
+  loop, in the same process; then greedy tokens of the graph and device loops against
+  the eager loop's, in fp32 with TF32 off and in bf16 (64 fixed prompts x 64 tokens).
 - `fsdp`: FSDP2 (`fully_shard`, nccl, one rank) through the distributed worker class
   (`trainer.distributed.worker.PolicyWorker`, no Ray), bf16 compute with fp32 master
   weights: one update on the demo model against the non-sharded fp32 update of the same
@@ -44,12 +47,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 DIGIT_SHARE_REWARD = ROOT / "bench" / "digit_share_reward.py"
-PHASES = ("env", "demo", "shape05b", "hf_generate", "fsdp", "profile")
+PHASES = ("env", "generate", "demo", "shape05b", "fsdp", "profile")  # generation first
 PHASE_LIMIT_S = {
     "env": 60,
     "demo": 120,
     "shape05b": 150,
-    "hf_generate": 100,
+    "generate": 240,
     "fsdp": 120,
     "profile": 120,
 }
@@ -455,45 +458,137 @@ def phase_profile(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def phase_hf_generate(args: argparse.Namespace) -> dict[str, Any]:
-    """Plain transformers generate, static KV cache, on the 0.5B phase's model and batch."""
+def _hf_static_generate(model: Any, rows: list[list[int]], new_tokens: int) -> dict[str, float]:
+    """Plain transformers generate with a static KV cache (no torch.compile), sampling,
+    every row made to run `new_tokens` tokens: the baseline generation is measured
+    against. Timed on its second call (the first warms up)."""
     import torch
-    from transformers import AutoModelForCausalLM
+
+    device = model.device
+    width = max(len(p) for p in rows)
+    pad = int(model.generation_config.pad_token_id)
+    input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in rows], device=device)
+    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in rows], device=device)
+    times = []
+    for _ in range(2):
+        _sync()
+        started = time.perf_counter()
+        out = model.generate(
+            input_ids=input_ids,
+            attention_mask=attention,
+            do_sample=True,
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            cache_implementation="static",
+        )
+        _sync()
+        times.append(time.perf_counter() - started)
+    tokens = (out.shape[1] - width) * len(rows)
+    return {"seconds": times[-1], "tokens": tokens, "tokens_per_s": tokens / times[-1]}
+
+
+def _engine_generate(
+    model: Any, tokenizer: Any, prompts: list[list[int]], sampling: Any, decode: str
+) -> tuple[dict[str, float], list[list[int]]]:
+    """Our HF engine with one decode loop, timed on its second call; its token ids."""
+    from trainer.rollout.hf import HFEngine
+
+    engine = HFEngine(model, tokenizer, model.device, max_batch_size=64, decode=decode)  # type: ignore[arg-type]
+    times = []
+    for _ in range(2):
+        _sync()
+        started = time.perf_counter()
+        completions = engine.generate(prompts, sampling)
+        _sync()
+        times.append(time.perf_counter() - started)
+    tokens = sum(len(c.token_ids) for c in completions)
+    figures = {"seconds": times[-1], "tokens": tokens, "tokens_per_s": tokens / times[-1]}
+    return figures, [c.token_ids for c in completions]
+
+
+def _fixed_prompts(count: int, longest: int) -> list[list[int]]:
+    """`count` prompts of digit tokens, 16 to `longest` long (left padding differs per row)."""
+    import random
+
+    rng = random.Random(1)
+    return [
+        [rng.randrange(10, 1000) for _ in range(rng.randint(16, longest))] for _ in range(count)
+    ]
+
+
+def _same_rows(a: list[list[int]], b: list[list[int]]) -> float:
+    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+
+
+def phase_generate(args: argparse.Namespace) -> dict[str, Any]:
+    """Generation on the 0.5B shape, batch 64, in one process:
+    1. bf16 throughput, sampling: transformers generate with a static cache, our engine's
+       device loop, and its graph loop (trainer.rollout.static_decode);
+    2. greedy, fp32 with TF32 off, 64 fixed prompts x 64 tokens: the graph and device
+       loops' tokens against the eager loop's (every row should match);
+    3. the same in bf16 (rows may part where rounding flips a near tie)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trainer.rollout.engine import SamplingParams
 
     model_dir = _shape_model(args)
     _, prompt_ids = _shape_prompts(args, model_dir)
     sizes = _sizes(args)
     device = _device(args)
-    model = AutoModelForCausalLM.from_pretrained(
-        str(model_dir), dtype=torch.bfloat16, local_files_only=True
-    ).to(device)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+
+    def load(dtype: torch.dtype) -> Any:
+        return (
+            AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype, local_files_only=True)
+            .to(device)
+            .eval()
+        )
+
+    results: dict[str, Any] = {"batch": sizes}
+    model = load(torch.bfloat16)
     rows = [p for p in prompt_ids for _ in range(sizes["n"])]
-    width = max(len(p) for p in rows)
-    pad = int(model.generation_config.pad_token_id)
-    input_ids = torch.tensor([[pad] * (width - len(p)) + p for p in rows], device=device)
-    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in rows], device=device)
-    results: dict[str, Any] = {}
-    for cache in ("static",):
-        times = []
-        for _ in range(2):  # the first includes warm-up
-            _sync()
-            started = time.perf_counter()
-            out = model.generate(
-                input_ids=input_ids,
-                attention_mask=attention,
-                do_sample=True,
-                temperature=1.0,
-                top_k=0,
-                top_p=1.0,
-                max_new_tokens=sizes["new_tokens"],
-                min_new_tokens=sizes["new_tokens"],
-                cache_implementation=cache,
-            )
-            _sync()
-            times.append(time.perf_counter() - started)
-        new_tokens = (out.shape[1] - width) * len(rows)
-        results[cache] = {"seconds": times[-1], "tokens_per_s": new_tokens / times[-1]}
-        print(f"hf generate ({cache} cache): {results[cache]}", flush=True)
+    results["hf_static"] = _hf_static_generate(model, rows, sizes["new_tokens"])
+    print(f"hf generate (static cache): {results['hf_static']}", flush=True)
+    sampling = SamplingParams(
+        n=sizes["n"], temperature=1.0, max_new_tokens=sizes["new_tokens"], seed=0
+    )
+    for decode in ("device", "graph"):
+        try:  # a loop that fails (a capture error, say) loses only its own figures
+            results[decode], _ = _engine_generate(model, tokenizer, prompt_ids, sampling, decode)
+        except Exception as error:  # recorded; the phase goes on
+            results[decode] = {"error": f"{type(error).__name__}: {error}"}
+            print(f"engine ({decode} loop) failed: {error!r}", flush=True)
+            continue
+        results[f"{decode}_vs_hf_static"] = (
+            results[decode]["tokens_per_s"] / results["hf_static"]["tokens_per_s"]
+        )
+        print(f"engine ({decode} loop): {results[decode]}", flush=True)
+
+    fixed = _fixed_prompts(64, sizes["prompt_tokens"])
+    greedy = SamplingParams(n=1, temperature=0.0, max_new_tokens=16 if args.smoke else 64)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        model = load(dtype)
+        tokens = {}
+        for decode in ("eager", "device", "graph"):
+            try:
+                tokens[decode] = _engine_generate(model, tokenizer, fixed, greedy, decode)[1]
+            except Exception as error:  # recorded; the phase goes on
+                print(f"greedy {name} ({decode} loop) failed: {error!r}", flush=True)
+        results[f"greedy_{name}"] = {"rows": len(fixed), "new_tokens": greedy.max_new_tokens}
+        for decode in ("device", "graph"):
+            if decode in tokens and "eager" in tokens:
+                same = _same_rows(tokens[decode], tokens["eager"])
+                results[f"greedy_{name}"][f"{decode}_rows_same_as_eager"] = same
+        print(f"greedy {name}: {results[f'greedy_{name}']}", flush=True)
+        del model
+    if torch.cuda.is_available():
+        results["max_memory_allocated_gib"] = torch.cuda.max_memory_allocated() / 2**30
     return results
 
 
@@ -644,7 +739,7 @@ PHASE_FUNCTIONS = {
     "env": phase_env,
     "demo": phase_demo,
     "shape05b": phase_shape05b,
-    "hf_generate": phase_hf_generate,
+    "generate": phase_generate,
     "fsdp": phase_fsdp,
     "profile": phase_profile,
 }
@@ -667,6 +762,29 @@ def _with_mfu(results: dict[str, Any]) -> dict[str, Any]:
             summary[f"{phase}_mfu_spec"] = tflops * 1e12 / spec if spec else None
             summary[f"{phase}_mfu_measured"] = tflops / measured if measured else None
     return summary
+
+
+def _summary(results: dict[str, Any]) -> dict[str, Any]:
+    """The issue's figures, one key each (None until the phase that gives it has run)."""
+
+    def result(phase: str) -> dict[str, Any]:
+        return (results.get(phase) or {}).get("result") or {}
+
+    demo = result("demo")
+    bf16, fp32 = demo.get("bfloat16") or {}, demo.get("float32") or {}
+    step_ratio = val_gap = None
+    if bf16.get("median_step_s") and fp32.get("median_step_s"):
+        step_ratio = bf16["median_step_s"] / fp32["median_step_s"]
+    if bf16.get("val_gain") is not None and fp32.get("val_gain") is not None:
+        val_gap = bf16["val_gain"] - fp32["val_gain"]
+    return {
+        "device": result("env").get("device"),
+        "generation_vs_hf_static": result("generate").get("graph_vs_hf_static"),
+        "mfu_actor": result("shape05b").get("perf_mfu_actor"),
+        "mfu_actor_fsdp": results.get("mfu", {}).get("fsdp_mfu_spec"),
+        "bf16_over_fp32_step_time": step_ratio,
+        "bf16_minus_fp32_val_gain": val_gap,
+    }
 
 
 def main() -> int:
@@ -701,8 +819,9 @@ def main() -> int:
         }
         results["mfu"] = _with_mfu(results)
         (args.out / "results.json").write_text(json.dumps(results, indent=1))
+        (args.out / "summary.json").write_text(json.dumps(_summary(results), indent=1))
         print(f"=== {phase}: exit {code}, {results[phase]['seconds']:.0f} s", flush=True)
-    print(json.dumps(results["mfu"], indent=1))
+    print(json.dumps(_summary(results), indent=1))
     return 0
 
 

@@ -49,6 +49,43 @@ class Decoded:
     ended_on_eos: Tensor  # (B,) bool
 
 
+class DecodeOutputs:
+    """The device loops' record of what each row decoded: preallocated (rows,
+    max_new_tokens) tensors written at every step with no read back to the host.
+    `batch_rows` maps the forward's batch positions to rows; a position may map to a row
+    that is already finished (its draws are then ignored)."""
+
+    def __init__(self, rows: int, steps: int, pad_id: int, device: torch.device) -> None:
+        self.tokens = torch.full((rows, steps), pad_id, dtype=torch.long, device=device)
+        self.logprobs = torch.zeros((rows, steps), dtype=torch.float32, device=device)
+        self.lengths = torch.zeros(rows, dtype=torch.long, device=device)
+        self.finished = torch.zeros(rows, dtype=torch.bool, device=device)
+        self.ended_on_eos = torch.zeros(rows, dtype=torch.bool, device=device)
+
+    def record(
+        self, step: int, batch_rows: Tensor, tokens: Tensor, logprobs: Tensor, eos_ids: Tensor
+    ) -> None:
+        live = ~self.finished[batch_rows]
+        self.tokens[batch_rows, step] = torch.where(live, tokens, self.tokens[batch_rows, step])
+        self.logprobs[batch_rows, step] = torch.where(
+            live, logprobs.float(), self.logprobs[batch_rows, step]
+        )
+        self.lengths[batch_rows] += live.long()
+        hit = torch.isin(tokens, eos_ids) & live
+        self.ended_on_eos[batch_rows] |= hit
+        self.finished[batch_rows] |= hit
+
+    def alive(self, batch_rows: Tensor) -> Tensor:
+        """(A,) bool: which batch positions still decode a row that has not finished."""
+        return ~self.finished[batch_rows]
+
+    def decoded(self, rows: int) -> Decoded:
+        """The first `rows` rows (a loop may keep scratch rows after them)."""
+        return Decoded(
+            self.tokens[:rows], self.logprobs[:rows], self.lengths[:rows], self.ended_on_eos[:rows]
+        )
+
+
 def decode_on_device(
     model: nn.Module,
     cache: Any,
@@ -63,27 +100,15 @@ def decode_on_device(
 ) -> Decoded:
     rows, device = logits.shape[0], logits.device
     steps = sampling.max_new_tokens
-    tokens_out = torch.full((rows, steps), pad_id, dtype=torch.long, device=device)
-    logprobs_out = torch.zeros((rows, steps), dtype=torch.float32, device=device)
-    lengths = torch.zeros(rows, dtype=torch.long, device=device)
-    finished = torch.zeros(rows, dtype=torch.bool, device=device)
-    ended_on_eos = torch.zeros(rows, dtype=torch.bool, device=device)
+    outputs = DecodeOutputs(rows, steps, pad_id, device)
     batch_rows = torch.arange(rows, device=device)  # batch position -> row
     for step in range(steps):
         tokens, logprobs = sample_next(logits, sampling, generator)  # (A,), (A,)
-        live = ~finished[batch_rows]
-        tokens_out[batch_rows, step] = torch.where(live, tokens, tokens_out[batch_rows, step])
-        logprobs_out[batch_rows, step] = torch.where(
-            live, logprobs.float(), logprobs_out[batch_rows, step]
-        )
-        lengths[batch_rows] += live.long()
-        hit = torch.isin(tokens, eos_ids) & live
-        ended_on_eos[batch_rows] |= hit
-        finished[batch_rows] |= hit
+        outputs.record(step, batch_rows, tokens, logprobs, eos_ids)
         if step == steps - 1:
             break
         if (step + 1) % sync_every == 0:  # the host looks: one sync per bucket
-            alive = ~finished[batch_rows]
+            alive = outputs.alive(batch_rows)
             count = int(alive.sum())
             if count == 0:
                 break
@@ -105,4 +130,4 @@ def decode_on_device(
         cache = out.past_key_values
         logits = out.logits[:, -1, :].float()
         next_pos = next_pos + 1
-    return Decoded(tokens_out, logprobs_out, lengths, ended_on_eos)
+    return outputs.decoded(rows)

@@ -5,8 +5,9 @@ left-padded distinct prompts (the n samples of a prompt share it, as a prefix
 cache would), then one token per step. On the CPU the host checks every step and drops
 finished rows from the batch and its KV cache at once; on CUDA the step's bookkeeping
 stays on the device and the host looks only every few steps
-(trainer.rollout.device_decode). It yields the sampling log-probabilities directly,
-which `model.generate` does not.
+(trainer.rollout.device_decode); "graph" decoding runs that loop over fixed buffers, each
+token's forward one CUDA graph replay (trainer.rollout.static_decode). It yields the
+sampling log-probabilities directly, which `model.generate` does not.
 
 Log-probabilities are ``log_softmax(logits / T)`` of the model's logits, taken
 before top-k/top-p truncation, i.e. exactly what the actor recomputes with a
@@ -28,6 +29,7 @@ from trainer.rollout.device_decode import Decoded, decode_on_device
 from trainer.rollout.engine import Completion, FinishReason, SamplingParams
 from trainer.rollout.kv_cache import preallocate
 from trainer.rollout.sampler import sample_next
+from trainer.rollout.static_decode import StaticDecodeStep, decode_static
 
 
 @dataclass
@@ -118,7 +120,7 @@ class HFEngine:
         device: str | torch.device = "cpu",
         max_batch_size: int = 64,
         offload_when_asleep: bool = False,
-        decode: Literal["eager", "device"] | None = None,
+        decode: Literal["eager", "device", "graph"] | None = None,
     ) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
@@ -130,7 +132,9 @@ class HFEngine:
         self.offload_when_asleep = offload_when_asleep
         self.asleep = False
         # The decode loop: the host checks every token ("eager"), or only every few
-        # ("device", trainer.rollout.device_decode); by default the latter on CUDA.
+        # ("device", trainer.rollout.device_decode), or that over fixed buffers, replayed
+        # from a CUDA graph on CUDA ("graph", trainer.rollout.static_decode). By default
+        # "device" on CUDA: "graph" becomes the default once measured there (bench/gpu_check.py).
         self.decode = decode or ("device" if self.device.type == "cuda" else "eager")
         self.watcher: DecodeWatcher | None = None  # see DecodeWatcher
         self.eos_ids = eos_ids_of(model, tokenizer)
@@ -206,10 +210,13 @@ class HFEngine:
     ) -> list[_Row]:
         rows = [_Row(prompt_index=i) for i in prompt_indices]
         prefilled = self._prefill(prompts)
+        # The watcher follows the eager loop's rows; stop strings need the host each step.
+        on_device = self.decode != "eager" and self.watcher is None and not sampling.stop
+        if on_device and self.decode == "graph" and sampling.max_new_tokens > 1:
+            return _filled(rows, self._decode_graph(prefilled, sampling, generator))
         # Room for the whole completion: decoding then writes in place, no per-token copy.
         cache = preallocate(prefilled.cache, prefilled.width + sampling.max_new_tokens)
-        # The watcher follows the eager loop's rows; stop strings need the host each step.
-        if self.decode == "device" and self.watcher is None and not sampling.stop:
+        if on_device:
             decoded = decode_on_device(
                 self.model,
                 cache,
@@ -218,11 +225,32 @@ class HFEngine:
                 prefilled.next_pos,
                 sampling,
                 generator,
-                torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=self.device),
+                self._eos_tensor(),
                 self.pad_id,
             )
             return _filled(rows, decoded)
         return self._decode_eager(rows, replace(prefilled, cache=cache), sampling, generator)
+
+    def _eos_tensor(self) -> Tensor:
+        return torch.tensor(sorted(self.eos_ids), dtype=torch.long, device=self.device)
+
+    def _decode_graph(
+        self, prefilled: _Prefilled, sampling: SamplingParams, generator: torch.Generator | None
+    ) -> Decoded:
+        """The device loop over fixed buffers, captured as CUDA graphs on CUDA."""
+        capture = self.device.type == "cuda"
+        step = StaticDecodeStep.from_prefill(
+            self.model,
+            prefilled.cache,
+            prefilled.attention_mask,
+            prefilled.next_pos,
+            sampling.max_new_tokens,
+            prefilled.logits.shape[-1],
+            capture,
+        )
+        return decode_static(
+            step, prefilled.logits, sampling, generator, self._eos_tensor(), self.pad_id, capture
+        )
 
     def _prefill(self, prompts: list[list[int]]) -> _Prefilled:
         """One forward over the chunk's distinct prompts, expanded to one row per prompt:

@@ -1,0 +1,223 @@
+"""Decoding over fixed buffers (trainer.rollout.static_decode), run here on the CPU
+without graph capture: the same code the GPU replays. Greedy outputs are the eager
+loop's through bucket compaction, with both mask kinds; sampled ones are seeded and
+well-formed; and the step is what a CUDA graph needs: no read of the device from the
+host, and the same memory at every step."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import trainer.rollout.static_decode as static_decode
+from trainer.demo.model import build_model, build_tokenizer
+from trainer.models.loading import load_policy, load_tokenizer
+from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.hf import HFEngine
+from trainer.rollout.kv_cache import preallocate
+from trainer.rollout.static_decode import StaticDecodeStep, bucket_size
+
+PROMPT_TEXTS = [
+    "7+5=",
+    "1",
+    "Using the numbers [3, 4, 5], create an equation",
+    "9-3=",
+    "12",
+    "8*7=",
+    "count to ten",
+    "4",
+    "2+2+2=",
+]
+MAX_NEW = 40
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    return build_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def prompts(tokenizer: Any) -> list[list[int]]:
+    return [tokenizer(t, add_special_tokens=False)["input_ids"] for t in PROMPT_TEXTS]
+
+
+def tiny_model(tokenizer: Any, attention: str) -> torch.nn.Module:
+    model = build_model(tokenizer, hidden_size=64, num_layers=2, seed=0).eval()
+    model.set_attn_implementation(attention)
+    return model
+
+
+@pytest.fixture
+def selects(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The bucket sizes the loop moved its rows into."""
+    sizes: list[int] = []
+    original = StaticDecodeStep.select
+
+    def select(self: StaticDecodeStep, index: torch.Tensor, capture: bool) -> StaticDecodeStep:
+        sizes.append(len(index))
+        return original(self, index, capture)
+
+    monkeypatch.setattr(StaticDecodeStep, "select", select)
+    return sizes
+
+
+def same_completions(want: list[Completion], have: list[Completion]) -> None:
+    for expected, got in zip(want, have, strict=True):
+        assert got.token_ids == expected.token_ids
+        assert got.finish_reason == expected.finish_reason
+        torch.testing.assert_close(torch.tensor(got.logprobs), torch.tensor(expected.logprobs))
+
+
+def test_greedy_outputs_are_the_eager_loops_through_smaller_buckets(
+    demo_assets: Path, selects: list[int]
+) -> None:
+    """The warm-started demo model's greedy answers end at different steps (some run to
+    the limit): the live rows move into smaller buckets on the way."""
+    tokenizer = load_tokenizer(demo_assets / "model")
+    model = load_policy(demo_assets / "model").eval()
+    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in PROMPT_TEXTS]
+    eager, graph = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "graph"))
+    greedy = SamplingParams(n=2, temperature=0.0, max_new_tokens=MAX_NEW)
+    expected, got = eager.generate(prompts, greedy), graph.generate(prompts, greedy)
+    lengths = {len(c.token_ids) for c in expected}
+    assert len(lengths) > 2 and MAX_NEW in lengths
+    same_completions(expected, got)
+    assert selects and all(size in (1, 2, 4, 8, 16) for size in selects)
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_both_mask_kinds_decode_as_the_eager_loop(
+    tokenizer: Any, prompts: list[list[int]], attention: str
+) -> None:
+    """sdpa takes a boolean mask, eager attention an additive one; rows of several
+    prompt lengths (left padding) and EOS at many steps."""
+    model = tiny_model(tokenizer, attention)
+    eager, graph = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "graph"))
+    for engine in (eager, graph):  # a random model: more EOS ids, rows end at many steps
+        engine.eos_ids |= set(range(20, 60))
+    greedy = SamplingParams(n=3, temperature=0.0, max_new_tokens=MAX_NEW)
+    same_completions(eager.generate(prompts, greedy), graph.generate(prompts, greedy))
+
+
+def test_sampled_outputs_are_well_formed_and_seeded(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    engine = HFEngine(tiny_model(tokenizer, "sdpa"), tokenizer, decode="graph")
+    engine.eos_ids |= set(range(20, 60))
+    sampling = SamplingParams(n=4, temperature=1.0, max_new_tokens=MAX_NEW, seed=7)
+    first, again = engine.generate(prompts, sampling), engine.generate(prompts, sampling)
+    assert [c.token_ids for c in first] == [c.token_ids for c in again]
+    for completion in first:
+        ended = completion.token_ids[-1] in engine.eos_ids
+        assert len(completion.logprobs) == len(completion.token_ids) <= MAX_NEW
+        assert not any(t in engine.eos_ids for t in completion.token_ids[:-1])
+        assert completion.finish_reason == ("eos" if ended else "length")
+        assert all(lp <= 0.0 for lp in completion.logprobs)
+    assert len({len(c.token_ids) for c in first}) > 2
+
+
+def test_bucket_sizes_are_powers_of_two_that_hold_the_rows() -> None:
+    assert [bucket_size(n) for n in (1, 2, 3, 4, 5, 31, 32, 33)] == [1, 2, 4, 4, 8, 32, 32, 64]
+
+
+class HostReads(TorchDispatchMode):
+    """Counts the operators that make the host wait for the device: reading a value
+    (`.item()`, `bool()`, `.tolist()`) or an output whose shape depends on the data.
+    Inside a CUDA graph's capture each is an error; outside it, a stall per forward."""
+
+    WAITS = {"_local_scalar_dense", "nonzero", "masked_select", "is_nonzero", "equal"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        name = func.overloadpacket.__name__
+        if name in self.WAITS or name.startswith("unique"):
+            self.counts[name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def prefilled_step(model: torch.nn.Module, tokenizer: Any, prompts: list[list[int]]) -> Any:
+    engine = HFEngine(model, tokenizer, decode="graph")
+    return engine._prefill(prompts)
+
+
+def test_the_step_never_reads_the_device_from_the_host(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    """The captured forward has no host read, where the device loop's forward (a 2D
+    padding mask, which transformers checks on the host) has some: the detector sees
+    them."""
+    model = tiny_model(tokenizer, "sdpa")
+    with torch.inference_mode():
+        prefilled = prefilled_step(model, tokenizer, prompts)
+        step = StaticDecodeStep.from_prefill(
+            model,
+            prefilled.cache,
+            prefilled.attention_mask,
+            prefilled.next_pos,
+            MAX_NEW,
+            prefilled.logits.shape[-1],
+            capture=False,
+        )
+        tokens = prefilled.logits.argmax(-1)
+        with HostReads() as static_reads:
+            for _ in range(3):
+                tokens = step(tokens).argmax(-1)
+        assert static_reads.counts.total() == 0, static_reads.counts
+
+        again = prefilled_step(model, tokenizer, prompts)
+        cache = preallocate(again.cache, again.width + MAX_NEW)
+        mask = torch.cat([again.attention_mask, again.attention_mask.new_ones((len(tokens), 1))], 1)
+        with HostReads() as device_loop_reads:
+            model(
+                input_ids=tokens[:, None],
+                attention_mask=mask,
+                position_ids=again.next_pos[:, None],
+                past_key_values=cache,
+                use_cache=True,
+            )
+        assert device_loop_reads.counts.total() > 0
+
+
+def test_every_step_reads_and_writes_the_same_memory(
+    tokenizer: Any, prompts: list[list[int]]
+) -> None:
+    """A graph replays fixed addresses: the buffers a step reads and the logits it writes
+    stay where they were, and each layer's cache hands attention the same buffers."""
+    model = tiny_model(tokenizer, "sdpa")
+    with torch.inference_mode():
+        prefilled = prefilled_step(model, tokenizer, prompts)
+        step = StaticDecodeStep.from_prefill(
+            model,
+            prefilled.cache,
+            prefilled.attention_mask,
+            prefilled.next_pos,
+            MAX_NEW,
+            prefilled.logits.shape[-1],
+            capture=False,
+        )
+
+        def addresses() -> list[int]:
+            held = [step.input_ids, step.mask, step.position_ids, step.column, step.logits]
+            held += [t for layer in step.cache.layers for t in (layer.keys, layer.values)]  # type: ignore[union-attr, misc]
+            return [t.data_ptr() for t in held]
+
+        before = addresses()
+        tokens = prefilled.logits.argmax(-1)
+        logits = [step(tokens).data_ptr() for _ in range(4)]
+        assert addresses() == before and set(logits) == {step.logits.data_ptr()}
+        assert int(step.column) == prefilled.width + 4
+
+
+def test_attention_that_builds_its_own_mask_is_refused(tokenizer: Any) -> None:
+    model = tiny_model(tokenizer, "sdpa")
+    model.config._attn_implementation = "flash_attention_2"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="takes a 4D mask"):
+        static_decode._attention_kind(model)
