@@ -91,17 +91,37 @@ def test_greedy_outputs_are_the_eager_loops_through_smaller_buckets(
 
 
 @pytest.mark.parametrize("attention", ["sdpa", "eager"])
-def test_both_mask_kinds_decode_as_the_eager_loop(
+def test_the_step_decodes_as_the_eager_loop_whatever_attention_the_model_has(
     tokenizer: Any, prompts: list[list[int]], attention: str
 ) -> None:
-    """sdpa takes a boolean mask, eager attention an additive one; rows of several
-    prompt lengths (left padding) and EOS at many steps."""
+    """The step swaps in its own attention for its forwards only: rows of several prompt
+    lengths (left padding) and EOS at many steps decode as the eager loop, and the model
+    keeps the attention it was loaded with."""
     model = tiny_model(tokenizer, attention)
     eager, graph = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "graph"))
     for engine in (eager, graph):  # a random model: more EOS ids, rows end at many steps
         engine.eos_ids |= set(range(20, 60))
     greedy = SamplingParams(n=3, temperature=0.0, max_new_tokens=MAX_NEW)
     same_completions(eager.generate(prompts, greedy), graph.generate(prompts, greedy))
+    assert model.config._attn_implementation == attention  # type: ignore[union-attr]
+
+
+def test_decode_attention_is_sdpa_over_repeated_kv_heads() -> None:
+    """Grouped-query attention for one query token, 14 heads over 2 KV heads (the 0.5B
+    shape's), against transformers' own SDPA path, which repeats the KV heads."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    g = torch.Generator().manual_seed(0)
+    query = torch.randn(5, 14, 1, 16, generator=g)
+    key, value = torch.randn(2, 5, 2, 30, 16, generator=g)
+    mask = torch.rand(5, 1, 1, 30, generator=g) > 0.3
+    mask[:, :, :, -1] = True  # every row attends to something
+    module = torch.nn.Module()
+    module.num_key_value_groups = 7  # type: ignore[assignment]
+    module.is_causal = True  # type: ignore[assignment]
+    want, _ = sdpa_attention_forward(module, query, key, value, mask, scaling=0.25)
+    got, _ = static_decode.decode_attention(module, query, key, value, mask, scaling=0.25)
+    torch.testing.assert_close(got, want)
 
 
 def test_sampled_outputs_are_well_formed_and_seeded(
@@ -149,11 +169,22 @@ def prefilled_step(model: torch.nn.Module, tokenizer: Any, prompts: list[list[in
 
 
 def test_the_step_never_reads_the_device_from_the_host(
-    tokenizer: Any, prompts: list[list[int]]
+    tokenizer: Any, prompts: list[list[int]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The captured forward has no host read, where the device loop's forward (a 2D
     padding mask, which transformers checks on the host) has some: the detector sees
-    them."""
+    them. Every layer of every step goes through the decode attention."""
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    calls: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return static_decode.decode_attention(*args, **kwargs)
+
+    monkeypatch.setitem(
+        ALL_ATTENTION_FUNCTIONS._global_mapping, static_decode.DECODE_ATTENTION, counted
+    )
     model = tiny_model(tokenizer, "sdpa")
     with torch.inference_mode():
         prefilled = prefilled_step(model, tokenizer, prompts)
@@ -171,6 +202,8 @@ def test_the_step_never_reads_the_device_from_the_host(
             for _ in range(3):
                 tokens = step(tokens).argmax(-1)
         assert static_reads.counts.total() == 0, static_reads.counts
+        layers: int = model.config.num_hidden_layers  # type: ignore[union-attr, assignment]
+        assert len(calls) == 3 * layers
 
         again = prefilled_step(model, tokenizer, prompts)
         cache = preallocate(again.cache, again.width + MAX_NEW)
@@ -216,8 +249,10 @@ def test_every_step_reads_and_writes_the_same_memory(
         assert int(step.column) == prefilled.width + 4
 
 
-def test_attention_that_builds_its_own_mask_is_refused(tokenizer: Any) -> None:
-    model = tiny_model(tokenizer, "sdpa")
-    model.config._attn_implementation = "flash_attention_2"  # type: ignore[union-attr]
-    with pytest.raises(ValueError, match="takes a 4D mask"):
-        static_decode._attention_kind(model)
+def test_decode_attention_refuses_what_it_does_not_compute() -> None:
+    query, key = torch.zeros(1, 2, 1, 4), torch.zeros(1, 1, 3, 4)
+    module = torch.nn.Module()
+    with pytest.raises(ValueError, match="one query token"):
+        static_decode.decode_attention(module, torch.zeros(1, 2, 2, 4), key, key, None)
+    with pytest.raises(ValueError, match="sliding_window"):
+        static_decode.decode_attention(module, query, key, key, None, sliding_window=8)

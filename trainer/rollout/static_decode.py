@@ -13,10 +13,13 @@ the host at every forward.
 `StaticDecodeStep` owns everything one decode forward touches, allocated once:
 - a KV cache of full width (prompt + max_new_tokens) per layer, written at a column
   held in a device tensor (`ColumnLayer`), so attention always reads the whole buffer;
-- a 4D mask of that width (transformers passes a 4D mask through untouched) whose
-  prompt part comes from the padding and whose completion columns are opened, one per
-  step, by an in-place fill at that same column tensor;
+- a 4D boolean mask of that width (transformers passes a 4D mask through untouched)
+  whose prompt part comes from the padding and whose completion columns are opened, one
+  per step, by an in-place fill at that same column tensor;
 - the input token and position buffers, and the logits the step writes.
+Its attention is `decode_attention`, whatever the model was loaded with: one query token
+per row lets grouped-query heads read their shared KV head without the copy transformers
+makes when a mask is given.
 Each step copies the sampled tokens in, then runs the forward: replayed from a graph on
 CUDA, called directly elsewhere (the CPU runs the same code, which is how the tests
 check it; it is not faster there).
@@ -39,16 +42,52 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
+from transformers import AttentionInterface
 from transformers.cache_utils import Cache, DynamicLayer, StaticLayer
 
 from trainer.config.sampling import SamplingParams
 from trainer.rollout.device_decode import SYNC_EVERY, Decoded, DecodeOutputs
 from trainer.rollout.sampler import sample_next
 
-# The attention kernels that take a ready 4D mask from the caller (flash attention and
-# flex attention build their own masks from the 2D one, which needs the host).
-MASKABLE_ATTENTION = ("sdpa", "eager")
+# The name the decode step's attention is registered under with transformers.
+DECODE_ATTENTION = "rlstudio_static_decode"
+
+
+def decode_attention(
+    module: nn.Module,
+    query: Tensor,  # (B, H, 1, D)
+    key: Tensor,  # (B, Hkv, C, D)
+    value: Tensor,  # (B, Hkv, C, D)
+    attention_mask: Tensor | None,  # (B, 1, 1, C) bool, True attends
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs: Any,
+) -> tuple[Tensor, None]:
+    """One query token per row against the whole cache, without repeating the KV heads.
+
+    transformers' SDPA path repeats each of the Hkv key and value heads H / Hkv times
+    whenever a mask is given (SDPA's own grouped-query mode needs mask-free CUDA calls):
+    at the 0.5B shape, 64 rows and 780 columns, that is 180 MB written and read again per
+    layer and step, far more than the step's weights. With one query token, the H / Hkv
+    query heads that share a KV head can instead be that head's query positions:
+    (B, Hkv, H / Hkv, D) against (B, Hkv, C, D), the row's mask broadcast over them. Head
+    h reads KV head h // (H / Hkv), as `repeat_kv` lays them out."""
+    if dropout or query.shape[2] != 1:
+        raise ValueError("the static decode attention takes one query token, without dropout")
+    for name in ("sliding_window", "softcap", "s_aux"):
+        if kwargs.get(name) is not None:
+            raise ValueError(f"the static decode attention has no {name}")
+    batch, heads, _, dim = query.shape
+    grouped = query.reshape(batch, key.shape[1], heads // key.shape[1], dim)
+    out = F.scaled_dot_product_attention(
+        grouped, key, value, attn_mask=attention_mask, scale=scaling
+    )  # (B, Hkv, H / Hkv, D)
+    return out.reshape(batch, 1, heads, dim), None
+
+
+AttentionInterface.register(DECODE_ATTENTION, decode_attention)
 
 
 class ColumnLayer(StaticLayer):
@@ -76,17 +115,6 @@ class ColumnLayer(StaticLayer):
         raise RuntimeError("the static decode step always passes position ids")
 
 
-def _attention_kind(model: nn.Module) -> str:
-    kind = str(getattr(model.config, "_attn_implementation", None) or "eager")
-    if kind not in MASKABLE_ATTENTION:
-        takes = ", ".join(MASKABLE_ATTENTION)
-        raise ValueError(
-            f"static decoding needs attention that takes a 4D mask ({takes}); "
-            f"this model uses {kind!r}"
-        )
-    return kind
-
-
 class StaticDecodeStep:
     """The buffers of one bucket of rows and the forward over them (module docstring)."""
 
@@ -95,7 +123,7 @@ class StaticDecodeStep:
         model: nn.Module,
         keys: list[Tensor],  # per layer (B, H, C, D), the prompt's columns filled
         values: list[Tensor],
-        mask: Tensor,  # (B, 1, 1, C): bool (True attends) for sdpa, additive for eager
+        mask: Tensor,  # (B, 1, 1, C) bool: True attends
         position_ids: Tensor,  # (B, 1) the next token's position
         column: int,  # the next token's column in the buffers
         logits_width: int,
@@ -110,7 +138,6 @@ class StaticDecodeStep:
         self.keys, self.values = keys, values
         self.mask = mask
         self.position_ids = position_ids
-        self.open = True if mask.dtype == torch.bool else 0.0  # the mask's value that attends
         rows = mask.shape[0]
         self.input_ids = torch.zeros((rows, 1), dtype=torch.long, device=device)
         self.logits = torch.zeros((rows, logits_width), dtype=torch.float32, device=device)
@@ -130,7 +157,6 @@ class StaticDecodeStep:
         capture: bool,
     ) -> StaticDecodeStep:
         """The step after a prefill whose cache holds the prompts' P columns."""
-        kind = _attention_kind(model)
         rows, width = attention_mask.shape
         total = width + max_new_tokens
         keys: list[Tensor] = []
@@ -142,16 +168,8 @@ class StaticDecodeStep:
                 buffer = source.new_zeros((*source.shape[:2], total, source.shape[-1]))
                 buffer[:, :, :width] = source
                 into.append(buffer)
-        prompt = attention_mask.bool()
-        if kind == "sdpa":
-            mask = torch.zeros((rows, 1, 1, total), dtype=torch.bool, device=prompt.device)
-            mask[:, 0, 0, :width] = prompt
-        else:  # eager attention adds the mask to its scores
-            dtype = keys[0].dtype
-            mask = torch.full(
-                (rows, 1, 1, total), torch.finfo(dtype).min, dtype=dtype, device=prompt.device
-            )
-            mask[:, 0, 0, :width] = torch.where(prompt, 0.0, torch.finfo(dtype).min)
+        mask = torch.zeros((rows, 1, 1, total), dtype=torch.bool, device=attention_mask.device)
+        mask[:, 0, 0, :width] = attention_mask.bool()
         return cls(
             model, keys, values, mask, next_pos[:, None].clone(), width, logits_width, capture
         )
@@ -161,15 +179,23 @@ class StaticDecodeStep:
         return int(self.mask.shape[0])
 
     def _forward(self) -> None:
-        """What the graph holds: open the column, one forward, advance."""
-        self.mask.index_fill_(-1, self.column, self.open)
-        out = self.model(
-            input_ids=self.input_ids,
-            attention_mask=self.mask,
-            position_ids=self.position_ids,
-            cache=self.cache,
-            use_cache=True,
-        )
+        """What the graph holds: open the column, one forward, advance. The model's
+        attention is the decode attention for this forward only (it reads the config at
+        each call; a graph keeps the kernels chosen at capture)."""
+        self.mask.index_fill_(-1, self.column, True)
+        config: Any = self.model.config
+        attention = config._attn_implementation
+        config._attn_implementation = DECODE_ATTENTION
+        try:
+            out = self.model(
+                input_ids=self.input_ids,
+                attention_mask=self.mask,
+                position_ids=self.position_ids,
+                cache=self.cache,
+                use_cache=True,
+            )
+        finally:
+            config._attn_implementation = attention
         self.logits.copy_(out.logits[:, -1, :])
         self.column.add_(1)
         self.position_ids.add_(1)
