@@ -6,15 +6,14 @@ host, and the same memory at every step."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import trainer.rollout.static_decode as static_decode
+from tests.trainer.host_reads import HostReads
 from trainer.demo.model import build_model, build_tokenizer
 from trainer.models.loading import load_policy, load_tokenizer
 from trainer.rollout.engine import Completion, SamplingParams
@@ -143,24 +142,6 @@ def test_sampled_outputs_are_well_formed_and_seeded(
 
 def test_bucket_sizes_are_powers_of_two_that_hold_the_rows() -> None:
     assert [bucket_size(n) for n in (1, 2, 3, 4, 5, 31, 32, 33)] == [1, 2, 4, 4, 8, 32, 32, 64]
-
-
-class HostReads(TorchDispatchMode):
-    """Counts the operators that make the host wait for the device: reading a value
-    (`.item()`, `bool()`, `.tolist()`) or an output whose shape depends on the data.
-    Inside a CUDA graph's capture each is an error; outside it, a stall per forward."""
-
-    WAITS = {"_local_scalar_dense", "nonzero", "masked_select", "is_nonzero", "equal"}
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.counts: Counter[str] = Counter()
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        name = func.overloadpacket.__name__
-        if name in self.WAITS or name.startswith("unique"):
-            self.counts[name] += 1
-        return func(*args, **(kwargs or {}))
 
 
 def prefilled_step(model: torch.nn.Module, tokenizer: Any, prompts: list[list[int]]) -> Any:

@@ -26,7 +26,9 @@ from torch import Tensor
 from trainer.training.batch import RolloutBatch
 
 # Sums of (metric * weight) and of weights, per metric name (see trainer.training.update).
-MetricSums = dict[str, list[float]]
+# They stay tensors on the model's device while an update runs: reading each micro-batch's
+# metrics to the host would make the host wait for its kernels before queueing the next.
+MetricSums = dict[str, list[Tensor | float]]
 
 
 class DataGroup(Protocol):
@@ -237,13 +239,16 @@ def map_rows(
     return out
 
 
-def reduce_metric_sums(sums: MetricSums, group: DataGroup) -> MetricSums:
-    """Add every rank's (value * weight, weight) sums: the means then cover all ranks."""
-    if group.world_size == 1:
-        return sums
+def reduce_metric_sums(sums: MetricSums, group: DataGroup) -> dict[str, list[float]]:
+    """Every rank's (value * weight, weight) sums added, as host floats: one read of the
+    device for all of them (and one collective over the ranks)."""
     keys = sorted(sums)  # the same order on every rank
-    flat = torch.tensor([x for k in keys for x in sums[k]], dtype=torch.float64)
-    total = group.all_reduce_sum(flat).tolist()
+    values = [x for k in keys for x in sums[k]]
+    if not values:
+        return {}
+    device = next((x.device for x in values if isinstance(x, Tensor)), None)
+    flat = torch.stack([torch.as_tensor(x, dtype=torch.float64, device=device) for x in values])
+    total = group.all_reduce_sum(flat.cpu()).tolist()
     return {k: [total[2 * i], total[2 * i + 1]] for i, k in enumerate(keys)}
 
 

@@ -34,15 +34,13 @@ from trainer.training.batch import RolloutBatch
 from trainer.training.data_parallel import (
     SINGLE_PROCESS,
     DataGroup,
+    MetricSums,
     MicroBatch,
     full_tensor,
     micro_batches,
     reduce_metric_sums,
 )
 from trainer.training.logprobs import response_token_stats
-
-# Sums of (metric * weight) and of weights, turned into means at the end.
-MetricSums = dict[str, list[float]]
 
 
 def micro_weight(
@@ -74,13 +72,19 @@ def iterate_minibatches(
             yield order[start : start + mini_batch_size]
 
 
-def _add(sums: MetricSums, key: str, value: float, weight: float = 1.0) -> None:
+def _add(sums: MetricSums, key: str, value: Tensor | float, weight: Tensor | float = 1.0) -> None:
+    """Add a metric's weighted value without reading it: tensors stay on the device, in
+    float64 (the sums of many micro-batches), until `reduce_metric_sums` reads them all."""
+    if isinstance(value, Tensor):
+        value = value.detach().double()
+    if isinstance(weight, Tensor):
+        weight = weight.detach().double()
     entry = sums.setdefault(key, [0.0, 0.0])
-    entry[0] += value * weight
-    entry[1] += weight
+    entry[0] = entry[0] + value * weight
+    entry[1] = entry[1] + weight
 
 
-def _means(sums: MetricSums) -> dict[str, float]:
+def _means(sums: dict[str, list[float]]) -> dict[str, float]:
     return {k: (v[0] / v[1] if v[1] else 0.0) for k, v in sums.items()}
 
 
@@ -126,7 +130,7 @@ class PpoPasses:
             )
             if torch.isfinite(grad_norm):
                 optimizer.step()
-            _add(sums, f"{self.role}/grad_norm", float(grad_norm))
+            _add(sums, f"{self.role}/grad_norm", grad_norm)
         metrics = _means(reduce_metric_sums(sums, group))
         metrics[f"{self.role}/lr"] = optimizer.param_groups[0]["lr"]
         return metrics
@@ -269,14 +273,14 @@ def _actor_micro_batch(
     weight = part.active * micro_weight(micro.response_mask, mask_total, row_total, mode)
     if learn:
         (loss * weight).backward()
-    w = float(weight)
+    w = weight.detach()
     if cfg.use_kl_loss:  # weighted like the loss, so any micro split gives one mean
-        _add(sums, "actor/kl_loss", float(kl_loss.detach()), w)
-    _add(sums, "actor/pg_loss", float(pg.loss.detach()), w)
-    _add(sums, "actor/pg_clipfrac", float(pg.clipfrac), w)
-    _add(sums, "actor/pg_clipfrac_lower", float(pg.clipfrac_lower), w)
-    _add(sums, "actor/ppo_kl", float(pg.ppo_kl), w)
-    _add(sums, "actor/entropy", float(entropy.detach()), w)
+        _add(sums, "actor/kl_loss", kl_loss, w)
+    _add(sums, "actor/pg_loss", pg.loss, w)
+    _add(sums, "actor/pg_clipfrac", pg.clipfrac, w)
+    _add(sums, "actor/pg_clipfrac_lower", pg.clipfrac_lower, w)
+    _add(sums, "actor/ppo_kl", pg.ppo_kl, w)
+    _add(sums, "actor/entropy", entropy, w)
     for key, value in pg.metrics.items():
         _add(sums, key, value, w)
 
@@ -314,8 +318,8 @@ def update_critic(
             )
             weight = part.active * micro_weight(micro.response_mask, mask_total, row_total, mode)
             (loss * weight).backward()
-            _add(sums, "critic/vf_loss", float(loss.detach()), float(weight))
-            _add(sums, "critic/vf_clipfrac", float(clipfrac), float(weight))
+            _add(sums, "critic/vf_loss", loss, weight)
+            _add(sums, "critic/vf_clipfrac", clipfrac, weight)
 
     passes = PpoPasses("critic", cfg.ppo_epochs, mini_batch_rows, cfg.optim.grad_clip)
     return passes.run(critic, optimizer, batch, generator, group, accumulate)
