@@ -523,13 +523,59 @@ def _same_rows(a: list[list[int]], b: list[list[int]]) -> float:
     return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
 
 
+def _logprob_gap(
+    model: Any, tokenizer: Any, prompts: list[list[int]], sampling: Any, decode: str
+) -> dict[str, float]:
+    """The rollout's sampling log-probs against the trainer's teacher-forced ones for the
+    same tokens and weights (what a rollout correction corrects): statistics of
+    trainer - rollout over every response token, and the k3 estimate of
+    KL(rollout || trainer)."""
+    import torch
+
+    from trainer.rollout.hf import HFEngine
+    from trainer.training.batch import build_batch
+    from trainer.training.logprobs import response_token_stats
+
+    engine = HFEngine(model, tokenizer, model.device, max_batch_size=64, decode=decode)  # type: ignore[arg-type]
+    completions = engine.generate(prompts, sampling)
+    batch = build_batch(
+        [prompts[c.prompt_index] for c in completions],
+        [c.token_ids for c in completions],
+        [c.prompt_index for c in completions],
+        [0.0] * len(completions),
+        int(tokenizer.pad_token_id),
+    ).to(model.device)
+    rollout = torch.zeros(batch.response_mask.shape, device=model.device)
+    for row, completion in enumerate(completions):
+        rollout[row, : len(completion.logprobs)] = torch.tensor(completion.logprobs)
+    trainer = torch.zeros_like(rollout)
+    with torch.no_grad():
+        for start in range(0, batch.size, 8):  # full-vocabulary logits: 8 rows at a time
+            rows = torch.arange(start, min(start + 8, batch.size), device=model.device)
+            stats = response_token_stats(model, batch.select(rows), 1.0, with_entropy=False)
+            trainer[rows] = stats.logprobs.float()
+    mask = batch.response_mask.bool()
+    diff = (trainer - rollout)[mask]
+    log_ratio = (rollout - trainer)[mask]  # log q/p with q the rollout's policy
+    return {
+        "tokens": int(mask.sum()),
+        "mean_trainer_minus_rollout": float(diff.mean()),
+        "mean_abs": float(diff.abs().mean()),
+        "p99_abs": float(diff.abs().quantile(0.99)),
+        "max_abs": float(diff.abs().max()),
+        "k3_kl_rollout_trainer": float((torch.exp(-log_ratio) + log_ratio - 1).mean()),
+    }
+
+
 def phase_generate(args: argparse.Namespace) -> dict[str, Any]:
     """Generation on the 0.5B shape, batch 64, in one process:
     1. bf16 throughput, sampling: transformers generate with a static cache, our engine's
        device loop, and its graph loop (trainer.rollout.static_decode);
-    2. greedy, fp32 with TF32 off, 64 fixed prompts x 64 tokens: the graph and device
+    2. the gap between the rollout's log-probs and the trainer's for the same tokens
+       (bf16, the graph loop, two prompts' samples);
+    3. greedy, fp32 with TF32 off, 64 fixed prompts x 64 tokens: the graph and device
        loops' tokens against the eager loop's (every row should match);
-    3. the same in bf16 (rows may part where rounding flips a near tie)."""
+    4. the same in bf16 (rows may part where rounding flips a near tie)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -567,6 +613,18 @@ def phase_generate(args: argparse.Namespace) -> dict[str, Any]:
             results[decode]["tokens_per_s"] / results["hf_static"]["tokens_per_s"]
         )
         print(f"engine ({decode} loop): {results[decode]}", flush=True)
+
+    # The log-prob gap: two prompts' n samples, sampled by the graph loop in bf16.
+    try:
+        gap_sampling = SamplingParams(
+            n=sizes["n"], temperature=1.0, max_new_tokens=sizes["new_tokens"], seed=1
+        )
+        results["logprob_gap_bf16"] = _logprob_gap(
+            model, tokenizer, prompt_ids[:2], gap_sampling, "graph"
+        )
+    except Exception as error:  # recorded; the phase goes on
+        results["logprob_gap_bf16"] = {"error": f"{type(error).__name__}: {error}"}
+    print(f"log-prob gap (bf16): {results['logprob_gap_bf16']}", flush=True)
 
     fixed = _fixed_prompts(64, sizes["prompt_tokens"])
     greedy = SamplingParams(n=1, temperature=0.0, max_new_tokens=16 if args.smoke else 64)
