@@ -27,6 +27,8 @@ COPY workers/ workers/
 # directory (/app) before uploading them: writable by the ray user.
 RUN pip install ".[vllm]" "ray[default]==2.60.0" && pip uninstall -y rlstudio \
     && mkdir -p /app/var && chown 10001:10001 /app/var
+# Every `ray` command here, KubeRay's `ray start` included, through our ray_start (#46).
+COPY --chmod=755 deploy/docker/ray /opt/venv/bin/ray
 ENV PYTHONPATH=/app \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \

