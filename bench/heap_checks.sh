@@ -128,7 +128,7 @@ for round in $(seq 1 "$rounds"); do
         rm -rf "$reports" && mkdir -p "$reports"
     fi
     load=$(cut -d' ' -f1 /proc/loadavg)
-    new_cores=$(find "$cores" -maxdepth 1 -name 'core*' -newer "$out/.round-start" 2>/dev/null)
+    new_cores=$(find "$cores" -maxdepth 1 -type f -name 'core*' -newer "$out/.round-start" 2>/dev/null)
     [ -z "$new_cores" ] || echo "round $round: core dumps: $new_cores"
     if [ $status -eq 0 ]; then
         passed=$((passed + 1))
