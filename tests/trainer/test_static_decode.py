@@ -14,35 +14,15 @@ import torch
 
 import trainer.rollout.static_decode as static_decode
 from tests.trainer.host_reads import HostReads
-from trainer.demo.model import build_model, build_tokenizer
+from tests.trainer.test_device_decode import MAX_NEW, PROMPT_TEXTS, prompts, tokenizer
+from trainer.demo.model import build_model
 from trainer.models.loading import load_policy, load_tokenizer
 from trainer.rollout.engine import Completion, SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.rollout.kv_cache import preallocate
 from trainer.rollout.static_decode import StaticDecodeStep, bucket_size
 
-PROMPT_TEXTS = [
-    "7+5=",
-    "1",
-    "Using the numbers [3, 4, 5], create an equation",
-    "9-3=",
-    "12",
-    "8*7=",
-    "count to ten",
-    "4",
-    "2+2+2=",
-]
-MAX_NEW = 40
-
-
-@pytest.fixture(scope="module")
-def tokenizer() -> Any:
-    return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def prompts(tokenizer: Any) -> list[list[int]]:
-    return [tokenizer(t, add_special_tokens=False)["input_ids"] for t in PROMPT_TEXTS]
+__all__ = ["prompts", "tokenizer"]  # fixtures used here, defined with the device loop's tests
 
 
 def tiny_model(tokenizer: Any, attention: str) -> torch.nn.Module:
@@ -144,9 +124,21 @@ def test_bucket_sizes_are_powers_of_two_that_hold_the_rows() -> None:
     assert [bucket_size(n) for n in (1, 2, 3, 4, 5, 31, 32, 33)] == [1, 2, 4, 4, 8, 32, 32, 64]
 
 
-def prefilled_step(model: torch.nn.Module, tokenizer: Any, prompts: list[list[int]]) -> Any:
-    engine = HFEngine(model, tokenizer, decode="graph")
-    return engine._prefill(prompts)
+def prefilled_step(
+    model: torch.nn.Module, tokenizer: Any, prompts: list[list[int]]
+) -> tuple[Any, StaticDecodeStep]:
+    """The prompts prefilled, and the static step after them (not captured)."""
+    prefilled = HFEngine(model, tokenizer, decode="graph")._prefill(prompts)
+    step = StaticDecodeStep.from_prefill(
+        model,
+        prefilled.cache,
+        prefilled.attention_mask,
+        prefilled.next_pos,
+        MAX_NEW,
+        prefilled.logits.shape[-1],
+        capture=False,
+    )
+    return prefilled, step
 
 
 def test_the_step_never_reads_the_device_from_the_host(
@@ -168,16 +160,7 @@ def test_the_step_never_reads_the_device_from_the_host(
     )
     model = tiny_model(tokenizer, "sdpa")
     with torch.inference_mode():
-        prefilled = prefilled_step(model, tokenizer, prompts)
-        step = StaticDecodeStep.from_prefill(
-            model,
-            prefilled.cache,
-            prefilled.attention_mask,
-            prefilled.next_pos,
-            MAX_NEW,
-            prefilled.logits.shape[-1],
-            capture=False,
-        )
+        prefilled, step = prefilled_step(model, tokenizer, prompts)
         tokens = prefilled.logits.argmax(-1)
         with HostReads() as static_reads:
             for _ in range(3):
@@ -186,7 +169,7 @@ def test_the_step_never_reads_the_device_from_the_host(
         layers: int = model.config.num_hidden_layers  # type: ignore[union-attr, assignment]
         assert len(calls) == 3 * layers
 
-        again = prefilled_step(model, tokenizer, prompts)
+        again = HFEngine(model, tokenizer)._prefill(prompts)
         cache = preallocate(again.cache, again.width + MAX_NEW)
         mask = torch.cat([again.attention_mask, again.attention_mask.new_ones((len(tokens), 1))], 1)
         with HostReads() as device_loop_reads:
@@ -207,16 +190,7 @@ def test_every_step_reads_and_writes_the_same_memory(
     stay where they were, and each layer's cache hands attention the same buffers."""
     model = tiny_model(tokenizer, "sdpa")
     with torch.inference_mode():
-        prefilled = prefilled_step(model, tokenizer, prompts)
-        step = StaticDecodeStep.from_prefill(
-            model,
-            prefilled.cache,
-            prefilled.attention_mask,
-            prefilled.next_pos,
-            MAX_NEW,
-            prefilled.logits.shape[-1],
-            capture=False,
-        )
+        prefilled, step = prefilled_step(model, tokenizer, prompts)
 
         def addresses() -> list[int]:
             held = [step.input_ids, step.mask, step.position_ids, step.column, step.logits]
