@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import torch
@@ -58,21 +58,35 @@ def test_the_cpu_decodes_eagerly_by_default(model: torch.nn.Module, tokenizer: A
     assert HFEngine(model, tokenizer).decode == "eager"
 
 
-def test_greedy_outputs_are_the_eager_loops(demo_assets: Path) -> None:
+def same_completions(want: list[Completion], have: list[Completion]) -> None:
+    for expected, got in zip(want, have, strict=True):
+        assert got.token_ids == expected.token_ids
+        assert got.finish_reason == expected.finish_reason
+        torch.testing.assert_close(torch.tensor(got.logprobs), torch.tensor(expected.logprobs))
+
+
+def greedy_matches_eager_on_the_demo_model(
+    demo_assets: Path, decode: Literal["device", "graph"]
+) -> None:
     """On the warm-started demo model, whose greedy answers end at different steps (and
-    some run to the limit), with finished rows dropped at a bucket boundary."""
+    some run to the limit), `decode`'s completions are the eager loop's."""
     tokenizer = load_tokenizer(demo_assets / "model")
     model = load_policy(demo_assets / "model").eval()
     prompts = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in PROMPT_TEXTS]
-    eager, device = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "device"))
+    eager, other = (
+        HFEngine(model, tokenizer, decode="eager"),
+        HFEngine(model, tokenizer, decode=decode),
+    )
     greedy = SamplingParams(n=2, temperature=0.0, max_new_tokens=MAX_NEW)
-    expected, got = eager.generate(prompts, greedy), device.generate(prompts, greedy)
+    expected, got = eager.generate(prompts, greedy), other.generate(prompts, greedy)
     lengths = {len(c.token_ids) for c in expected}
     assert len(lengths) > 2 and MAX_NEW in lengths  # rows end early, at several steps, or not
-    for want, have in zip(expected, got, strict=True):
-        assert have.token_ids == want.token_ids
-        assert have.finish_reason == want.finish_reason
-        torch.testing.assert_close(torch.tensor(have.logprobs), torch.tensor(want.logprobs))
+    same_completions(expected, got)
+
+
+def test_greedy_outputs_are_the_eager_loops(demo_assets: Path) -> None:
+    """With finished rows dropped at a bucket boundary."""
+    greedy_matches_eager_on_the_demo_model(demo_assets, "device")
 
 
 def well_formed(completion: Completion, eos: set[int]) -> bool:

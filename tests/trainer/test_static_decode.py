@@ -14,10 +14,15 @@ import torch
 
 import trainer.rollout.static_decode as static_decode
 from tests.trainer.host_reads import HostReads
-from tests.trainer.test_device_decode import MAX_NEW, PROMPT_TEXTS, prompts, tokenizer
+from tests.trainer.test_device_decode import (
+    MAX_NEW,
+    greedy_matches_eager_on_the_demo_model,
+    prompts,
+    same_completions,
+    tokenizer,
+)
 from trainer.demo.model import build_model
-from trainer.models.loading import load_policy, load_tokenizer
-from trainer.rollout.engine import Completion, SamplingParams
+from trainer.rollout.engine import SamplingParams
 from trainer.rollout.hf import HFEngine
 from trainer.rollout.kv_cache import preallocate
 from trainer.rollout.static_decode import StaticDecodeStep, bucket_size
@@ -45,27 +50,11 @@ def selects(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sizes
 
 
-def same_completions(want: list[Completion], have: list[Completion]) -> None:
-    for expected, got in zip(want, have, strict=True):
-        assert got.token_ids == expected.token_ids
-        assert got.finish_reason == expected.finish_reason
-        torch.testing.assert_close(torch.tensor(got.logprobs), torch.tensor(expected.logprobs))
-
-
 def test_greedy_outputs_are_the_eager_loops_through_smaller_buckets(
     demo_assets: Path, selects: list[int]
 ) -> None:
-    """The warm-started demo model's greedy answers end at different steps (some run to
-    the limit): the live rows move into smaller buckets on the way."""
-    tokenizer = load_tokenizer(demo_assets / "model")
-    model = load_policy(demo_assets / "model").eval()
-    prompts = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in PROMPT_TEXTS]
-    eager, graph = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "graph"))
-    greedy = SamplingParams(n=2, temperature=0.0, max_new_tokens=MAX_NEW)
-    expected, got = eager.generate(prompts, greedy), graph.generate(prompts, greedy)
-    lengths = {len(c.token_ids) for c in expected}
-    assert len(lengths) > 2 and MAX_NEW in lengths
-    same_completions(expected, got)
+    """The live rows move into smaller buckets on the way."""
+    greedy_matches_eager_on_the_demo_model(demo_assets, "graph")
     assert selects and all(size in (1, 2, 4, 8, 16) for size in selects)
 
 

@@ -132,10 +132,8 @@ class StaticDecodeStep:
         self.model = model
         device = mask.device
         self.column = torch.tensor([column], dtype=torch.long, device=device)
-        self.cache = Cache(
-            layers=[ColumnLayer(k, v, self.column) for k, v in zip(keys, values, strict=True)]
-        )
-        self.keys, self.values = keys, values
+        self.layers = [ColumnLayer(k, v, self.column) for k, v in zip(keys, values, strict=True)]
+        self.cache = Cache(layers=list(self.layers))
         self.mask = mask
         self.position_ids = position_ids
         rows = mask.shape[0]
@@ -231,8 +229,8 @@ class StaticDecodeStep:
         """A step over the rows `index` (a gather: new buffers, its own graph)."""
         return StaticDecodeStep(
             self.model,
-            [k[index] for k in self.keys],
-            [v[index] for v in self.values],
+            [layer.key_buffer[index] for layer in self.layers],
+            [layer.value_buffer[index] for layer in self.layers],
             self.mask[index],
             self.position_ids[index],
             int(self.column),
