@@ -39,11 +39,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS = REPO_ROOT / "tests"
 # Redis's default number of logical databases.
 REDIS_DATABASES = 16
-# Test folders whose modules run on one worker: the browser tests share one live studio;
-# the reward tests check that no sandbox process is left by counting them machine-wide
-# (a process of an attack may rename itself, never change its uid), so a module closing
-# pools mid-call on the other worker would be counted as their leftover.
-SHARED_PACKAGES = ("browser", "rewards")
+# Test folders whose modules run on one worker: the browser tests share one live studio,
+# and tests/runs/live one live stack; the reward tests check that no sandbox process is
+# left by counting them machine-wide (a process of an attack may rename itself, never
+# change its uid), so a module closing pools mid-call on the other worker would be
+# counted as their leftover.
+SHARED_PACKAGES = ("browser", "rewards", "runs/live")
 
 
 def worker_index(worker_id: str) -> int:
@@ -87,10 +88,11 @@ _isolate_this_worker()
 
 
 def xdist_group_of(path: Path) -> str:
-    relative = path.relative_to(TESTS)
-    if relative.parts[0] in SHARED_PACKAGES:
-        return relative.parts[0]
-    return relative.as_posix()
+    relative = path.relative_to(TESTS).as_posix()
+    for package in SHARED_PACKAGES:
+        if relative.startswith(f"{package}/"):
+            return package
+    return relative
 
 
 def give_unique_nodeids(items: list[pytest.Item]) -> None:

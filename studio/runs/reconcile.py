@@ -217,7 +217,7 @@ def settle_unconfirmed(
         # The launching worker died before (or while) submitting, or its task is waiting
         # to retry an unreachable Ray: the same id again, by a launch task. (Submitting
         # here, past the launch task's failure points, once let the crash test's armed
-        # points go unpassed: tests/runs/test_runs_on_ray.py, the chaos test.)
+        # points go unpassed: tests/runs/live/test_runs_on_ray.py, the chaos test.)
         report.to_resubmit.append(run_id)
         return f"run {run_id}: {attempt.submission_id} handed to a launch again"
     return None

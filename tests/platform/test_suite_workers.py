@@ -27,8 +27,10 @@ def test_each_worker_gets_its_own_redis_database_on_the_same_server() -> None:
         redis_url_for_worker("redis://127.0.0.1:6379/8", 20)
 
 
-def test_a_module_is_a_group_and_the_browser_and_rewards_packages_are_one_each() -> None:
+def test_a_module_is_a_group_and_the_shared_stack_packages_are_one_each() -> None:
     assert xdist_group_of(TESTS / "runs" / "test_queue.py") == "runs/test_queue.py"
+    assert xdist_group_of(TESTS / "runs" / "live" / "test_runs_on_ray.py") == "runs/live"
+    assert xdist_group_of(TESTS / "runs" / "live" / "conftest.py") == "runs/live"
     assert xdist_group_of(TESTS / "browser" / "test_harness.py") == "browser"
     assert xdist_group_of(TESTS / "browser" / "test_reward_editor.py") == "browser"
     assert xdist_group_of(TESTS / "rewards" / "test_sandbox_close.py") == "rewards"

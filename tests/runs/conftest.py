@@ -2,8 +2,10 @@
 worker and Celery beat, all bound to the test database and a Redis database of their
 own; plus a tiny model and dataset, and an API client for a fresh user and project.
 
-The Ray head is started once per module (~7 s, ~0.6 GB). Tests share it, so each one
-creates its own user and project (the database is flushed between tests).
+A stack (its Ray head alone is ~0.6 GB) is started once for the whole of tests/runs/live
+(its conftest), and once per module by the modules that need other settings (a Ray head
+of two nodes, the trainer account, the warm-started demo model). Tests share it, so each
+one creates its own user and project (the database is flushed between tests).
 """
 
 from __future__ import annotations
@@ -115,16 +117,6 @@ def hub(tiny_assets: Path) -> Iterator[FakeHub]:
     `tiny/model` (the stack's HF_ENDPOINT)."""
     with fake_hub({"tiny/model": tiny_assets / "model"}) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def stack(
-    django_db_setup: None,
-    tmp_path_factory: pytest.TempPathFactory,
-    tiny_assets: Path,
-    hub: FakeHub,
-) -> Iterator[Stack]:
-    yield from live_stack(tmp_path_factory, tiny_assets, hub.url)
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Ray's job table as a dict, behind the `RayJobs` protocol, for unit tests of one
 function of the run logic. It refuses a duplicate submission id, like Ray. The live
-tests (test_runs_on_ray.py) run the same logic against a real Ray head."""
+tests (live/test_runs_on_ray.py) run the same logic against a real Ray head."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Large uploads are imported in the background: 202 at once, then a worker makes the
-version (or says what is wrong with the file). The live stack (test_runs_on_ray.py)
+version (or says what is wrong with the file). The live stack (live/test_runs_on_ray.py)
 uploads every dataset this way through a real worker."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Claiming and submitting a run: one attempt per claim, one Ray job per attempt, and
 the job carries what the trainer needs (studio URL, its secret's file) the right way.
 
-The Ray side is tests/runs/dict_ray.py; test_runs_on_ray.py does this against a real
+The Ray side is tests/runs/dict_ray.py; live/test_runs_on_ray.py does this against a real
 Ray head.
 """
 

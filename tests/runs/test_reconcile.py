@@ -1,6 +1,6 @@
 """Reconciling runs with their Ray jobs: state mapping, lost jobs, unfinished launches,
 orphaned jobs, the queue, and cancel. Ray is tests/runs/dict_ray.py here; the live
-tests (test_runs_on_ray.py) run the same passes against a real head."""
+tests (live/test_runs_on_ray.py) run the same passes against a real head."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def test_a_submission_finished_after_ray_was_unreachable_passes_every_failure_po
     """The launch task's submit timed out (Ray's dashboard under load) and it waits to
     retry; past the grace, reconcile hands the attempt to a launch task, which passes the
     points after the claim. A pass that submitted by itself skipped them, so a crash armed
-    there never happened (the chaos test in test_runs_on_ray.py timed out waiting)."""
+    there never happened (the chaos test in live/test_runs_on_ray.py timed out waiting)."""
     settings.RLSTUDIO_LAUNCH_GRACE_S = 20
     ray = DictRay(fail_with=RayUnavailable("submitting a job: read timed out"))
     run = make_run(world)

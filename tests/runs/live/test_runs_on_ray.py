@@ -96,7 +96,7 @@ def test_a_run_created_through_the_api_goes_queued_running_succeeded_with_metric
     eventually(lambda: api.run(run["id"])["attempts"][0]["ray_status"] == "SUCCEEDED", 10, "")
     # Whatever Ray shows anyone who reaches its dashboard or state API holds none of the
     # run's token, config, reward code or one-time secret: only the path of the file the
-    # secret was in, which the trainer read and deleted (tests/security/test_bootstrap_race.py).
+    # secret was in, which the trainer read and deleted (tests/runs/live/test_bootstrap_race.py).
     shown = ray_visible_state(stack, sid)
     secret_file = Path(stack.env["RLSTUDIO_CHECKPOINT_ROOT"]) / f"run-{run['id']}/.bootstrap-a1"
     assert str(secret_file) in shown

@@ -26,35 +26,14 @@ import redis
 import requests
 
 from studio.runs.models import RunAttempt
-from tests.hub_server import FakeHub
 from tests.playground_client import Exchange, chat
-from tests.runs.conftest import (  # noqa: F401 - fixtures of the runs' live stack
-    REDIS_URL,
-    TERMINAL,
-    Api,
-    Stack,
-    api,
-    hub,
-    live_stack,
-    tiny_assets,
-    tiny_config,
-)
+from tests.runs.conftest import REDIS_URL, TERMINAL, Api, Stack, tiny_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 # A secret is 68 characters; the endpoints refuse far longer values as malformed (400),
 # and a header can't hold whitespace, which separates the words tried anyway.
 LONGEST_CANDIDATE = 200
-
-
-@pytest.fixture(scope="module")
-def stack(
-    django_db_setup: None,
-    tmp_path_factory: pytest.TempPathFactory,
-    tiny_assets: Path,  # noqa: F811
-    hub: FakeHub,  # noqa: F811
-) -> Iterator[Stack]:
-    yield from live_stack(tmp_path_factory, tiny_assets, hub.url, name="race")
 
 
 def ray_headers() -> dict[str, str]:
@@ -209,8 +188,8 @@ def assert_every_try_refused(poller: Poller, submission_id: str) -> list[Try]:
 
 def test_a_poller_of_rays_job_list_cannot_redeem_a_runs_secret(
     stack: Stack,
-    api: Api,  # noqa: F811
-    tiny_assets: Path,  # noqa: F811
+    api: Api,
+    tiny_assets: Path,
     poller: Poller,
 ) -> None:
     created = api.create_run("raced", tiny_config(tiny_assets))
@@ -234,7 +213,7 @@ def test_a_poller_of_rays_job_list_cannot_redeem_a_runs_secret(
 
 def test_a_poller_of_rays_job_list_cannot_redeem_a_model_servers_secret(
     stack: Stack,
-    api: Api,  # noqa: F811
+    api: Api,
     poller: Poller,
 ) -> None:
     model = api.model_id("model")

@@ -4,29 +4,10 @@ model answers the next message at once, and the server releases itself when idle
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from tests.hub_server import FakeHub
 from tests.playground_client import chat
-from tests.runs.conftest import Api, Stack, eventually, live_stack
+from tests.runs.conftest import Api, Stack, eventually
+from tests.runs.live.conftest import PLAYGROUND_IDLE_S as IDLE_S
 from workers.ray_jobs import RayJobsClient
-
-IDLE_S = 6
-
-
-@pytest.fixture(scope="module")
-def stack(
-    django_db_setup: None,
-    tmp_path_factory: pytest.TempPathFactory,
-    tiny_assets: Path,
-    hub: FakeHub,
-) -> Iterator[Stack]:
-    """The runs' stack, with model servers released after a few idle seconds."""
-    env = {"RLSTUDIO_PLAYGROUND_IDLE_SECONDS": str(IDLE_S)}
-    yield from live_stack(tmp_path_factory, tiny_assets, hub.url, name="playground", extra_env=env)
 
 
 def test_a_model_answers_in_streamed_chunks_stays_warm_and_is_released_when_idle(
@@ -44,9 +25,11 @@ def test_a_model_answers_in_streamed_chunks_stays_warm_and_is_released_when_idle
     assert len(cold.of("chunk")) >= 2, "the reply came in one piece, not as it was written"
     assert cold.text(reply)
 
-    # The server is one Ray job of our prefix, its entrypoint holding half a CPU.
-    [job] = [j for sid, j in stack.ray_jobs().items() if "-playground-" in sid]
-    assert job.status == "RUNNING"
+    # The server is one Ray job of our prefix, its entrypoint holding half a CPU (the
+    # stack's earlier tests' servers are listed too, ended).
+    [job] = [
+        j for sid, j in stack.ray_jobs().items() if "-playground-" in sid and j.status == "RUNNING"
+    ]
     cluster = RayJobsClient(stack.ray_address, 10)
     eventually(lambda: cluster.resources().available["cpus"] == 1.5, 20, "half a CPU held")
     listed = api.get(f"/api/playground/models/?project={api.project.slug}")
