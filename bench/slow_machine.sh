@@ -24,7 +24,7 @@ TAG=${1:?usage: CPUS=0.67 bench/slow_machine.sh TAG [node ids...]}
 shift
 NODE_IDS=("$@")
 if [ ${#NODE_IDS[@]} -eq 0 ]; then
-    NODE_IDS=("tests/runs/test_runs_on_ray.py::test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once")
+    NODE_IDS=("tests/runs/live/test_runs_on_ray.py::test_killing_the_worker_anywhere_in_launch_run_starts_every_run_exactly_once")
 fi
 CPUS=${CPUS:-0.67}
 CODE=${CODE:-$REPO}
