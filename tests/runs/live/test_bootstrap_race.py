@@ -8,8 +8,9 @@ and the run still trains to success, the model server still answers. The launche
 each job its secret in a file only the trainer account can read (studio.runs.handoff);
 Ray's view of the job holds only the file's path.
 
-The studio processes and the Ray head are the runs' live stack (tests/runs/conftest.py):
-a run, then a playground message to the project's model, each raced while it starts.
+The studio processes and the Ray head are the live stack this package shares
+(tests/runs/live/conftest.py): a run, then a playground message to the project's model,
+each raced while it starts.
 """
 
 from __future__ import annotations
