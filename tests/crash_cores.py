@@ -148,20 +148,35 @@ FASTBIN_DETAIL = [
 
 # A program that aborts as the CI workers of #46 did: a freed small block's link
 # overwritten, found when a large request makes malloc consolidate its fastbins.
+#
+# The block written must be in a fastbin, not in the thread's tcache: a tcache link read
+# back unaligned aborts later, at the next malloc of that size, wherever the thread is
+# then ("malloc(): unaligned tcache chunk detected", once in a Ray worker's main loop on a
+# loaded CI machine). Which bin a free feeds is not certain from Python: anything that
+# takes a block of this size from the tcache between the frees (a finalizer the cyclic
+# collector runs, for one) opens a slot there for a later free. So the collector is off,
+# and the block is picked by what glibc wrote: a free into the tcache stores the tcache's
+# key in the block's second word, a free into a fastbin leaves that word as it was (zero
+# here).
 WRITE_AFTER_FREE = """
-import ctypes
+import ctypes, gc
+gc.disable()
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
-blocks = [libc.malloc(40) for _ in range(9)]
+blocks = [libc.malloc(40) for _ in range(16)]
 for block in blocks:
-    libc.free(block)  # the first 7 fill the tcache of this size, the rest go to a fastbin
+    ctypes.c_uint64.from_address(block + 8).value = 0
+for block in blocks:
+    libc.free(block)  # 7 fill the tcache of this size (at most), the rest go to a fastbin
+in_fastbin = [b for b in blocks if ctypes.c_uint64.from_address(b + 8).value == 0]
+assert in_fastbin, "every freed block went to the tcache"
 # Written after free: the fastbin's link, chosen so that glibc reads back 0x4141...41 (it
 # XORs a link with its own address >> 12), which is never aligned. Plain 0x41 bytes would
 # read back aligned one time in 16 and fail another check.
-link = ctypes.c_uint64.from_address(blocks[-1])
-link.value = (blocks[-1] >> 12) ^ 0x4141414141414141
+target = in_fastbin[-1]
+ctypes.c_uint64.from_address(target).value = (target >> 12) ^ 0x4141414141414141
 libc.malloc(4000)  # a large request consolidates the fastbins
 """
 
