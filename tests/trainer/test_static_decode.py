@@ -50,27 +50,29 @@ def selects(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sizes
 
 
-def test_greedy_outputs_are_the_eager_loops_through_smaller_buckets(
-    demo_assets: Path, selects: list[int]
-) -> None:
-    """The live rows move into smaller buckets on the way."""
+def test_greedy_outputs_are_the_eager_loops_on_the_demo_model(demo_assets: Path) -> None:
+    """On a trained model. Whether its rows also move into smaller buckets depends on
+    where its answers end, which differs between CPUs (the warm start's floats): the
+    compaction is asserted on the seeded random model below."""
     greedy_matches_eager_on_the_demo_model(demo_assets, "graph")
-    assert selects and all(size in (1, 2, 4, 8, 16) for size in selects)
 
 
 @pytest.mark.parametrize("attention", ["sdpa", "eager"])
 def test_the_step_decodes_as_the_eager_loop_whatever_attention_the_model_has(
-    tokenizer: Any, prompts: list[list[int]], attention: str
+    tokenizer: Any, prompts: list[list[int]], attention: str, selects: list[int]
 ) -> None:
     """The step swaps in its own attention for its forwards only: rows of several prompt
-    lengths (left padding) and EOS at many steps decode as the eager loop, and the model
-    keeps the attention it was loaded with."""
+    lengths (left padding), most of which end at once while the rest run to the limit,
+    decode as the eager loop through a smaller bucket, and the model keeps the attention
+    it was loaded with. The model is seeded and untrained, so where its rows end is the
+    same on every CPU."""
     model = tiny_model(tokenizer, attention)
     eager, graph = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "graph"))
     for engine in (eager, graph):  # a random model: more EOS ids, rows end at many steps
         engine.eos_ids |= set(range(20, 60))
     greedy = SamplingParams(n=3, temperature=0.0, max_new_tokens=MAX_NEW)
     same_completions(eager.generate(prompts, greedy), graph.generate(prompts, greedy))
+    assert selects and all(size in (1, 2, 4, 8, 16) for size in selects)
     assert model.config._attn_implementation == attention  # type: ignore[union-attr]
 
 
