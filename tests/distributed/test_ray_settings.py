@@ -1,7 +1,8 @@
 """What the processes of a private head run with: Ray's metrics exporter off
 (trainer.distributed.ray_settings says why: its thread crashed our driver at exit), and,
 in the trainer's workers, what a crash leaves (trainer.distributed.crash_evidence); and
-that a node we stop shuts itself down instead of draining until it is killed.
+that a node we stop shuts itself down instead of draining until it is killed; and that a
+driver joins its own head, by the address the head wrote.
 
 What the exporter settings do inside Ray is measured by bench/ray_exporter_threads.py
 (gdb); here, that the head's workers and this driver get them."""
@@ -25,6 +26,20 @@ pytestmark = pytest.mark.slow
 
 def metrics_settings(env: dict[str, str] | os._Environ[str]) -> dict[str, str | None]:
     return {name: env.get(name) for name in NO_METRICS_EXPORT_ENV}
+
+
+def test_a_driver_joins_the_head_at_the_address_the_head_wrote(ray_head: str) -> None:
+    """trainer.distributed.cluster: the head is started once `ray start` has written its
+    GCS address into its temp dir, and the driver joins that address, never Ray's "auto"
+    (which, before the file exists, joins any Ray cluster running on the machine: in CI
+    a driver joined another test's studio head that way and failed)."""
+    import ray
+
+    from trainer.distributed.cluster import written_gcs_address
+
+    node: Any = ray._private.worker._global_node  # this driver's view of its cluster
+    assert node.gcs_address == ray_head
+    assert written_gcs_address(Path(node.get_temp_dir_path())) == ray_head
 
 
 def test_the_driver_and_a_worker_run_without_rays_metrics_exporter(ray_head: str) -> None:

@@ -9,8 +9,15 @@ run; Linux also stops it if this process dies (parent-death signal). It has a to
 its own (ray_auth): nobody without it, on the host or the network, can submit work to
 it. Its ports are where Ray puts them (the host's address): binding them to loopback
 (ray_auth.SINGLE_MACHINE_ENV) would need the setting in this process before Ray is
-imported, since a driver resolves 127.0.0.1 to the host's address. A driver joins it by
-its temp dir (`address="auto"`).
+imported, since a driver resolves 127.0.0.1 to the host's address. A driver joins it at
+the GCS address `ray start` writes into the head's temp dir (Ray's `ray_current_cluster`
+file), which names the host's address.
+
+The head counts as started once that file exists, not at `ray start`'s ready line: Ray
+prints the line first and writes the file after it, and `ray.init(address="auto")` in that
+gap finds no file and joins any other Ray cluster it sees running on the machine (Ray's
+legacy fallback). In CI a test's driver joined another test's studio head that way and
+failed; a run beside a studio's head could have done the same.
 """
 
 from __future__ import annotations
@@ -167,7 +174,7 @@ def die_with_parent() -> None:  # runs in the child between fork and exec
 
 @dataclass(frozen=True)
 class LocalHead:
-    address: str  # GCS host:port
+    address: str  # GCS host:port, as `ray start` wrote it (the host's address)
     temp_dir: Path
     client_env: dict[str, str]  # the token's: set in os.environ to join
 
@@ -180,7 +187,7 @@ class LocalHead:
         os.environ.update(ray_settings.NO_METRICS_EXPORT_ENV)
         reload_ray_settings()
         ray.init(
-            address="auto",
+            address=self.address,  # never "auto": see the module docstring
             _temp_dir=str(self.temp_dir),
             log_to_driver=True,
             runtime_env=runtime_env,
@@ -208,7 +215,6 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     """A private Ray head on free ports."""
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
     gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
-    gcs = f"127.0.0.1:{gcs_port}"
     argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block"]
     argv += [f"--port={gcs_port}"]
     argv += ["--include-dashboard=false"]
@@ -233,7 +239,7 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
         )
     try:
         deadline = time.monotonic() + start_timeout_s
-        while ray_settings.READY_LINE not in log_path.read_text(errors="replace"):
+        while (gcs := written_gcs_address(temp_dir)) is None:
             if head.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(
                     f"local Ray head did not start ({' '.join(argv)}):\n"
@@ -245,6 +251,13 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     finally:
         stop_ray_node(head)
         shutil.rmtree(token_dir, ignore_errors=True)
+
+
+def written_gcs_address(temp_dir: Path) -> str | None:
+    """The GCS address a head started with `--temp-dir=temp_dir` wrote once its node was
+    up; None before (Ray writes the file after its ready line)."""
+    address = ray._private.utils.read_ray_address(str(temp_dir))
+    return address or None
 
 
 def reload_ray_settings() -> None:
