@@ -64,11 +64,11 @@ def test_the_step_decodes_as_the_eager_loop_whatever_attention_the_model_has(
     """The step swaps in its own attention for its forwards only: rows of several prompt
     lengths (left padding), most of which end at once while the rest run to the limit,
     decode as the eager loop through a smaller bucket, and the model keeps the attention
-    it was loaded with. The model is seeded and untrained, so where its rows end is the
-    same on every CPU."""
+    it was loaded with. The model is seeded and untrained: its weights are the same on
+    every CPU, unlike the warm-started demo model's."""
     model = tiny_model(tokenizer, attention)
     eager, graph = (HFEngine(model, tokenizer, decode=d) for d in ("eager", "graph"))
-    for engine in (eager, graph):  # a random model: more EOS ids, rows end at many steps
+    for engine in (eager, graph):  # a random model: more EOS ids, so most rows end at once
         engine.eos_ids |= set(range(20, 60))
     greedy = SamplingParams(n=3, temperature=0.0, max_new_tokens=MAX_NEW)
     same_completions(eager.generate(prompts, greedy), graph.generate(prompts, greedy))
