@@ -52,4 +52,6 @@ def ray_start_command(python: str) -> list[str]:
 # What `ray start` prints once its node is up. Its dashboard answers before that, and
 # `ray start` then waits a fixed 30 s (Ray's node.py) for its raylet to register and exits
 # if it does not: a head is ready when its log says this, not when its dashboard answers.
+# A driver that joins through the head's temp dir waits for the address file Ray writes
+# just after this line (trainer.distributed.cluster.written_gcs_address).
 READY_LINE = "Ray runtime started"
