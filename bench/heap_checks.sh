@@ -31,6 +31,17 @@
 # time>/. Run it alone: never beside another suite (the machine has 2 cores, stress-ng
 # takes both).
 #
+# HEAP_LOAD picks what runs beside the loop on the other core:
+#   stress (default) stress-ng --cpu 2: both cores busy, the same load every round.
+#   suite            the test suite's heaviest neighbours in CI (the browser package, the
+#                    live stack, a sweep, an outage, `rlstudio up`, the shared-host and
+#                    trainer-account tests), again and again on one pytest-xdist worker
+#                    against the local Postgres and Redis: what ran beside the
+#                    distributed tests in the two CI runs where a worker aborted (many
+#                    processes starting, Ray heads, a browser, sockets), which stress-ng's
+#                    arithmetic is not. Its output goes to <out>/neighbours.log; a failure
+#                    there is counted, not fatal (it runs under more load than in CI).
+#
 # Core dumps are on for every process it starts (ulimit -c), so a crash in a Ray worker
 # leaves its native stack to read with gdb; where they land is the kernel's
 # core_pattern (as root: echo '/tmp/cores/core.%e.%p' > /proc/sys/kernel/core_pattern).
@@ -91,9 +102,31 @@ plain)
 esac
 ulimit -c unlimited 2>/dev/null || echo "core dumps stay off: ulimit -c refused" >&2
 cores=${CORE_DIR:-/tmp/cores}
-stress-ng --cpu 2 --timeout $((rounds * 600))s --quiet &
-stress=$!
-trap 'kill $stress 2>/dev/null' EXIT
+load_kind=${HEAP_LOAD:-stress}
+case $load_kind in
+stress)
+    stress-ng --cpu 2 --timeout $((rounds * 600))s --quiet &
+    ;;
+suite)
+    neighbours=(tests/browser tests/runs/live tests/runs/test_sweeps_on_ray.py
+        tests/telemetry/test_nothing_lost.py tests/platform/test_up.py
+        tests/security/test_shared_host.py tests/runs/test_trainer_account_on_ray.py)
+    # setsid: the whole loop (pytest, its Ray heads, Celery, chromium) is one process
+    # group, stopped together at the end.
+    setsid bash -c '
+        eval "$(.venv/bin/python -m studio.platform.suite_services)"
+        while true; do
+            .venv/bin/python -m pytest -q -p no:cacheprovider -p tests.suite_workers \
+                -n 1 "$@" || echo "neighbours: a failure ($(date +%T))"
+        done' neighbours "${neighbours[@]}" > "$out/neighbours.log" 2>&1 &
+    ;;
+*)
+    echo "HEAP_LOAD is stress or suite, not $load_kind" >&2
+    exit 2
+    ;;
+esac
+load_pid=$!
+trap 'kill -- -$load_pid 2>/dev/null || kill $load_pid 2>/dev/null' EXIT
 passed=0
 started=$(date +%s)
 for round in $(seq 1 "$rounds"); do
@@ -139,5 +172,10 @@ for round in $(seq 1 "$rounds"); do
         grep -aE "malloc|free\(\)|corrupt|SIGABRT|SIGSEGV" "$out/round-$round.log" | head -5
     fi
 done
-echo "$passed of $rounds rounds passed in $(( $(date +%s) - started )) s under stress-ng --cpu 2 ($check heap check)"
+if [ "$load_kind" = suite ]; then
+    load_said="the suite's neighbours ($(grep -c '^neighbours: a failure' "$out/neighbours.log") failed passes, $(grep -cE ' in [0-9.]+s( \([0-9:]+\))?$' "$out/neighbours.log") passes in all; $out/neighbours.log)"
+else
+    load_said="stress-ng --cpu 2"
+fi
+echo "$passed of $rounds rounds passed in $(( $(date +%s) - started )) s under $load_said ($check heap check)"
 [ "$passed" -eq "$rounds" ]
