@@ -108,6 +108,7 @@ def test_value_model_gives_one_value_per_token_and_saves_its_head(
 
     assert values.shape == (2, 4)
     assert values.dtype == torch.float32
+    assert values._base is None  # what FSDP2 checks: a view would lose its backward hook
     critic.save_pretrained(tmp_path / "critic")
     reloaded = ValueModel.from_pretrained(tmp_path / "critic")
     torch.testing.assert_close(reloaded(ids, mask), values)

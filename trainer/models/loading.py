@@ -153,7 +153,11 @@ class ValueModel(nn.Module):
             use_cache=False,
         )
         values: torch.Tensor = self.value_head(out.last_hidden_state).squeeze(-1)  # (B, T)
-        return values.float()
+        # A tensor of its own, never a view (`.float()` of fp32 values returns the squeezed
+        # view itself): FSDP2 hangs its pre-backward hook on a sharded module's output, and
+        # an in-place op on a view of it would drop that hook silently (torch warns
+        # "returned a view tensor" at every forward). One (B, T) copy.
+        return values.to(torch.float32, copy=True)
 
     @classmethod
     def from_pretrained(
