@@ -9,8 +9,11 @@ What the exporter settings do inside Ray is measured by bench/ray_exporter_threa
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -161,3 +164,60 @@ def test_a_stopped_ray_node_shuts_itself_down_without_draining(tmp_path: Path) -
     assert "Draining for up to" not in head.log()
     _, alive = psutil.wait_procs(group, timeout=10)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+
+
+# Put first on the PYTHONPATH of a head's processes: the first Ray worker process to start
+# (`default_worker.py`) sleeps instead of starting, as a worker stuck in its start would.
+HANGING_FIRST_WORKER = """
+import os, time
+with open("/proc/self/cmdline", "rb") as f:
+    is_worker = b"default_worker.py" in f.read()
+if is_worker:
+    try:
+        os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
+        time.sleep(600)
+"""
+
+JOIN_AND_RUN_A_TASK = """
+import json, os, sys
+from pathlib import Path
+from trainer.distributed.cluster import LocalHead
+head = LocalHead(sys.argv[1], Path(sys.argv[2]), json.loads(sys.argv[3]))
+head.connect()
+import ray
+def pid(): return os.getpid()
+print(ray.get(ray.remote(pid).remote()) != os.getpid(), flush=True)
+"""
+
+
+def test_a_worker_that_hangs_while_it_starts_does_not_hold_up_a_driver_joining(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ray_settings.NO_FIRST_DRIVER_PRESTART_ENV: with Ray's default, the raylet starts
+    two workers for the first driver and answers its registration only once both have
+    registered, so one stuck in its start holds `ray.init` forever (a heap-check round's
+    driver waited in RegisterClient for 8 minutes). Here the first worker to start hangs:
+    the driver joins at once and its task runs on another worker."""
+    from trainer.distributed.cluster import local_ray_head
+
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "a-worker-hangs"
+    (site / "sitecustomize.py").write_text(HANGING_FIRST_WORKER.format(marker=str(marker)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    # Ray gives up on a worker that has not registered after this long (60 s by default)
+    # and starts another for the task waiting on it.
+    monkeypatch.setenv("RAY_worker_register_timeout_seconds", "10")
+    with local_ray_head() as head:
+        monkeypatch.delenv("PYTHONPATH")  # the driver below starts as a plain process
+        driver = [sys.executable, "-c", JOIN_AND_RUN_A_TASK, head.address, str(head.temp_dir)]
+        driver.append(json.dumps(head.client_env))
+        try:
+            done = subprocess.run(driver, capture_output=True, text=True, timeout=150)
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(f"the driver did not join: {exc.stderr!r}"[-3000:]) from exc
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-3000:]
+    assert marker.exists()  # a worker did hang

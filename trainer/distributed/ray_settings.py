@@ -31,9 +31,19 @@ NO_METRICS_EXPORT_ENV = {
 # our grace, Ray's own shutdown of its processes never run (cluster.stop_ray_node).
 NO_DRAIN_ENV = {"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
 
+# No workers prestarted for a node's first driver. With them (Ray's default), the raylet
+# starts two idle Python workers when the first driver connects and answers that driver's
+# registration only once both have registered: a prestarted worker that hangs while it
+# starts holds the driver's `ray.init` forever (Ray 2.60 logs "have not registered within
+# the timeout" after 60 s and never answers it). Seen once in a heap-check round (#46):
+# the test's driver waited 8 minutes in RegisterClient. Without them a node starts
+# workers when tasks and actors ask, which retries a worker that fails to start; and
+# each head saves two idle processes (about 1.5 CPU-seconds).
+NO_FIRST_DRIVER_PRESTART_ENV = {"RAY_prestart_worker_first_driver": "0"}
+
 # The environment every `ray start` we run has (head or joining node, the trainer's,
 # `rlstudio up`'s and the test suite's): its own processes and every job's inherit it.
-NODE_ENV = {**NO_METRICS_EXPORT_ENV, **NO_DRAIN_ENV}
+NODE_ENV = {**NO_METRICS_EXPORT_ENV, **NO_DRAIN_ENV, **NO_FIRST_DRIVER_PRESTART_ENV}
 
 # Variables `import ray` sets in every process (ray/_private/client_mode_hook.py): a Ray
 # node must not pass them on to its raylet and workers (trainer.distributed.ray_start
