@@ -184,8 +184,11 @@ class StudioReporter:
             return
         self.closed = True
         limit = self.cfg.flush_timeout_s if timeout is None else timeout
-        self.spool.sync()
-        drained = self.uploader.finish(limit)
+        deadline = time.monotonic() + limit
+        # Making the spool durable counts against the same limit (an fsync on a busy disk
+        # may take a while; `sync` alone would wait up to 5 s on top of the limit).
+        self.spool.sync(timeout=limit)
+        drained = self.uploader.finish(max(0.0, deadline - time.monotonic()))
         if self.uploader.alive:
             # Stuck past its deadline (e.g. name resolution ignores timeouts): leave the
             # files open rather than pull them from under it; the process exit frees them.
