@@ -35,10 +35,9 @@ NO_DRAIN_ENV = {"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
 # starts two idle Python workers when the first driver connects and answers that driver's
 # registration only once both have registered: a prestarted worker that hangs while it
 # starts holds the driver's `ray.init` forever (Ray 2.60 logs "have not registered within
-# the timeout" after 60 s and never answers it). Seen once in a heap-check round (#46):
-# the test's driver waited 8 minutes in RegisterClient. Without them a node starts
-# workers when tasks and actors ask, which retries a worker that fails to start; and
-# each head saves two idle processes (about 1.5 CPU-seconds).
+# the timeout" after 60 s and never answers it; docs/distributed.md, "A driver joining a
+# new node"). Without them a node starts workers when tasks and actors ask, and replaces
+# one that fails to register; each head also has two idle processes fewer.
 NO_FIRST_DRIVER_PRESTART_ENV = {"RAY_prestart_worker_first_driver": "0"}
 
 # The environment every `ray start` we run has (head or joining node, the trainer's,
