@@ -32,7 +32,9 @@ from trainer.reporting.spool import SAFE_NAME, Spool, SpoolEntry
 log = logging.getLogger(__name__)
 
 DETAIL_CHARS = 300  # of a refusal's response body, in logs
-JOIN_GRACE_S = 0.25  # past the flush deadline, for the thread to notice it and stop
+# Of a flush's time limit, kept back for the thread to notice its deadline and stop, so
+# that the flush as a whole (the stop included) stays within the limit it was given.
+JOIN_GRACE_S = 0.25
 
 
 class TargetError(ValueError):
@@ -201,14 +203,17 @@ class Uploader:
         return self._thread.is_alive()
 
     def finish(self, timeout: float) -> bool:
-        """Send what is durable now, for at most `timeout` seconds; True when all was
-        settled. Requests started from now on are cut to the time left; one already in
-        flight may outlive the deadline, and is then abandoned (the thread is a daemon,
-        the spool keeps its records)."""
-        self._deadline = time.monotonic() + max(0.0, timeout)
+        """Send what is durable now, returning within `timeout` seconds; True when all
+        was settled. Sending stops a grace before the limit (a quarter of it at most) and
+        requests started from now on are cut to the time left; one already in flight may
+        outlive the deadline, and is then abandoned (the thread is a daemon, the spool
+        keeps its records)."""
+        timeout = max(0.0, timeout)
+        started = time.monotonic()
+        self._deadline = started + timeout - min(JOIN_GRACE_S, timeout / 4)
         self._wakeup.set()
         self.spool.wake()
-        self._thread.join(max(0.0, timeout) + JOIN_GRACE_S)
+        self._thread.join(max(0.0, started + timeout - time.monotonic()))
         self.client.close()
         return not self._thread.is_alive() and self.spool.fully_acked
 
