@@ -242,7 +242,6 @@ def start_ray_head(
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
-    env.update(ray_settings.NODE_ENV)
     if single_machine:
         env.update(ray_auth.SINGLE_MACHINE_ENV)
     if owner is not None:
@@ -298,7 +297,6 @@ def start_ray_worker_node(log_dir: Path, head: LiveProcess, num_cpus: int = 2) -
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)
     env.update(ray_client_env(head))
-    env.update(ray_settings.NODE_ENV)
     node = spawn(f"ray-node-{len(_STARTED)}", argv, env, log_dir)
     node.ray_node = True
     headers = ray_auth.auth_headers(ray_client_env(head))

@@ -22,7 +22,8 @@ import psutil
 import pytest
 
 from tests import crash_cores, live
-from trainer.distributed.ray_settings import NO_METRICS_EXPORT_ENV
+from trainer.distributed.ray_settings import NO_METRICS_EXPORT_ENV, NODE_ENV
+from trainer.distributed.ray_start import add_node_settings, drop_import_leftovers
 
 pytestmark = pytest.mark.slow
 
@@ -149,6 +150,16 @@ def test_a_trainer_worker_that_corrupts_its_heap_leaves_all_stacks_and_a_readabl
     readings = [text for _, text in crash_cores.take_cores(started) if f"LWP {pid})" in text]
     assert len(readings) == 1
     assert "malloc_consolidate" in readings[0] and "= 0x4141414141414141" in readings[0]
+
+
+def test_ray_start_gives_a_node_our_settings_where_its_caller_chose_none() -> None:
+    """What the trainer image's `ray` (KubeRay's and compose's nodes) and our own nodes
+    start with: Ray's import leftover gone, every NODE_ENV setting in, an operator's own
+    value kept."""
+    environ = {"RAY_CLIENT_MODE": "0", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "45"}
+    add_node_settings(environ)
+    drop_import_leftovers(environ)
+    assert environ == {**NODE_ENV, "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "45"}
 
 
 def test_a_stopped_ray_node_shuts_itself_down_without_draining(tmp_path: Path) -> None:

@@ -225,7 +225,6 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
-    env.update(ray_settings.NODE_ENV)
     log_path = temp_dir / "head.log"
     with open(log_path, "wb") as out:
         head = subprocess.Popen(

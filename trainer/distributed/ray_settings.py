@@ -40,8 +40,10 @@ NO_DRAIN_ENV = {"RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"}
 # one that fails to register; each head also has two idle processes fewer.
 NO_FIRST_DRIVER_PRESTART_ENV = {"RAY_prestart_worker_first_driver": "0"}
 
-# The environment every `ray start` we run has (head or joining node, the trainer's,
-# `rlstudio up`'s and the test suite's): its own processes and every job's inherit it.
+# The environment every Ray node we run has (head or joining node, the trainer's, `rlstudio
+# up`'s, the test suite's and the trainer image's): its own processes and every job's
+# inherit it. trainer.distributed.ray_start puts it in, so a node started through
+# `ray_start_command` or the image's `ray` cannot be without it.
 NODE_ENV = {**NO_METRICS_EXPORT_ENV, **NO_DRAIN_ENV, **NO_FIRST_DRIVER_PRESTART_ENV}
 
 # Variables `import ray` sets in every process (ray/_private/client_mode_hook.py): a Ray

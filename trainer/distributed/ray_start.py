@@ -1,6 +1,9 @@
 """`ray start` as every Ray node we run starts: Ray's own command line (the `ray` script's
 entry point), in a process that first takes back out of its environment the variables
-`import ray` set, so that the raylet and every worker it starts do not inherit them.
+`import ray` set, so that the raylet and every worker it starts do not inherit them, and
+puts in the settings every node of ours runs with (`ray_settings.NODE_ENV`), so that a
+node started any other way than by our own code (the trainer image's `ray`, which KubeRay
+and compose start) has them too.
 
 Why (#46): `import ray` runs `os.environ.update({"RAY_CLIENT_MODE": "0"})`, and
 glibc's `setenv` replaces an *existing* entry with a string on the heap. A raylet hands
@@ -20,15 +23,30 @@ sanitizer found").
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 
-from trainer.distributed.ray_settings import SET_BY_RAY_IMPORT
+from trainer.distributed.ray_settings import NODE_ENV, SET_BY_RAY_IMPORT
+
+
+def add_node_settings(environ: MutableMapping[str, str]) -> None:
+    """Before `import ray` (some are read into Ray's Python constants at import, the
+    drain's among them): each NODE_ENV setting the caller's environment does not already
+    choose (an operator's own choice wins)."""
+    for name, value in NODE_ENV.items():
+        environ.setdefault(name, value)
+
+
+def drop_import_leftovers(environ: MutableMapping[str, str]) -> None:
+    """After `import ray`: what it set, which the node's processes must not inherit."""
+    for name in SET_BY_RAY_IMPORT:
+        environ.pop(name, None)
 
 
 def main() -> None:
+    add_node_settings(os.environ)
     from ray.scripts.scripts import cli as ray_command_line  # imports ray: sets them
 
-    for name in SET_BY_RAY_IMPORT:
-        os.environ.pop(name, None)
+    drop_import_leftovers(os.environ)
     # Ray's usage lines name the command `ray`, not `python -m ...` (click reads that
     # from how Python was started, not from argv[0]).
     ray_command_line(prog_name="ray")
