@@ -32,10 +32,12 @@ from django.db import connection
 from tests import crash_cores
 from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
+    NODE_START_ATTEMPTS,
     PORT_FLAGS,
     die_with_parent,
     free_port,
     free_ports,
+    raylet_missed_its_agents,
     reload_ray_settings,
     stop_ray_node,
 )
@@ -213,6 +215,11 @@ def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> Live
     return web
 
 
+class RayletMissedItsAgents(RuntimeError):
+    """A node's raylet aborted waiting for its dashboard agent's ports (a start that is
+    tried again: trainer.distributed.cluster.NODE_START_ATTEMPTS says why)."""
+
+
 def start_ray_head(
     log_dir: Path, num_cpus: int = 2, user: str | None = None, *, single_machine: bool = True
 ) -> LiveProcess:
@@ -222,6 +229,18 @@ def start_ray_head(
     environment to be let in. With `user`, the head (and so every job's process) runs as
     that account, its temp dir, HOME and token its own. `single_machine` binds every port
     to loopback; a head that other nodes join keeps Ray's own choice."""
+    for attempt in range(1, NODE_START_ATTEMPTS + 1):
+        try:
+            return start_ray_head_once(log_dir, num_cpus, user, single_machine=single_machine)
+        except RayletMissedItsAgents:
+            if attempt == NODE_START_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def start_ray_head_once(
+    log_dir: Path, num_cpus: int, user: str | None, *, single_machine: bool
+) -> LiveProcess:
     gcs, dashboard, *server_ports = free_ports(2 + len(PORT_FLAGS))
     temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
     argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block", f"--port={gcs}"]
@@ -267,7 +286,13 @@ def start_ray_head(
         with urllib.request.urlopen(request, timeout=2) as r:
             return bool(r.status == 200)
 
-    wait_for(ready, 120, "ray head", head)
+    try:
+        wait_for(ready, 120, "ray head", head)
+    except (RuntimeError, TimeoutError) as exc:
+        if not raylet_missed_its_agents(temp_dir):
+            raise
+        head.stop()
+        raise RayletMissedItsAgents(f"ray head in {temp_dir}: {exc}"[:3000]) from None
     return head
 
 

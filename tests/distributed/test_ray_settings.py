@@ -10,6 +10,7 @@ What the exporter settings do inside Ray is measured by bench/ray_exporter_threa
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -232,3 +233,38 @@ def test_a_worker_that_hangs_while_it_starts_does_not_hold_up_a_driver_joining(
             raise AssertionError(f"the driver did not join: {exc.stderr!r}"[-3000:]) from exc
     assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-3000:]
     assert marker.exists()  # a worker did hang
+
+
+# Put first on the PYTHONPATH of a head's processes: the first dashboard agent to start
+# takes longer than the 15 s its raylet waits for the agent's port files.
+SLOW_FIRST_AGENT = """
+import sys, time
+if any(arg.endswith("dashboard/agent.py") for arg in sys.argv):
+    import os
+    try:
+        os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
+        time.sleep(20)
+"""
+
+
+def test_a_head_whose_raylet_gives_up_on_a_slow_agent_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """cluster.NODE_START_ATTEMPTS: Ray's raylet aborts when its dashboard agent has not
+    written its ports within 15 s (a heap-check round's private head, at load 7). The
+    first agent here takes 20 s: that start fails, and the head comes up on the next."""
+    from trainer.distributed.cluster import local_ray_head, raylet_missed_its_agents
+
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "an-agent-was-slow"
+    (site / "sitecustomize.py").write_text(SLOW_FIRST_AGENT.format(marker=str(marker)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    warnings = caplog.at_level(logging.WARNING, logger="trainer.distributed.cluster")
+    with warnings, local_ray_head() as head:
+        assert marker.exists() and not raylet_missed_its_agents(head.temp_dir)
+    retries = [r.getMessage() for r in caplog.records if "gave up waiting" in r.getMessage()]
+    assert len(retries) == 1 and "start 1 of 3" in retries[0], retries

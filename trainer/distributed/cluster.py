@@ -210,46 +210,93 @@ def stop_ray_node(node: subprocess.Popen[bytes]) -> None:
     node.wait(timeout=10)
 
 
+# Ray 2.60's raylet gives its dashboard agent a fixed 15 s to write the files that carry
+# the agent's ports, and aborts when they are late (ray-project/ray#65983; measured here:
+# RAY_agent_register_timeout_ms does not change it). The agent is a Python process that
+# imports aiohttp, grpc and Ray's dashboard modules; on a 2-core machine at load 7 that
+# took longer (a heap-check round of #46: a private head's raylet aborted 15.2 s after it
+# started, and `ray start` said only "timed out during startup" 15 s later). Nothing has
+# run on a node that never came up, so such a start is tried again, on fresh ports.
+NODE_START_ATTEMPTS = 3
+AGENT_PORTS_ABORT = "WaitForDashboardAgentPorts"  # the aborting frame, in raylet.err
+
+
+def raylet_missed_its_agents(temp_dir: Path) -> bool:
+    """The raylet of the node started with `--temp-dir=temp_dir` aborted waiting for its
+    agents' port files (above)."""
+    errors = temp_dir / "session_latest" / "logs" / "raylet.err"
+    try:
+        return AGENT_PORTS_ABORT in errors.read_text(errors="replace")
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     """A private Ray head on free ports."""
-    temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
-    gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
-    argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block"]
-    argv += [f"--port={gcs_port}"]
-    argv += ["--include-dashboard=false"]
-    argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
-    argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]
     token_dir = Path(tempfile.mkdtemp(prefix="rtok-"))  # private, unlike Ray's own folders
     client_env = ray_auth.client_env(ray_auth.write_token(token_dir / "token"))
+    try:
+        head, gcs, temp_dir = start_private_head(client_env, start_timeout_s)
+        try:
+            log.info("started a local Ray head at %s (temp dir %s)", gcs, temp_dir)
+            yield LocalHead(gcs, temp_dir, client_env)
+        finally:
+            stop_ray_node(head)
+    finally:
+        shutil.rmtree(token_dir, ignore_errors=True)
+
+
+def start_private_head(
+    client_env: dict[str, str], start_timeout_s: float
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """`ray start --head --block` on free ports, up: its process, GCS address and temp
+    dir. A start whose raylet gave up on its agents is tried again (NODE_START_ATTEMPTS)."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
-    log_path = temp_dir / "head.log"
-    with open(log_path, "wb") as out:
-        head = subprocess.Popen(
-            argv,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=die_with_parent,
-        )
-    try:
+    for attempt in range(1, NODE_START_ATTEMPTS + 1):
+        temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: socket paths
+        gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
+        argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block"]
+        argv += [f"--port={gcs_port}"]
+        argv += ["--include-dashboard=false"]
+        argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
+        argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]
+        log_path = temp_dir / "head.log"
+        with open(log_path, "wb") as out:
+            head = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+            )
         deadline = time.monotonic() + start_timeout_s
         while (gcs := written_gcs_address(temp_dir)) is None:
             if head.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"local Ray head did not start ({' '.join(argv)}):\n"
-                    f"{log_path.read_text(errors='replace')[-2000:]}"
-                )
+                break
+            if raylet_missed_its_agents(temp_dir):  # `ray start` would wait 15 s more
+                break
             time.sleep(0.2)
-        log.info("started a local Ray head at %s (temp dir %s)", gcs, temp_dir)
-        yield LocalHead(gcs, temp_dir, client_env)
-    finally:
+        if gcs is not None:
+            return head, gcs, temp_dir
         stop_ray_node(head)
-        shutil.rmtree(token_dir, ignore_errors=True)
+        if attempt < NODE_START_ATTEMPTS and raylet_missed_its_agents(temp_dir):
+            log.warning(
+                "the Ray head's raylet gave up waiting for its dashboard agent (start %d of "
+                "%d; ray-project/ray#65983); starting it again",
+                attempt,
+                NODE_START_ATTEMPTS,
+            )
+            continue
+        raise RuntimeError(
+            f"local Ray head did not start ({' '.join(argv)}):\n"
+            f"{log_path.read_text(errors='replace')[-2000:]}"
+        )
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def written_gcs_address(temp_dir: Path) -> str | None:
