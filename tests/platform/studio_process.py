@@ -36,6 +36,7 @@ class Studio:
         self.ray = free_ports(8, taken=taken)[0]
         self.proc: subprocess.Popen[bytes] | None = None
         self.output = var / "up-output.log"  # removed with the var dir
+        self.warm_log_from = 0  # where the last start began writing var/logs/warm-runtime.log
 
     def start(self, demo: bool = False) -> float:
         """Run `rlstudio up`; return the seconds until /api/health said 200."""
@@ -46,6 +47,9 @@ class Studio:
         # here it would only make the suite slower (bench/up_stop_with_run.py asks for it).
         argv += [] if demo else ["--no-demo"]
         started = time.monotonic()
+        # The runtime's log is appended to by every start: only this start's part counts.
+        warm_log = self.var / "logs" / "warm-runtime.log"
+        self.warm_log_from = warm_log.stat().st_size if warm_log.exists() else 0
         with self.output.open("ab") as out:
             self.proc = subprocess.Popen(
                 argv, env=studio_env(self.var), stdout=out, stderr=subprocess.STDOUT
@@ -63,15 +67,24 @@ class Studio:
         raise AssertionError(f"/api/health never said 200:\n{self.log()}")
 
     def wait_for_warm_runtime(self, timeout_s: float = 180) -> None:
-        """Until the warm trainer runtime `up` starts once the studio is up answers (its
-        `python -m trainer.warm start` says so in var/logs/warm-runtime.log)."""
+        """Until the warm trainer runtime the last `up` started once the studio was up
+        answers (its `python -m trainer.warm start` says so in var/logs/warm-runtime.log,
+        after what earlier starts wrote there: read from the start, a later start's wait
+        ended at once on the first start's line, and the test killed `up` while its
+        runtime was still importing)."""
         log = self.var / "logs" / "warm-runtime.log"
+
+        def this_start() -> str:
+            with log.open("rb") as handle:
+                handle.seek(self.warm_log_from)
+                return handle.read().decode(errors="replace")
+
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if log.exists() and "warm runtime: ready" in log.read_text(errors="replace"):
+            if log.exists() and "warm runtime: ready" in this_start():
                 return
             time.sleep(0.5)
-        said = log.read_text(errors="replace") if log.exists() else "(no log)"
+        said = this_start() if log.exists() else "(no log)"
         raise AssertionError(f"the warm runtime never answered:\n{said[-3000:]}")
 
     def descendants(self) -> set[tuple[int, float]]:

@@ -182,6 +182,43 @@ def test_a_preloaded_module_that_starts_a_thread_is_skipped(folder: Path) -> Non
     assert "warm runtime: forked pid" in done.stderr, done.stderr
 
 
+SLOW_IMPORT = """
+import pathlib, time
+pathlib.Path({started!r}).touch()
+time.sleep(5)
+"""
+
+
+def test_a_runtime_stopped_while_it_preloads_exits_instead_of_serving(
+    folder: Path, tmp_path: Path
+) -> None:
+    """SIGTERM (the parent-death signal `rlstudio up`'s death sends) while a preloaded
+    module is importing: the import's error handling must not take the stop for a failed
+    import and serve on."""
+    started = tmp_path / "import-started"
+    (tmp_path / "slow_to_import.py").write_text(SLOW_IMPORT.format(started=str(started)))
+    env = job_env(folder, **{PRELOAD_ENV: "json,slow_to_import"})
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), str(tmp_path)])
+    runtime = subprocess.Popen(
+        [sys.executable, "-m", "trainer.warm", "serve"],
+        env=env,
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        eventually(started.exists, TIMEOUT_S, "the slow import started")
+        runtime.send_signal(signal.SIGTERM)
+        _, stderr = runtime.communicate(timeout=TIMEOUT_S)
+    finally:
+        runtime.kill()
+    assert runtime.returncode == 0, stderr
+    assert "exiting: SIGTERM" in stderr and "preloading slow_to_import failed" not in stderr
+    assert not answering(folder)
+
+
 def test_a_runtime_whose_adopter_died_as_it_started_does_not_serve(folder: Path) -> None:
     """`rlstudio up` SIGKILLed while a detached runtime was still importing: the runtime's
     parent-death call then binds to init, so it checks that its adopter is its parent."""

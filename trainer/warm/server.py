@@ -66,8 +66,13 @@ BACKLOG = 64
 POLL_S = 0.1  # how often exited children are looked for without pidfds
 
 
-class Stop(Exception):
-    """SIGTERM, SIGINT or SIGHUP reached the runtime."""
+class Stop(BaseException):
+    """SIGTERM, SIGINT or SIGHUP reached the runtime. Not an Exception, like SystemExit:
+    the signal's handler raises it wherever the runtime is, and a preload's import is
+    guarded by `except Exception` (preload.preload). As an Exception, a stop that came
+    while torch was importing was logged as a failed import, and the runtime went on to
+    serve with its adopter gone: `rlstudio up` SIGKILLed as its runtime started left the
+    runtime running (seen in a test of `up`, under load)."""
 
 
 def _on_stop_signal(signum: int, frame: FrameType | None) -> NoReturn:
