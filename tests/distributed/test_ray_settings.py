@@ -178,20 +178,35 @@ def test_a_stopped_ray_node_shuts_itself_down_without_draining(tmp_path: Path) -
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
 
 
-# Put first on the PYTHONPATH of a head's processes: the first Ray worker process to start
-# (`default_worker.py`) sleeps instead of starting, as a worker stuck in its start would.
-HANGING_FIRST_WORKER = """
+# Put first on the PYTHONPATH of a head's processes (a `sitecustomize`): the first process
+# whose command line contains `part` sleeps before it starts, as one stuck or slow in its
+# start would; the marker file says it happened.
+FIRST_PROCESS_SLEEPS = """
 import os, time
 with open("/proc/self/cmdline", "rb") as f:
-    is_worker = b"default_worker.py" in f.read()
-if is_worker:
+    chosen = {part!r}.encode() in f.read()
+if chosen:
     try:
         os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         pass
     else:
-        time.sleep(600)
+        time.sleep({seconds!r})
 """
+
+
+def slow_first_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part: str, seconds: float
+) -> Path:
+    """FIRST_PROCESS_SLEEPS for every process started from now on; its marker file."""
+    site = tmp_path / "site"
+    site.mkdir()
+    marker = tmp_path / "a-process-slept"
+    code = FIRST_PROCESS_SLEEPS.format(part=part, marker=str(marker), seconds=seconds)
+    (site / "sitecustomize.py").write_text(code)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    return marker
+
 
 JOIN_AND_RUN_A_TASK = """
 import json, os, sys
@@ -215,11 +230,7 @@ def test_a_worker_that_hangs_while_it_starts_does_not_hold_up_a_driver_joining(
     the driver joins at once and its task runs on another worker."""
     from trainer.distributed.cluster import local_ray_head
 
-    site = tmp_path / "site"
-    site.mkdir()
-    marker = tmp_path / "a-worker-hangs"
-    (site / "sitecustomize.py").write_text(HANGING_FIRST_WORKER.format(marker=str(marker)))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    marker = slow_first_process(tmp_path, monkeypatch, "default_worker.py", 600)
     # Ray gives up on a worker that has not registered after this long (60 s by default)
     # and starts another for the task waiting on it.
     monkeypatch.setenv("RAY_worker_register_timeout_seconds", "10")
@@ -235,21 +246,6 @@ def test_a_worker_that_hangs_while_it_starts_does_not_hold_up_a_driver_joining(
     assert marker.exists()  # a worker did hang
 
 
-# Put first on the PYTHONPATH of a head's processes: the first dashboard agent to start
-# takes longer than the 15 s its raylet waits for the agent's port files.
-SLOW_FIRST_AGENT = """
-import sys, time
-if any(arg.endswith("dashboard/agent.py") for arg in sys.argv):
-    import os
-    try:
-        os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        pass
-    else:
-        time.sleep(20)
-"""
-
-
 def test_a_head_whose_raylet_gives_up_on_a_slow_agent_is_started_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -258,11 +254,7 @@ def test_a_head_whose_raylet_gives_up_on_a_slow_agent_is_started_again(
     first agent here takes 20 s: that start fails, and the head comes up on the next."""
     from trainer.distributed.cluster import local_ray_head, raylet_missed_its_agents
 
-    site = tmp_path / "site"
-    site.mkdir()
-    marker = tmp_path / "an-agent-was-slow"
-    (site / "sitecustomize.py").write_text(SLOW_FIRST_AGENT.format(marker=str(marker)))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    marker = slow_first_process(tmp_path, monkeypatch, "dashboard/agent.py", 20)
     warnings = caplog.at_level(logging.WARNING, logger="trainer.distributed.cluster")
     with warnings, local_ray_head() as head:
         assert marker.exists() and not raylet_missed_its_agents(head.temp_dir)
