@@ -32,13 +32,14 @@ from django.db import connection
 from tests import crash_cores
 from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
-    NODE_START_ATTEMPTS,
     PORT_FLAGS,
+    RayletMissedItsAgents,
     die_with_parent,
     free_port,
     free_ports,
     raylet_missed_its_agents,
     reload_ray_settings,
+    start_ray_node,
     stop_ray_node,
 )
 
@@ -215,11 +216,6 @@ def start_web_server(log_dir: Path, port: int | None = None, **env: str) -> Live
     return web
 
 
-class RayletMissedItsAgents(RuntimeError):
-    """A node's raylet aborted waiting for its dashboard agent's ports (a start that is
-    tried again: trainer.distributed.cluster.NODE_START_ATTEMPTS says why)."""
-
-
 def start_ray_head(
     log_dir: Path, num_cpus: int = 2, user: str | None = None, *, single_machine: bool = True
 ) -> LiveProcess:
@@ -229,13 +225,10 @@ def start_ray_head(
     environment to be let in. With `user`, the head (and so every job's process) runs as
     that account, its temp dir, HOME and token its own. `single_machine` binds every port
     to loopback; a head that other nodes join keeps Ray's own choice."""
-    for attempt in range(1, NODE_START_ATTEMPTS + 1):
-        try:
-            return start_ray_head_once(log_dir, num_cpus, user, single_machine=single_machine)
-        except RayletMissedItsAgents:
-            if attempt == NODE_START_ATTEMPTS:
-                raise
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    return start_ray_node(
+        lambda: start_ray_head_once(log_dir, num_cpus, user, single_machine=single_machine),
+        "a test stack's Ray head",
+    )
 
 
 def start_ray_head_once(

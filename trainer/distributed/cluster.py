@@ -35,10 +35,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ray
 from ray._raylet import (  # type: ignore[attr-defined]
@@ -231,13 +231,42 @@ def raylet_missed_its_agents(temp_dir: Path) -> bool:
         return False
 
 
+T = TypeVar("T")
+
+
+class RayletMissedItsAgents(RuntimeError):
+    """A node's start failed because its raylet gave up on its dashboard agent (above);
+    the node is stopped. `start_ray_node` tries such a start again."""
+
+
+def start_ray_node(start_once: Callable[[], T], what: str) -> T:
+    """`start_once()`, tried again (NODE_START_ATTEMPTS in all) while it raises
+    RayletMissedItsAgents: the one retry policy of every Ray node we start here."""
+    for attempt in range(1, NODE_START_ATTEMPTS + 1):
+        try:
+            return start_once()
+        except RayletMissedItsAgents:
+            if attempt == NODE_START_ATTEMPTS:
+                raise
+            log.warning(
+                "%s: its raylet gave up waiting for its dashboard agent (start %d of %d; "
+                "ray-project/ray#65983); starting it again",
+                what,
+                attempt,
+                NODE_START_ATTEMPTS,
+            )
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 @contextlib.contextmanager
 def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
     """A private Ray head on free ports."""
     token_dir = Path(tempfile.mkdtemp(prefix="rtok-"))  # private, unlike Ray's own folders
     client_env = ray_auth.client_env(ray_auth.write_token(token_dir / "token"))
     try:
-        head, gcs, temp_dir = start_private_head(client_env, start_timeout_s)
+        head, gcs, temp_dir = start_ray_node(
+            lambda: start_private_head(client_env, start_timeout_s), "a local Ray head"
+        )
         try:
             log.info("started a local Ray head at %s (temp dir %s)", gcs, temp_dir)
             yield LocalHead(gcs, temp_dir, client_env)
@@ -250,53 +279,44 @@ def local_ray_head(start_timeout_s: float = 120.0) -> Iterator[LocalHead]:
 def start_private_head(
     client_env: dict[str, str], start_timeout_s: float
 ) -> tuple[subprocess.Popen[bytes], str, Path]:
-    """`ray start --head --block` on free ports, up: its process, GCS address and temp
-    dir. A start whose raylet gave up on its agents is tried again (NODE_START_ATTEMPTS)."""
+    """One `ray start --head --block` on free ports, up: its process, GCS address and temp
+    dir. A head that did not come up is stopped, and the error says why."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: unix socket paths
+    gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
+    argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block"]
+    argv += [f"--port={gcs_port}"]
+    argv += ["--include-dashboard=false"]
+    argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
+    argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env.pop("RAY_ADDRESS", None)  # `ray start --head` would try to join it
     env.update(client_env)
-    for attempt in range(1, NODE_START_ATTEMPTS + 1):
-        temp_dir = Path(tempfile.mkdtemp(prefix="rt-", dir="/tmp"))  # short: socket paths
-        gcs_port, *server_ports = free_ports(1 + len(PORT_FLAGS))
-        argv = [*ray_settings.ray_start_command(sys.executable), "--head", "--block"]
-        argv += [f"--port={gcs_port}"]
-        argv += ["--include-dashboard=false"]
-        argv += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
-        argv += [f"{flag}={port}" for flag, port in zip(PORT_FLAGS, server_ports, strict=True)]
-        log_path = temp_dir / "head.log"
-        with open(log_path, "wb") as out:
-            head = subprocess.Popen(
-                argv,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
-            )
-        deadline = time.monotonic() + start_timeout_s
-        while (gcs := written_gcs_address(temp_dir)) is None:
-            if head.poll() is not None or time.monotonic() > deadline:
-                break
-            if raylet_missed_its_agents(temp_dir):  # `ray start` would wait 15 s more
-                break
-            time.sleep(0.2)
-        if gcs is not None:
-            return head, gcs, temp_dir
-        stop_ray_node(head)
-        if attempt < NODE_START_ATTEMPTS and raylet_missed_its_agents(temp_dir):
-            log.warning(
-                "the Ray head's raylet gave up waiting for its dashboard agent (start %d of "
-                "%d; ray-project/ray#65983); starting it again",
-                attempt,
-                NODE_START_ATTEMPTS,
-            )
-            continue
-        raise RuntimeError(
-            f"local Ray head did not start ({' '.join(argv)}):\n"
-            f"{log_path.read_text(errors='replace')[-2000:]}"
+    log_path = temp_dir / "head.log"
+    with open(log_path, "wb") as out:
+        head = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
         )
-    raise AssertionError("unreachable: the last attempt returns or raises")
+    deadline = time.monotonic() + start_timeout_s
+    missed = False
+    while (gcs := written_gcs_address(temp_dir)) is None:
+        missed = raylet_missed_its_agents(temp_dir)  # `ray start` would wait 15 s more
+        if missed or head.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    if gcs is not None:
+        return head, gcs, temp_dir
+    stop_ray_node(head)
+    failed = RayletMissedItsAgents if missed or raylet_missed_its_agents(temp_dir) else RuntimeError
+    raise failed(
+        f"local Ray head did not start ({' '.join(argv)}):\n"
+        f"{log_path.read_text(errors='replace')[-2000:]}"
+    )
 
 
 def written_gcs_address(temp_dir: Path) -> str | None:
