@@ -9,6 +9,8 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from playwright.sync_api import expect
+
 from tests.browser.harness import LiveStudio, TrainedRun, sign_in, wait_for_sample_list
 
 
@@ -65,8 +67,11 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     # Enter opens the selected sample's group: scores sorted, the zero-spread flag right.
     page.goto(base)
     wait_for_rows(page)
+    selected = page.locator("[data-sample-id][aria-selected=true]")
+    expect(selected).to_have_count(1)  # drawn, not only in the URL: a key acts on what is
     page.get_by_test_id("sample-list").focus()
     page.keyboard.press("ArrowDown")
+    expect(page.locator("[data-sample-id]").nth(1)).to_have_attribute("aria-selected", "true")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/rollouts/group/"))
     page.wait_for_selector("[data-testid=group-samples] article")

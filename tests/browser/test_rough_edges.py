@@ -142,7 +142,11 @@ def test_explorer_keys_work_on_load_and_good_or_bad_is_one_toggled_verdict(
     page.goto(f"{studio.url}/p/{owner.project_slug}/runs/{run_id}/rollouts")
     page.wait_for_selector("[data-testid=list-status][data-state=ready]")
     rows = page.eval_on_selector_all("[data-sample-id]", "rs => rs.map(r => r.dataset.sampleId)")
-    page.wait_for_url(re.compile(rf"[?&]sample={rows[0]}\b"))
+    # The first row drawn as selected, not only named in the URL: react-router writes the
+    # URL at once and renders the new selection in a transition, so a key pressed between
+    # the two acts on the page as drawn, where nothing is selected yet, and "j" picks the
+    # first row again (seen once in 34 runs of this package, on a loaded 2-core VM).
+    expect(page.locator(f"[data-sample-id='{rows[0]}']")).to_have_attribute("aria-selected", "true")
 
     # Nothing clicked, nothing focused: the keys reach the explorer.
     page.keyboard.press("j")
