@@ -67,8 +67,8 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     # Enter opens the selected sample's group: scores sorted, the zero-spread flag right.
     page.goto(base)
     wait_for_rows(page)
-    selected = page.locator("[data-sample-id][aria-selected=true]")
-    expect(selected).to_have_count(1)  # drawn, not only in the URL: a key acts on what is
+    drawn = page.locator("[data-sample-id][aria-selected=true]")
+    expect(drawn).to_have_count(1)  # drawn, not only in the URL: a key acts on what is
     page.get_by_test_id("sample-list").focus()
     page.keyboard.press("ArrowDown")
     expect(page.locator("[data-sample-id]").nth(1)).to_have_attribute("aria-selected", "true")
@@ -124,8 +124,10 @@ def test_a_user_reviews_the_rollouts_of_a_trained_run(
     # A label with the keyboard: key 1 marks the selected sample "good".
     page.goto(base)
     wait_for_rows(page)
+    drawn = page.locator("[data-sample-id][aria-selected=true]")
+    expect(drawn).to_have_count(1)  # the key acts on the selection the page has drawn
+    selected = int(drawn.get_attribute("data-sample-id") or "")
     page.get_by_test_id("sample-list").focus()
-    selected = int(page.url.split("sample=")[1].split("&")[0])
     page.keyboard.press("1")
     page.get_by_role("button", name="1 good").and_(page.locator("[aria-pressed=true]")).wait_for()
     labels = api.get(f"{studio.url}/api/samples/{selected}/", timeout=30).json()["labels"]

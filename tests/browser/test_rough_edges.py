@@ -145,7 +145,7 @@ def test_explorer_keys_work_on_load_and_good_or_bad_is_one_toggled_verdict(
     # The first row drawn as selected, not only named in the URL: react-router writes the
     # URL at once and renders the new selection in a transition, so a key pressed between
     # the two acts on the page as drawn, where nothing is selected yet, and "j" picks the
-    # first row again (seen once in 34 runs of this package, on a loaded 2-core VM).
+    # first row again (docs/operations.md, "Tests").
     expect(page.locator(f"[data-sample-id='{rows[0]}']")).to_have_attribute("aria-selected", "true")
 
     # Nothing clicked, nothing focused: the keys reach the explorer.

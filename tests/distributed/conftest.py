@@ -90,6 +90,9 @@ def small_run_overrides(root: Path, tmp: Path) -> list[str]:
         "reward.function=custom",
         f"reward.custom_path={root / 'reward.py'}",
         "resources.memory_gb=1",
+        # A phase here takes seconds to a minute on a loaded 2-core VM: a hung one fails
+        # well inside pytest's 600 s, with the late workers' stacks in the log.
+        "resources.worker_timeout_s=300",
         # Distributed runs always block-pack; the single-process runs these tests compare
         # them with must too, or they agree only to float rounding (the shared-prefix
         # layout's equality is tested in tests/trainer/test_shared_prefix.py).

@@ -153,6 +153,95 @@ def test_a_trainer_worker_that_corrupts_its_heap_leaves_all_stacks_and_a_readabl
     assert "malloc_consolidate" in readings[0] and "= 0x4141414141414141" in readings[0]
 
 
+def test_a_worker_late_past_its_timeout_writes_its_stacks_and_the_failure_says_so(
+    ray_head: str,
+) -> None:
+    """A hang leaves where it hung: the group's deadline asks each late worker of its node
+    (crash_evidence.STACKS_SIGNAL) for every thread's stack, which goes to its log, and
+    the worker goes on living until the group is closed. Before it, a signal's handler in
+    the caller (Ctrl-C, pytest-timeout's) ends the call's wait at once."""
+    import threading
+
+    import ray
+
+    from trainer.config.resources_section import WorkerResources
+    from trainer.distributed import crash_evidence
+    from trainer.distributed.group import STACKS_FORWARD_S, ActorGroup, WorkerFailed
+    from trainer.distributed.worker import WorkerInfo
+
+    class Stuck:
+        def __init__(self) -> None:
+            crash_evidence.enable()
+
+        def info(self) -> WorkerInfo:
+            node_ip = ray.util.get_node_ip_address()
+            return WorkerInfo(rank=0, pid=os.getpid(), node_ip=node_ip, device="cpu", num_params=0)
+
+        def wait_for_a_peer_that_never_comes(self) -> None:
+            threading.Event().wait()
+
+    resources = WorkerResources(num_workers=1, cpus_per_worker=0.5, memory_gb=0.5)
+    group = ActorGroup(Stuck, lambda rank: (), resources, 120.0, "PACK", role="stuck worker")
+    try:
+        group.infos = group.call("info")  # within the start-up's 120 s
+        pid = group.infos[0].pid
+        # A signal's handler ends the wait within a second or so (Ctrl-C, pytest-timeout),
+        # not when the phase's deadline comes: Ray's wait returns only then.
+        stuck = "wait_for_a_peer_that_never_comes"
+        interrupted_in = interrupt_after(1.0, lambda: group.call(stuck))
+        assert interrupted_in < 10.0  # the phase's deadline is 120 s away
+        group.timeout_s = 5.0
+        started = time.monotonic()
+        with pytest.raises(WorkerFailed) as failed:
+            group.call(stuck, phase="a collective")
+        waited = time.monotonic() - started
+        assert psutil.pid_exists(pid)  # a dump, not an end
+    finally:
+        group.close()
+    assert str(failed.value) == (
+        "a collective: no answer within resources.worker_timeout_s=5 s from stuck worker "
+        f"rank 0 (pid {pid} on {group.infos[0].node_ip}, cpu); their threads' stacks are "
+        "in the run's log (rank 0)"
+    )
+    assert waited < 5 + STACKS_FORWARD_S + 10  # the deadline, the stacks' forwarding, load
+    node: Any = ray._private.worker._global_node  # this driver's view of the head
+    log = "".join(
+        p.read_text(errors="replace")
+        for p in Path(node.get_logs_dir_path()).glob(f"worker-*-{pid}.err")
+    )
+    assert "Thread 0x" in log and "in wait_for_a_peer_that_never_comes" in log, log[-3000:]
+
+
+class Interrupted(Exception):
+    pass
+
+
+def interrupt_after(delay_s: float, call: Any) -> float:
+    """Seconds from the start of `call()` until a SIGUSR1 handler's exception, raised
+    `delay_s` in, ended it (Ray may wrap it in a SystemError)."""
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    timer = threading.Timer(delay_s, os.kill, (os.getpid(), signal.SIGUSR1))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises((Interrupted, SystemError)) as raised:
+            call()
+        return time.monotonic() - started
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+        error: BaseException | None = raised.value
+        while error is not None and not isinstance(error, Interrupted):
+            error = error.__cause__ or error.__context__
+        assert isinstance(error, Interrupted), raised.value
+
+
 def test_ray_start_gives_a_node_our_settings_where_its_caller_chose_none() -> None:
     """What the trainer image's `ray` (KubeRay's and compose's nodes) and our own nodes
     start with: Ray's import leftover gone, every NODE_ENV setting in, an operator's own

@@ -146,4 +146,11 @@ def test_a_hung_worker_fails_the_run_after_the_worker_timeout(raw_demo, tmp_path
     # collective times out and it reports that: both name a worker and the phase.
     assert "worker rank" in status["detail"]
     assert re.search(r"no answer within resources.worker_timeout_s|failed during", status["detail"])
+    if "no answer within" in status["detail"]:
+        # The stopped rank is named as stopped (it cannot write its stacks); a late rank
+        # that runs (rank 0, when it waits for rank 1 in a collective) wrote its stacks.
+        assert "rank 1 is stopped (SIGSTOP or a debugger)" in status["detail"]
+        if "worker rank 0" in status["detail"]:
+            assert "their threads' stacks are in the run's log (rank 0)" in status["detail"]
+            assert re.search(rf"\(PolicyWorker pid={pids[0]}\).*Thread 0x", run.log())
     run.assert_nothing_left(pids)

@@ -16,6 +16,9 @@ worker, as it starts:
   the hard one. Only the trainer's workers: Ray's own processes (its dashboard agent, for
   one) can abort while a head is torn down, and their cores would say nothing about ours.
   The test suite's heads set it (tests/crash_cores.py reads the cores into the report).
+- writes every thread's Python stack when it gets `STACKS_SIGNAL` and goes on: the
+  controller sends it to a worker of its node that has not answered a call in time
+  (trainer.distributed.group), so a hang leaves where each thread was, not only the phase.
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ from __future__ import annotations
 import faulthandler
 import os
 import resource
+import signal
 import sys
 
 CORE_DUMPS_ENV = "RLSTUDIO_WORKER_CORE_DUMPS"
+# Neither Ray nor torch uses it in a worker; its default action would end the process,
+# so it is sent only to processes that run `enable` (group.ActorGroup checks the title).
+STACKS_SIGNAL = signal.SIGUSR2
 
 
 def enable() -> None:
@@ -33,6 +40,7 @@ def enable() -> None:
     # handlers: disable first, so that its handlers go in over Ray's and chain to them.
     faulthandler.disable()
     faulthandler.enable(file=sys.stderr, all_threads=True)
+    faulthandler.register(STACKS_SIGNAL, file=sys.stderr, all_threads=True, chain=False)
     if os.environ.get(CORE_DUMPS_ENV) == "1":
         _, hard = resource.getrlimit(resource.RLIMIT_CORE)
         resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))

@@ -10,11 +10,14 @@ FSDP2 ranks; the reward model's group is `trainer.distributed.reward_group`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+import psutil
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
@@ -22,9 +25,18 @@ from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 from trainer.config.resources_section import WorkerResources
 from trainer.config.schema import RunConfig
+from trainer.distributed import crash_evidence
 from trainer.distributed.worker import PolicyWorker, WorkerInfo
 
 log = logging.getLogger(__name__)
+
+# The longest one `ray.wait` blocks. A Python signal handler's exception (Ctrl-C,
+# pytest-timeout's) does not end Ray's wait: it surfaced only when the wait returned, so
+# a hung phase held its caller for the whole worker timeout (30 min in a CI run).
+WAIT_SLICE_S = 1.0
+# After asking the late workers for their stacks: Ray's log monitor forwards a worker's
+# log to the driver's output within about a second; the run is torn down after this.
+STACKS_FORWARD_S = 3.0
 
 Strategy = Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"]
 
@@ -103,6 +115,7 @@ class ActorGroup:
     ) -> None:
         self.timeout_s = timeout_s
         self.role = role
+        self.actor_title = f"ray::{actor_class.__name__}"  # Ray's process title for it
         self.placement = place_workers(res, timeout_s, strategy, section)
         remote: Any = ray.remote(actor_class)  # ray's stubs cannot type actor methods
         self.workers: list[Any] = [
@@ -145,12 +158,16 @@ class ActorGroup:
         pending = {ref: rank for rank, ref in enumerate(refs)}
         while pending:
             left = deadline - time.monotonic()
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, left))
+            wait_s = max(0.0, min(left, WAIT_SLICE_S))
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)
+            if not ready and left > WAIT_SLICE_S:
+                continue
             if not ready:
-                late = ", ".join(self.describe(r) for r in sorted(pending.values()))
+                late = sorted(pending.values())
+                described = ", ".join(self.describe(r) for r in late)
                 raise self._failed(
                     f"{phase}: no answer within resources.worker_timeout_s="
-                    f"{self.timeout_s:g} s from {late}"
+                    f"{self.timeout_s:g} s from {described}{self._ask_for_stacks(late)}"
                 )
             rank = pending.pop(ready[0])
             try:
@@ -168,6 +185,35 @@ class ActorGroup:
             except GetTimeoutError as exc:  # cannot happen for a ready ref; be explicit
                 raise self._failed(f"{self.describe(rank)}: result of {phase} lost") from exc
         return [ray.get(ref) for ref in refs]
+
+    def _ask_for_stacks(self, ranks: list[int]) -> str:
+        """Ask each late rank on this node to write its threads' stacks to its log
+        (crash_evidence.STACKS_SIGNAL), which Ray forwards to the run's output; what to add
+        to the failure's message. A rank on another node is not asked: its pid means
+        nothing here."""
+        here = ray.util.get_node_ip_address()
+        asked, stopped = [], []
+        for rank in ranks:
+            info = self.infos[rank] if rank < len(self.infos) else None
+            if info is None or info.node_ip != here:
+                continue
+            with contextlib.suppress(psutil.Error, OSError, IndexError):
+                process = psutil.Process(info.pid)
+                # The pid must still be that worker (a title of ours): the signal's
+                # default action ends a process that has no handler for it.
+                if not process.cmdline()[0].startswith(self.actor_title):
+                    continue
+                if process.status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+                    stopped.append(str(rank))  # it would write only once continued
+                    continue
+                os.kill(info.pid, crash_evidence.STACKS_SIGNAL)
+                asked.append(str(rank))
+        if asked:
+            time.sleep(STACKS_FORWARD_S)
+        said = f"; their threads' stacks are in the run's log (rank {', '.join(asked)})"
+        return (said if asked else "") + (
+            f"; rank {', '.join(stopped)} is stopped (SIGSTOP or a debugger)" if stopped else ""
+        )
 
     def _failed(self, message: str) -> WorkerFailed:
         # Logged at once: stopping the other workers and Ray takes a while longer.
