@@ -29,7 +29,8 @@ class ResourcesConfig(WorkerResources):
         le=86400.0,
         description="Distributed trainer: longest a worker may take over one phase "
         "(start-up, generation, an update, a checkpoint) and the collectives' timeout; "
-        "past it the run fails naming the worker instead of hanging.",
+        "past it the run fails naming the worker instead of hanging, and a late worker "
+        "on the controller's node first writes its threads' stacks to the run's log.",
     )
     placement_strategy: Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"] = Field(
         "PACK",
