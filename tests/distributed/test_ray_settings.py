@@ -232,14 +232,15 @@ def interrupt_after(delay_s: float, call: Any) -> float:
     try:
         with pytest.raises((Interrupted, SystemError)) as raised:
             call()
-        return time.monotonic() - started
+        took = time.monotonic() - started
     finally:
         timer.cancel()
         signal.signal(signal.SIGUSR1, previous)
-        error: BaseException | None = raised.value
-        while error is not None and not isinstance(error, Interrupted):
-            error = error.__cause__ or error.__context__
-        assert isinstance(error, Interrupted), raised.value
+    error: BaseException | None = raised.value
+    while error is not None and not isinstance(error, Interrupted):
+        error = error.__cause__ or error.__context__
+    assert isinstance(error, Interrupted), raised.value
+    return took
 
 
 def test_ray_start_gives_a_node_our_settings_where_its_caller_chose_none() -> None:

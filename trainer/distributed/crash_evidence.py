@@ -30,8 +30,10 @@ import signal
 import sys
 
 CORE_DUMPS_ENV = "RLSTUDIO_WORKER_CORE_DUMPS"
-# Neither Ray nor torch uses it in a worker; its default action would end the process,
-# so it is sent only to processes that run `enable` (group.ActorGroup checks the title).
+# Free in a Ray worker: Ray's dashboard agent takes it for the same kind of stack dump
+# (Tune takes SIGUSR1), torch only in torchrun's launcher. Its default action would end
+# the process, so it is sent only to processes that run `enable` (ActorGroup checks the
+# process title first).
 STACKS_SIGNAL = signal.SIGUSR2
 
 
