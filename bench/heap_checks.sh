@@ -41,6 +41,13 @@
 #                    processes starting, Ray heads, a browser, sockets), which stress-ng's
 #                    arithmetic is not. Its output goes to <out>/neighbours.log; a failure
 #                    there is counted, not fatal (it runs under more load than in CI).
+#   distributed      the other distributed test modules (LoRA, the reward-model group, a
+#                    worker's failure) again and again in a second pytest, with the same
+#                    heap check: two Ray heads and two gloo groups at once, as when
+#                    pytest-xdist's two workers run two distributed modules side by side
+#                    in CI; no loop before ran two groups at once. Each failed pass's
+#                    output is kept in <out>/neighbour-<n>.log; a failure there is counted
+#                    and shown, not fatal.
 #
 # Core dumps are on for every process it starts (ulimit -c), so a crash in a Ray worker
 # leaves its native stack to read with gdb; where they land is the kernel's
@@ -120,8 +127,22 @@ suite)
                 -n 1 "$@" || echo "neighbours: a failure ($(date +%T))"
         done' neighbours "${neighbours[@]}" > "$out/neighbours.log" 2>&1 &
     ;;
+distributed)
+    neighbours=(tests/distributed/test_lora.py tests/distributed/test_reward_model_group.py
+        tests/distributed/test_worker_failure.py)
+    setsid env "${check_env[@]}" bash -c '
+        out=$1; shift
+        pass=0
+        while true; do
+            pass=$((pass + 1))
+            if .venv/bin/python -m pytest -q -p no:cacheprovider "$@" > "$out/neighbour-$pass.log" 2>&1
+            then echo "neighbours: pass $pass passed ($(date +%T))"; rm -f "$out/neighbour-$pass.log"
+            else echo "neighbours: a failure, pass $pass ($(date +%T)): $out/neighbour-$pass.log"
+            fi
+        done' neighbours "$out" "${neighbours[@]}" > "$out/neighbours.log" 2>&1 &
+    ;;
 *)
-    echo "HEAP_LOAD is stress or suite, not $load_kind" >&2
+    echo "HEAP_LOAD is stress, suite or distributed, not $load_kind" >&2
     exit 2
     ;;
 esac
@@ -172,7 +193,10 @@ for round in $(seq 1 "$rounds"); do
         grep -aE "malloc|free\(\)|corrupt|SIGABRT|SIGSEGV" "$out/round-$round.log" | head -5
     fi
 done
-if [ "$load_kind" = suite ]; then
+if [ "$load_kind" = distributed ]; then
+    load_said="the other distributed modules in a second pytest ($(grep -c 'passed (' "$out/neighbours.log") passes passed, $(grep -c 'a failure' "$out/neighbours.log") failed; $out/neighbours.log)"
+    grep 'a failure' "$out/neighbours.log"
+elif [ "$load_kind" = suite ]; then
     load_said="the suite's neighbours ($(grep -c '^neighbours: a failure' "$out/neighbours.log") failed passes, $(grep -cE ' in [0-9.]+s( \([0-9:]+\))?$' "$out/neighbours.log") passes in all; $out/neighbours.log)"
 else
     load_said="stress-ng --cpu 2"

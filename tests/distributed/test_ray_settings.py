@@ -298,6 +298,25 @@ def slow_first_process(
     return marker
 
 
+def test_a_head_still_starting_at_its_deadline_says_where_its_threads_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cluster.ask_for_stacks: a `ray start` still starting when its caller gives up
+    writes every thread's Python stack (trainer.distributed.ray_start registers the
+    signal), and the failure carries them. A heap-check round's head once hung two
+    minutes with its raylet never started and nothing in its log. Here the dashboard
+    never answers, so `ray start` waits for its address."""
+    from trainer.distributed.cluster import local_ray_head
+
+    marker = slow_first_process(tmp_path, monkeypatch, "dashboard/dashboard.py", 600)
+    with pytest.raises(RuntimeError) as failed, local_ray_head(start_timeout_s=15):
+        pass
+    said = str(failed.value)
+    assert marker.exists()
+    assert "`ray start` was still starting after 15 s; its threads' stacks:" in said, said
+    assert "Current thread 0x" in said and " in start_api_server" in said, said
+
+
 JOIN_AND_RUN_A_TASK = """
 import json, os, sys
 from pathlib import Path

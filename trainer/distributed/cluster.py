@@ -47,6 +47,7 @@ from ray._raylet import (  # type: ignore[attr-defined]
 )
 
 from trainer.distributed import ray_auth, ray_settings
+from trainer.distributed.crash_evidence import STACKS_SIGNAL
 
 log = logging.getLogger(__name__)
 
@@ -311,12 +312,42 @@ def start_private_head(
         time.sleep(0.2)
     if gcs is not None:
         return head, gcs, temp_dir
+    stuck = not missed and head.poll() is None  # past its deadline, still starting
+    if stuck:
+        ask_for_stacks(head)
     stop_ray_node(head)
     failed = RayletMissedItsAgents if missed or raylet_missed_its_agents(temp_dir) else RuntimeError
-    raise failed(
-        f"local Ray head did not start ({' '.join(argv)}):\n"
-        f"{log_path.read_text(errors='replace')[-2000:]}"
-    )
+    log, stacks = split_stacks(log_path.read_text(errors="replace"))
+    said = f"local Ray head did not start ({' '.join(argv)}):\n{log[-2000:]}"
+    if stuck:
+        said += f"\n`ray start` was still starting after {start_timeout_s:g} s; " + (
+            f"its threads' stacks:\n{stacks[:STACKS_SHOWN_CHARS]}" if stacks else "no stacks came"
+        )
+    raise failed(said)
+
+
+# A `ray start` of ours (trainer.distributed.ray_start) writes every thread's Python stack
+# to its log on STACKS_SIGNAL and goes on: a start that hangs says where. Seen once: a
+# head whose GCS, dashboard and client server were up, whose raylet was never started,
+# and whose log said nothing for two minutes (a heap-check round of #46, at load 4).
+STACKS_WRITE_S = 1.0
+STACK_MARKS = ("Thread 0x", "Current thread 0x")  # how faulthandler heads each thread
+STACKS_SHOWN_CHARS = 8000
+
+
+def ask_for_stacks(node: subprocess.Popen[bytes]) -> None:
+    """Have a `ray start` that is late write where its threads are, before it is stopped."""
+    with contextlib.suppress(ProcessLookupError):
+        node.send_signal(STACKS_SIGNAL)
+    time.sleep(STACKS_WRITE_S)
+
+
+def split_stacks(log: str) -> tuple[str, str]:
+    """A node's log -> (what it logged, the stacks faulthandler appended, or "")."""
+    starts = [log.find(mark) for mark in STACK_MARKS if mark in log]
+    if not starts:
+        return log, ""
+    return log[: min(starts)], log[min(starts) :]
 
 
 def written_gcs_address(temp_dir: Path) -> str | None:

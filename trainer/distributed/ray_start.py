@@ -22,9 +22,12 @@ sanitizer found").
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import sys
 from collections.abc import MutableMapping
 
+from trainer.distributed.crash_evidence import STACKS_SIGNAL
 from trainer.distributed.ray_settings import NODE_ENV, SET_BY_RAY_IMPORT
 
 
@@ -43,6 +46,10 @@ def drop_import_leftovers(environ: MutableMapping[str, str]) -> None:
 
 
 def main() -> None:
+    # Where a start that hangs is: the caller that gave up waiting sends STACKS_SIGNAL
+    # (trainer.distributed.cluster.ask_for_stacks), and every thread's Python stack goes to
+    # the node's log. Ray's processes are started by exec, which drops the handler.
+    faulthandler.register(STACKS_SIGNAL, file=sys.stderr, all_threads=True)
     add_node_settings(os.environ)
     from ray.scripts.scripts import cli as ray_command_line  # imports ray: sets them
 
