@@ -33,12 +33,15 @@ from tests import crash_cores
 from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
     PORT_FLAGS,
+    STACKS_SHOWN_CHARS,
     RayletMissedItsAgents,
+    ask_for_stacks,
     die_with_parent,
     free_port,
     free_ports,
     raylet_missed_its_agents,
     reload_ray_settings,
+    split_stacks,
     start_ray_node,
     stop_ray_node,
 )
@@ -282,10 +285,18 @@ def start_ray_head_once(
     try:
         wait_for(ready, 120, "ray head", head)
     except (RuntimeError, TimeoutError) as exc:
-        if not raylet_missed_its_agents(temp_dir):
+        if raylet_missed_its_agents(temp_dir):
+            head.stop()
+            raise RayletMissedItsAgents(f"ray head in {temp_dir}: {exc}"[:3000]) from None
+        if not head.alive():
             raise
+        ask_for_stacks(head.proc)  # still starting: where it is (trainer.distributed.ray_start)
         head.stop()
-        raise RayletMissedItsAgents(f"ray head in {temp_dir}: {exc}"[:3000]) from None
+        _, stacks = split_stacks(head.log())
+        raise TimeoutError(
+            f"{exc}\n`ray start` was still starting; its threads' stacks:\n"
+            f"{stacks[:STACKS_SHOWN_CHARS] or 'none came'}"
+        ) from None
     return head
 
 
