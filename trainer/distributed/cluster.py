@@ -337,7 +337,7 @@ STACKS_SHOWN_CHARS = 8000
 
 def ask_for_stacks(node: subprocess.Popen[bytes]) -> None:
     """Have a `ray start` that is late write where its threads are, before it is stopped."""
-    with contextlib.suppress(ProcessLookupError):
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone; another account's
         node.send_signal(STACKS_SIGNAL)
     time.sleep(STACKS_WRITE_S)
 
