@@ -33,7 +33,6 @@ from tests import crash_cores
 from trainer.distributed import ray_auth, ray_settings
 from trainer.distributed.cluster import (
     PORT_FLAGS,
-    STACKS_SHOWN_CHARS,
     RayletMissedItsAgents,
     ask_for_stacks,
     die_with_parent,
@@ -42,6 +41,7 @@ from trainer.distributed.cluster import (
     raylet_missed_its_agents,
     reload_ray_settings,
     split_stacks,
+    stacks_said,
     start_ray_node,
     stop_ray_node,
 )
@@ -293,10 +293,8 @@ def start_ray_head_once(
         ask_for_stacks(head.proc)  # still starting: where it is (trainer.distributed.ray_start)
         head.stop()
         _, stacks = split_stacks(head.log())
-        raise TimeoutError(
-            f"{exc}\n`ray start` was still starting; its threads' stacks:\n"
-            f"{stacks[:STACKS_SHOWN_CHARS] or 'none came'}"
-        ) from None
+        late = f"`ray start` was still starting; {stacks_said(stacks)}"
+        raise TimeoutError(f"{exc}\n{late}") from None
     return head
 
 

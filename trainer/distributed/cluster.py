@@ -320,9 +320,8 @@ def start_private_head(
     log, stacks = split_stacks(log_path.read_text(errors="replace"))
     said = f"local Ray head did not start ({' '.join(argv)}):\n{log[-2000:]}"
     if stuck:
-        said += f"\n`ray start` was still starting after {start_timeout_s:g} s; " + (
-            f"its threads' stacks:\n{stacks[:STACKS_SHOWN_CHARS]}" if stacks else "no stacks came"
-        )
+        late = f"`ray start` was still starting after {start_timeout_s:g} s"
+        said += f"\n{late}; {stacks_said(stacks)}"
     raise failed(said)
 
 
@@ -344,10 +343,13 @@ def ask_for_stacks(node: subprocess.Popen[bytes]) -> None:
 
 def split_stacks(log: str) -> tuple[str, str]:
     """A node's log -> (what it logged, the stacks faulthandler appended, or "")."""
-    starts = [log.find(mark) for mark in STACK_MARKS if mark in log]
-    if not starts:
-        return log, ""
-    return log[: min(starts)], log[min(starts) :]
+    at = min((log.find(mark) for mark in STACK_MARKS if mark in log), default=len(log))
+    return log[:at], log[at:]
+
+
+def stacks_said(stacks: str) -> str:
+    """How a failure to start reports the stacks `ask_for_stacks` got (or that none came)."""
+    return f"its threads' stacks:\n{stacks[:STACKS_SHOWN_CHARS]}" if stacks else "no stacks came"
 
 
 def written_gcs_address(temp_dir: Path) -> str | None:
