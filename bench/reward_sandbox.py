@@ -1,7 +1,9 @@
 """Reward sandbox throughput: calls/s of a trivial reward, sandboxed vs in-process.
 
 Runs the in-process baseline, a 1-worker pool, a 2-worker pool, and a 2-worker pool of
-the same reward in verl's batch form (one call per chunk of 64) in alternation (so
+the same reward in verl's batch form (one call per chunk of 64), and the built-in `arith`
+as a run's sandbox scores it (the batch form added, `builtin_sandbox_source`) and as it
+was scored before that (a fork per row), in alternation (so
 background load hits each alike) and prints the median and range of each, plus the CPU
 time each call costs (this process, the zygotes and everything they forked), which
 other load on the machine does not change: 1000 / cpu_ms is the calls/s one fully
@@ -27,6 +29,8 @@ from trainer.rewards import (
     SandboxPool,
     load_reward,
 )
+from trainer.rewards.builtins import builtin_source
+from trainer.rewards.sandbox.scorers import builtin_sandbox_source
 
 CODE = """
 def compute_score(data_source, solution_str, ground_truth, extra_info, **kwargs):
@@ -77,6 +81,8 @@ def main() -> None:
         "sandbox, 1 worker": SandboxPool(CODE, workers=1),
         "sandbox, 2 workers": SandboxPool(CODE, workers=2),
         "batch form, 2 workers": SandboxPool(BATCH_CODE, workers=2),
+        "arith, a fork per row": SandboxPool(builtin_source("arith"), workers=2),
+        "arith, as a run scores": SandboxPool(builtin_sandbox_source("arith"), workers=2),
     }
     try:
         for scorer in scorers.values():  # warm up

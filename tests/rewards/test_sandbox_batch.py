@@ -2,7 +2,8 @@
 for the whole call scaled by its rows, the contract and length checks per row, and one
 hostile row among good ones: the batch call fails as a whole, every row is then called
 alone, the good rows score, only the hostile row errors, and the pool stays healthy (same
-zygote, nothing left running, the next honest call scores)."""
+zygote, nothing left running, the next honest call scores). Our built-ins run in the
+batch form too (trainer.rewards.sandbox.scorers), with each row's own score."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from tests.rewards.attacks import LOOP_MEMORY_FORK
 from tests.rewards.conftest import needs_full_sandbox, request, wait_for_no_sandbox_processes
 from trainer.config.schema import RewardConfig
-from trainer.rewards import SandboxLimits, SandboxPool, make_scorer
+from trainer.rewards import BUILTIN_REWARDS, SandboxLimits, SandboxPool, make_scorer
 
 pytestmark = needs_full_sandbox()
 
@@ -198,3 +199,54 @@ def test_the_trainer_scores_a_verl_batch_file_in_the_sandbox(tmp_path):
     finally:
         scorer.close()
     assert [(r.score, r.error) for r in results] == [(1.0, ""), (0.0, "")]
+
+
+# A row each built-in scores 1.0, and one it scores 0.0, as (data source, response, truth).
+BUILTIN_ROWS = {
+    "exact_match": [("d", "2", "2"), ("d", "3", "2")],
+    "numeric": [("d", "2.0", "2"), ("d", "3", "2")],
+    "arith": [("d", "2", "2"), ("d", "3", "2")],
+    "gsm8k": [("d", "#### 2", "2"), ("d", "#### 3", "2")],
+    "boxed_math": [("d", r"\boxed{2}", "2"), ("d", r"\boxed{3}", "2")],
+    "countdown": [
+        ("d", "<answer>6*4</answer>", {"target": 24, "numbers": [6, 4]}),
+        ("d", "none", {"target": 24, "numbers": [6, 4]}),
+    ],
+    "format_regex": [("d", "<think>a</think>\n<answer>b</answer>", None), ("d", "b", None)],
+    "length_penalty": [("d", "short", None), ("d", "x" * 3000, None)],
+    "verl_default": [("openai/gsm8k", "#### 2", "2"), ("openai/gsm8k", "#### 3", "2")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_ROWS))
+def test_a_builtin_scores_in_the_batch_form_exactly_as_each_row_alone(name):
+    rows = BUILTIN_ROWS[name] * 3
+    scorer = make_scorer(RewardConfig(function=name), workers=1)
+    try:
+        assert isinstance(scorer, SandboxPool) and scorer.batch  # one fork per chunk
+        results = scorer.score_batch([request(s, g, data_source=d) for d, s, g in rows])
+        assert scorer.batch_fallbacks == 0
+    finally:
+        scorer.close()
+    alone = [BUILTIN_REWARDS[name](d, s, g, {}) for d, s, g in rows]
+    scores = [r.score for r in results]
+    assert scores == [a["score"] if isinstance(a, dict) else a for a in alone]
+    assert [r.error for r in results] == [""] * len(rows)
+    assert len(set(scores)) == 2, scores  # each pair scores two different values
+
+
+def test_a_builtin_row_that_raises_errors_alone_and_verl_code_keeps_a_fork_per_row():
+    scorer = make_scorer(RewardConfig(function="numeric"), workers=1)
+    try:
+        results = scorer.score_batch([request("2", "2"), request("2", "abc"), request("3", "3")])
+        assert scorer.batch_fallbacks == 1
+    finally:
+        scorer.close()
+    assert [r.score for r in results] == [1.0, 0.0, 1.0]
+    assert [bool(r.error) for r in results] == [False, True, False]
+    assert "is not a number" in results[1].error and "scored alone" in results[1].error
+    code = make_scorer(RewardConfig(function="verl_code"), workers=1)
+    try:
+        assert isinstance(code, SandboxPool) and not code.batch
+    finally:
+        code.close()
