@@ -26,10 +26,9 @@ logger = logging.getLogger(__name__)
 # Our built-ins are pure functions of one row, so the sandbox scores a chunk of rows in
 # one hardened fork (the batch form) instead of a fork per row: the same results for
 # 0.215 ms of CPU a row instead of 3.81 (`arith`, bench/reward_sandbox.py; docs/rewards.md,
-# "Built-ins in the sandbox"). A row
-# that raises or hangs fails its chunk, which is then scored row by row, as for any
-# batch function. verl_code keeps a fork per row: each row runs programs under limits
-# sized for one row (`limits_for`).
+# "Built-ins in the sandbox"). A row that raises or hangs fails its chunk, which is then
+# scored row by row, as for any batch function. verl_code keeps a fork per row: each row
+# runs programs under limits sized for one row (`limits_for`).
 BUILTIN_BATCH_FORM = """
 
 def compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos, **kwargs):
