@@ -46,8 +46,8 @@ def score_alone(
     """(score, seconds) of the template run the way the sandbox runs it: alone, in a small
     process. Timed in the test process instead, every run's fork and the teardown of every
     killed run cost in proportion to that process's memory: with 2 GB resident (a test
-    worker after the training tests) a hanging program's scoring took 3.6-3.9 s instead of
-    1.4 s on an idle 2-core VM, and 6.8 s against its 5.2 s bound in a loaded CI run
+    worker after the training tests) a hanging program's scoring took 3.6-4.2 s instead of
+    1.3-1.4 s on an idle 2-core VM, and 6.8 s against its 5.2 s bound in a loaded CI run
     (`worst_case_s` leaves forking out)."""
     done = subprocess.run(
         [sys.executable, "-I", "-c", SCORE_ALONE, template.__file__],
