@@ -45,10 +45,10 @@ def score_alone(
 ) -> tuple[float, float]:
     """(score, seconds) of the template run the way the sandbox runs it: alone, in a small
     process. Timed in the test process instead, every run's fork and the teardown of every
-    killed run cost in proportion to that process's memory: with 2 GB resident (a test
-    worker after the training tests) a hanging program's scoring took 3.6-4.2 s instead of
-    1.3-1.4 s on an idle 2-core VM, and 6.8 s against its 5.2 s bound in a loaded CI run
-    (`worst_case_s` leaves forking out)."""
+    killed run cost in proportion to that process's memory: with 2 GB resident a hanging
+    program's scoring took 3.6-4.2 s instead of 1.3-1.4 s on an idle 2-core VM, and in a CI
+    run, timed in a test worker 1,300 tests in, 6.8 s against its 5.2 s bound
+    (`worst_case_s` leaves forking out; docs/operations.md, "Tests")."""
     done = subprocess.run(
         [sys.executable, "-I", "-c", SCORE_ALONE, template.__file__],
         input=json.dumps([data_source, solution, ground_truth, kwargs]),
