@@ -3,7 +3,7 @@
 Each row of `verl_code` forks the scoring process once per run (the whole run, then up to
 ten lone test cases) and waits for each killed run's teardown; both cost in proportion to
 that process's memory. The sandbox scores in a small process; one that has loaded a model
-holds far more. This holds `--ballast-gb` resident, then times a fork alone and the
+holds far more. This keeps `ballast_gb` gigabytes resident, then times a fork alone and the
 scoring of a program that hangs on every test case (the bound `worst_case_s` leaves
 forking out).
 
