@@ -157,9 +157,11 @@ def test_a_worker_late_past_its_timeout_writes_its_stacks_and_the_failure_says_s
     ray_head: str,
 ) -> None:
     """A hang leaves where it hung: the group's deadline asks each late worker of its node
-    (crash_evidence.STACKS_SIGNAL) for every thread's stack, which goes to its log, and
-    the worker goes on living until the group is closed. Before it, a signal's handler in
-    the caller (Ctrl-C, pytest-timeout's) ends the call's wait at once."""
+    (crash_evidence.STACKS_SIGNAL) for every thread's stack, which goes to its log, and,
+    since this head's workers ask for cores, then makes it dump one (its native frames:
+    gloo's or malloc's, where the Python stack shows only the call into C). Before it, a
+    signal's handler in the caller (Ctrl-C, pytest-timeout's) ends the call's wait at
+    once."""
     import threading
 
     import ray
@@ -182,6 +184,7 @@ def test_a_worker_late_past_its_timeout_writes_its_stacks_and_the_failure_says_s
 
     resources = WorkerResources(num_workers=1, cpus_per_worker=0.5, memory_gb=0.5)
     group = ActorGroup(Stuck, lambda rank: (), resources, 120.0, "PACK", role="stuck worker")
+    started_at = time.time() - 1
     try:
         group.infos = group.call("info")  # within the start-up's 120 s
         pid = group.infos[0].pid
@@ -195,21 +198,68 @@ def test_a_worker_late_past_its_timeout_writes_its_stacks_and_the_failure_says_s
         with pytest.raises(WorkerFailed) as failed:
             group.call(stuck, phase="a collective")
         waited = time.monotonic() - started
-        assert psutil.pid_exists(pid)  # a dump, not an end
     finally:
         group.close()
     assert str(failed.value) == (
         "a collective: no answer within resources.worker_timeout_s=5 s from stuck worker "
         f"rank 0 (pid {pid} on {group.infos[0].node_ip}, cpu); their threads' stacks are "
-        "in the run's log (rank 0)"
+        "in the run's log (rank 0); rank 0 was made to dump core"
     )
-    assert waited < 5 + STACKS_FORWARD_S + 10  # the deadline, the stacks' forwarding, load
+    # The deadline, the stacks' forwarding, the core's writing, load.
+    assert waited < 5 + STACKS_FORWARD_S + 20
     node: Any = ray._private.worker._global_node  # this driver's view of the head
     log = "".join(
         p.read_text(errors="replace")
         for p in Path(node.get_logs_dir_path()).glob(f"worker-*-{pid}.err")
     )
     assert "Thread 0x" in log and "in wait_for_a_peer_that_never_comes" in log, log[-3000:]
+    # Read here, so that the end of the run does not report it as a crash.
+    readings = [text for _, text in crash_cores.take_cores(started_at) if f"LWP {pid})" in text]
+    if crash_cores.core_place(Path.cwd()) is not None and shutil.which("gdb"):
+        assert len(readings) == 1
+        assert "PyThread_acquire_lock" in readings[0], readings[0][:3000]
+
+
+def test_a_late_worker_is_aborted_only_where_its_cores_are_asked_for() -> None:
+    """group._dump_cores on a real process that starts as the trainer's workers do: with
+    cores asked (crash_evidence.CORE_DUMPS_ENV in its environment) it ends by SIGABRT and
+    leaves its Python stacks; without, it is left running for the group's close. Its core
+    limit is 0, so that no core is written here: the test above reads a worker's."""
+    import resource
+
+    from trainer.distributed import crash_evidence
+    from trainer.distributed.group import _dump_cores
+
+    waits = (
+        "from trainer.distributed import crash_evidence; crash_evidence.enable(); "
+        "import threading; print('ready', flush=True); threading.Event().wait()"
+    )
+    for asked in (False, True):
+        env = {k: v for k, v in os.environ.items() if k != crash_evidence.CORE_DUMPS_ENV}
+        if asked:
+            env[crash_evidence.CORE_DUMPS_ENV] = "1"
+        child = subprocess.Popen(
+            [sys.executable, "-c", waits],
+            cwd=live.REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)),
+        )
+        try:
+            assert child.stdout is not None and child.stdout.readline() == "ready\n"
+            said = _dump_cores({0: psutil.Process(child.pid)})
+            if not asked:
+                assert said == "" and child.poll() is None
+                continue
+            assert said == "; rank 0 was made to dump core"
+            assert child.wait(timeout=10) == -6  # SIGABRT
+            stderr = child.stderr.read() if child.stderr else ""
+            assert "Fatal Python error: Aborted" in stderr and "Current thread" in stderr
+        finally:
+            child.kill()
+            child.wait()
 
 
 class Interrupted(Exception):

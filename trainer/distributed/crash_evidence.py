@@ -19,6 +19,9 @@ worker, as it starts:
 - writes every thread's Python stack when it gets `STACKS_SIGNAL` and goes on: the
   controller sends it to a worker of its node that has not answered a call in time
   (trainer.distributed.group), so a hang leaves where each thread was, not only the phase.
+  Where cores are asked, the controller then makes that worker dump one (SIGABRT): a
+  thread stuck in C (a gloo collective, malloc) shows only its Python caller in the
+  Python stack, and the core has every thread's native frames.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Mapping
 
 CORE_DUMPS_ENV = "RLSTUDIO_WORKER_CORE_DUMPS"
 # Free in a Ray worker: Ray's dashboard agent takes it for the same kind of stack dump
@@ -37,12 +41,17 @@ CORE_DUMPS_ENV = "RLSTUDIO_WORKER_CORE_DUMPS"
 STACKS_SIGNAL = signal.SIGUSR2
 
 
+def asks_for_cores(environ: Mapping[str, str]) -> bool:
+    """Whether a worker started with `environ` dumps core on a fatal signal."""
+    return environ.get(CORE_DUMPS_ENV) == "1"
+
+
 def enable() -> None:
     # enable() on an enabled faulthandler changes its settings but not the signal
     # handlers: disable first, so that its handlers go in over Ray's and chain to them.
     faulthandler.disable()
     faulthandler.enable(file=sys.stderr, all_threads=True)
     faulthandler.register(STACKS_SIGNAL, file=sys.stderr, all_threads=True, chain=False)
-    if os.environ.get(CORE_DUMPS_ENV) == "1":
+    if asks_for_cores(os.environ):
         _, hard = resource.getrlimit(resource.RLIMIT_CORE)
         resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))

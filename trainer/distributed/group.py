@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -37,6 +38,9 @@ WAIT_SLICE_S = 1.0
 # After asking the late workers for their stacks: Ray's log monitor forwards a worker's
 # log to the driver's output within about a second; the run is torn down after this.
 STACKS_FORWARD_S = 3.0
+# How long a late worker asked to dump core (crash_evidence) is given to write it: the
+# kernel writes its resident memory, and a model's weights are most of that.
+CORE_WRITE_S = 120.0
 
 Strategy = Literal["PACK", "SPREAD", "STRICT_PACK", "STRICT_SPREAD"]
 
@@ -188,11 +192,12 @@ class ActorGroup:
 
     def _ask_for_stacks(self, ranks: list[int]) -> str:
         """Ask each late rank on this node to write its threads' stacks to its log
-        (crash_evidence.STACKS_SIGNAL), which Ray forwards to the run's output; what to add
-        to the failure's message. A rank on another node is not asked: its pid means
-        nothing here."""
+        (crash_evidence.STACKS_SIGNAL), which Ray forwards to the run's output, then make
+        those that ask for cores dump one; what to add to the failure's message. A rank on
+        another node is not asked: its pid means nothing here."""
         here = ray.util.get_node_ip_address()
-        asked, stopped = [], []
+        asked: dict[int, psutil.Process] = {}
+        stopped = []
         for rank in ranks:
             info = self.infos[rank] if rank < len(self.infos) else None
             if info is None or info.node_ip != here:
@@ -207,11 +212,13 @@ class ActorGroup:
                     stopped.append(str(rank))  # it would write only once continued
                     continue
                 os.kill(info.pid, crash_evidence.STACKS_SIGNAL)
-                asked.append(str(rank))
+                asked[rank] = process
+        said = ""
         if asked:
             time.sleep(STACKS_FORWARD_S)
-        said = f"; their threads' stacks are in the run's log (rank {', '.join(asked)})"
-        return (said if asked else "") + (
+            said = f"; their threads' stacks are in the run's log (rank {_ranks(asked)})"
+            said += _dump_cores(asked)
+        return said + (
             f"; rank {', '.join(stopped)} is stopped (SIGSTOP or a debugger)" if stopped else ""
         )
 
@@ -228,6 +235,41 @@ class ActorGroup:
             except Exception as exc:  # already gone: nothing to free
                 log.debug("killing a worker: %s", exc)
         remove_placement_group(self.placement)
+
+
+def _ranks(processes: dict[int, psutil.Process]) -> str:
+    return ", ".join(str(rank) for rank in processes)
+
+
+def _dump_cores(late: dict[int, psutil.Process]) -> str:
+    """Make each late worker that asks for cores (crash_evidence) dump one, and wait while
+    the kernel writes them: the group's close kills what is left, and a kill cuts a core
+    short. What to add to the failure's message ("" where none asks)."""
+    dumping: dict[int, psutil.Process] = {}
+    for rank, process in late.items():
+        with contextlib.suppress(psutil.Error, OSError):
+            if crash_evidence.asks_for_cores(process.environ()):
+                process.send_signal(signal.SIGABRT)
+                dumping[rank] = process
+    if not dumping:
+        return ""
+    deadline = time.monotonic() + CORE_WRITE_S
+    writing = dict(dumping)
+    while writing and time.monotonic() < deadline:
+        time.sleep(0.2)
+        writing = {rank: p for rank, p in writing.items() if not _ended(p)}
+    said = f"; rank {_ranks(dumping)} was made to dump core"
+    if writing:
+        said += f" (rank {_ranks(writing)} still writing it after {CORE_WRITE_S:g} s)"
+    return said
+
+
+def _ended(process: psutil.Process) -> bool:
+    """Gone, or a zombie: the kernel writes a core before the process becomes one."""
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 class WorkerGroup(ActorGroup):
