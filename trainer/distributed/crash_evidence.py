@@ -19,7 +19,7 @@ worker, as it starts:
 - writes every thread's Python stack when it gets `STACKS_SIGNAL` and goes on: the
   controller sends it to a worker of its node that has not answered a call in time
   (trainer.distributed.group), so a hang leaves where each thread was, not only the phase.
-  Where cores are asked, the controller then makes that worker dump one (SIGABRT): a
+  Where cores are asked, the controller then makes that worker dump one (SIGQUIT): a
   thread stuck in C (a gloo collective, malloc) shows only its Python caller in the
   Python stack, and the core has every thread's native frames.
 """

@@ -249,7 +249,10 @@ def _dump_cores(late: dict[int, psutil.Process]) -> str:
     for rank, process in late.items():
         with contextlib.suppress(psutil.Error, OSError):
             if crash_evidence.asks_for_cores(process.environ()):
-                process.send_signal(signal.SIGABRT)
+                # SIGQUIT, whose default action dumps core with no handler of Python's,
+                # faulthandler's or Ray's in between: Ray's logs through `new`, which
+                # would deadlock on the arena lock of a thread stuck inside malloc.
+                process.send_signal(signal.SIGQUIT)
                 dumping[rank] = process
     if not dumping:
         return ""
