@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -220,14 +222,19 @@ def test_a_worker_late_past_its_timeout_writes_its_stacks_and_the_failure_says_s
         assert "PyThread_acquire_lock" in readings[0], readings[0][:3000]
 
 
+def _started_as_a_background_job_without_cores() -> None:
+    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def test_a_late_worker_is_aborted_only_where_its_cores_are_asked_for() -> None:
     """group._dump_cores on a real process that starts as the trainer's workers do: with
     cores asked (crash_evidence.CORE_DUMPS_ENV in its environment) it ends by SIGQUIT's
     default action, which no handler of its own stands in front of; without, it is left
-    running for the group's close. Its core limit is 0, so that no core is written here:
-    the test above reads a worker's."""
-    import resource
-
+    running for the group's close. It starts with SIGQUIT ignored, as a shell's background
+    job starts every descendant (a CI run started by `... &` had workers that never
+    dumped), and its core limit is 0, so that no core is written here: the test above
+    reads a worker's."""
     from trainer.distributed import crash_evidence
     from trainer.distributed.group import _dump_cores
 
@@ -246,7 +253,7 @@ def test_a_late_worker_is_aborted_only_where_its_cores_are_asked_for() -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)),
+            preexec_fn=_started_as_a_background_job_without_cores,
         )
         try:
             assert child.stdout is not None and child.stdout.readline() == "ready\n"

@@ -55,3 +55,7 @@ def enable() -> None:
     if asks_for_cores(os.environ):
         _, hard = resource.getrlimit(resource.RLIMIT_CORE)
         resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+        # The controller asks for a core by SIGQUIT (trainer.distributed.group). A shell
+        # starts a background job (`cmd &`) with SIGQUIT ignored, and the ignore outlives
+        # exec into every descendant: a head started that way gave workers that never dumped.
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
