@@ -47,7 +47,8 @@
 #                    pytest-xdist's two workers run two distributed modules side by side
 #                    in CI; no loop before ran two groups at once. Each failed pass's
 #                    output is kept in <out>/neighbour-<n>.log; a failure there is counted
-#                    and shown, not fatal.
+#                    and shown, not fatal. Their quarantine or sanitizer reports are kept
+#                    in <out>/neighbour-reports; a write after free found there is shown.
 #
 # Core dumps are on for every process it starts (ulimit -c), so a crash in a Ray worker
 # leaves its native stack to read with gdb; where they land is the kernel's
@@ -130,7 +131,16 @@ suite)
 distributed)
     neighbours=(tests/distributed/test_lora.py tests/distributed/test_reward_model_group.py
         tests/distributed/test_worker_failure.py)
-    setsid env "${check_env[@]}" bash -c '
+    # The neighbours' quarantine or sanitizer reports go to a folder of their own: each
+    # process opens its report once, as it starts, and the rounds' folder is emptied
+    # after every round, which would drop a long-lived neighbour's report.
+    neighbour_env=("${check_env[@]}")
+    if [ -n "${reports:-}" ]; then
+        neighbour_reports=$out/neighbour-reports
+        mkdir -p "$neighbour_reports"
+        neighbour_env=("${check_env[@]//$PWD\/$reports/$PWD/$neighbour_reports}")
+    fi
+    setsid env "${neighbour_env[@]}" bash -c '
         out=$1; shift
         pass=0
         while true; do
@@ -181,6 +191,11 @@ for round in $(seq 1 "$rounds"); do
         fi
         rm -rf "$reports" && mkdir -p "$reports"
     fi
+    if [ -n "${neighbour_reports:-}" ] && [ -z "${neighbour_hit:-}" ]; then
+        neighbour_hit=$(grep -lE "written after free: bytes|ERROR: AddressSanitizer" \
+            "$neighbour_reports"/* 2>/dev/null | head -3)
+        [ -z "$neighbour_hit" ] || echo "round $round: a neighbour's process reported: $neighbour_hit"
+    fi
     load=$(cut -d' ' -f1 /proc/loadavg)
     new_cores=$(find "$cores" -maxdepth 1 -type f -name 'core*' -newer "$out/.round-start" 2>/dev/null)
     [ -z "$new_cores" ] || echo "round $round: core dumps: $new_cores"
@@ -195,6 +210,14 @@ for round in $(seq 1 "$rounds"); do
 done
 if [ "$load_kind" = distributed ]; then
     load_said="the other distributed modules in a second pytest ($(grep -c 'passed (' "$out/neighbours.log") passes passed, $(grep -c 'a failure' "$out/neighbours.log") failed; $out/neighbours.log)"
+    if [ "$check" = quarantine ]; then
+        neighbour_checked=0
+        for log in "$neighbour_reports"/*.log; do
+            n=$(grep -o "[0-9]* blocks checked" "$log" 2>/dev/null | tail -1 | cut -d' ' -f1)
+            neighbour_checked=$((neighbour_checked + ${n:-0}))
+        done
+        echo "neighbours: quarantine checked $neighbour_checked freed blocks in $(ls "$neighbour_reports" | wc -l) processes; reports that found a write: ${neighbour_hit:-none}"
+    fi
     grep 'a failure' "$out/neighbours.log"
 elif [ "$load_kind" = suite ]; then
     load_said="the suite's neighbours ($(grep -c '^neighbours: a failure' "$out/neighbours.log") failed passes, $(grep -cE ' in [0-9.]+s( \([0-9:]+\))?$' "$out/neighbours.log") passes in all; $out/neighbours.log)"
