@@ -158,6 +158,17 @@ distributed)
 esac
 load_pid=$!
 trap 'kill -- -$load_pid 2>/dev/null || kill $load_pid 2>/dev/null' EXIT
+# Sets checked and mib: the freed blocks (and their MiB) the quarantine checked in the
+# processes that reported to folder $1, each process's last count.
+quarantine_counts() {
+    checked=0 mib=0
+    local log n m
+    for log in "$1"/*.log; do
+        n=$(grep -o "[0-9]* blocks checked" "$log" 2>/dev/null | tail -1 | cut -d' ' -f1)
+        m=$(grep -o "checked[a-z ]* ([0-9]* MiB)" "$log" 2>/dev/null | tail -1 | tr -dc 0-9)
+        checked=$((checked + ${n:-0})) mib=$((mib + ${m:-0}))
+    done
+}
 passed=0
 started=$(date +%s)
 for round in $(seq 1 "$rounds"); do
@@ -168,12 +179,7 @@ for round in $(seq 1 "$rounds"); do
         > "$out/round-$round.log" 2>&1
     status=$?
     if [ "$check" = quarantine ]; then
-        checked=0 mib=0
-        for log in "$reports"/*.log; do  # each process's last count
-            n=$(grep -o "[0-9]* blocks checked" "$log" 2>/dev/null | tail -1 | cut -d' ' -f1)
-            m=$(grep -o "checked[a-z ]* ([0-9]* MiB)" "$log" 2>/dev/null | tail -1 | tr -dc 0-9)
-            checked=$((checked + ${n:-0})) mib=$((mib + ${m:-0}))
-        done
+        quarantine_counts "$reports"
         echo "round $round: quarantine checked $checked freed blocks ($mib MiB) in $(ls "$reports" | wc -l) processes"
         if grep -q "written after free: bytes" "$reports"/*.log 2>/dev/null; then
             mv "$reports" "$out/quarantine-round-$round"
@@ -211,12 +217,8 @@ done
 if [ "$load_kind" = distributed ]; then
     load_said="the other distributed modules in a second pytest ($(grep -c 'passed (' "$out/neighbours.log") passes passed, $(grep -c 'a failure' "$out/neighbours.log") failed; $out/neighbours.log)"
     if [ "$check" = quarantine ]; then
-        neighbour_checked=0
-        for log in "$neighbour_reports"/*.log; do
-            n=$(grep -o "[0-9]* blocks checked" "$log" 2>/dev/null | tail -1 | cut -d' ' -f1)
-            neighbour_checked=$((neighbour_checked + ${n:-0}))
-        done
-        echo "neighbours: quarantine checked $neighbour_checked freed blocks in $(ls "$neighbour_reports" | wc -l) processes; reports that found a write: ${neighbour_hit:-none}"
+        quarantine_counts "$neighbour_reports"
+        echo "neighbours: quarantine checked $checked freed blocks ($mib MiB) in $(ls "$neighbour_reports" | wc -l) processes; reports that found a write: ${neighbour_hit:-none}"
     fi
     grep 'a failure' "$out/neighbours.log"
 elif [ "$load_kind" = suite ]; then
